@@ -1,0 +1,43 @@
+# Thin wrapper: the real build is CMake (CMakePresets.json).
+#   make demo   the main job (installs what is missing, builds, runs)
+#   make test   every test tier this machine can run
+#   make deps | build | unit | integration | lab | clean
+.PHONY: all deps build demo test unit integration lab gpu clean
+
+BUILD := build
+# ccache (wired in CMakeLists.txt) hits across clones at different paths.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+JOBS ?= $(shell nproc)
+CTEST := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+all: build
+
+deps:
+	@deploy/install-deps
+
+build: deps
+	@[ -f $(BUILD)/build.ninja ] || cmake --preset default
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@deploy/demo
+
+test: build
+	@$(CTEST)
+
+unit: build
+	@$(CTEST) -L unit
+
+integration: build
+	@$(CTEST) -L integration
+
+lab: build
+	@$(CTEST) -L lab
+
+# On a GPU machine without gRPC: the hardware libraries and the gpu tier.
+gpu:
+	@cmake --preset gpu && cmake --build build-gpu -j $(JOBS) && ctest --preset gpu
+
+clean:
+	@rm -rf $(BUILD) build-gpu

@@ -1,0 +1,82 @@
+// The CUDA driver, loaded at run time. libcuda.so.1 is dlopen'ed, so the agent
+// builds without the toolkit (then every call says so) and runs on nodes
+// without GPUs (then Load() says why). `cuda.h` is used at build time only.
+//
+// Thread safety: a loaded CudaDriver is immutable; its entry points are the
+// driver's own and as thread-safe as the driver.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#if GDRBENCH_HAVE_CUDA_H
+#include <cuda.h>
+#endif
+
+namespace gdrbench::agent::cuda {
+
+struct GpuDevice {
+  int index = 0;
+  std::string uuid;      // "GPU-8f6c...": as nvidia-smi prints it
+  std::string name;
+  std::string pci_bdf;   // "0000:17:00.0", lower case
+  uint64_t memory_total_bytes = 0;
+  std::string compute_mode;  // "default", "exclusive_process", "prohibited"
+};
+
+#if GDRBENCH_HAVE_CUDA_H
+// The driver entry points gdrbench uses. Every pointer is non-null once
+// loaded; later additions go here and in driver.cc's symbol table.
+struct CudaApi {
+  CUresult (*cuInit)(unsigned int);
+  CUresult (*cuDriverGetVersion)(int*);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetUuid)(CUuuid*, CUdevice);
+  CUresult (*cuDeviceGetPCIBusId)(char*, int, CUdevice);
+  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int*, CUdevice_attribute, CUdevice);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+};
+#endif
+
+class CudaDriver {
+ public:
+  // Loads libcuda.so.1 (or `library`) and calls cuInit(0).
+  // Errors: UNIMPLEMENTED when built without cuda.h; NOT_FOUND when libcuda is
+  // absent (no NVIDIA driver); FAILED_PRECONDITION when cuInit fails (e.g.
+  // CUDA_ERROR_NO_DEVICE); INTERNAL when a symbol is missing (driver too old).
+  static absl::StatusOr<std::unique_ptr<CudaDriver>> Load(
+      const std::string& library = "libcuda.so.1");
+  ~CudaDriver();
+  CudaDriver(const CudaDriver&) = delete;
+  CudaDriver& operator=(const CudaDriver&) = delete;
+
+  // "13.0" from cuDriverGetVersion.
+  absl::StatusOr<std::string> DriverVersion() const;
+  // Every visible GPU, in CUDA's order.
+  absl::StatusOr<std::vector<GpuDevice>> ListDevices() const;
+
+#if GDRBENCH_HAVE_CUDA_H
+  const CudaApi& api() const { return api_; }
+  // The one conversion of CUresult: "<what>: CUDA_ERROR_X (description)".
+  absl::Status ToStatus(CUresult result, absl::string_view what) const;
+#endif
+
+ private:
+  CudaDriver() = default;
+  void* handle_ = nullptr;
+#if GDRBENCH_HAVE_CUDA_H
+  CudaApi api_{};
+#endif
+};
+
+}  // namespace gdrbench::agent::cuda

@@ -1,0 +1,78 @@
+// gdrbench-agent: parses flags into AgentServerConfig and serves until
+// SIGINT/SIGTERM. Flags may also come from a config file (--config, INI/TOML
+// "key = value" lines, as a systemd unit passes them).
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "agent/service/server.h"
+#include "common/logging.h"
+#include "common/version.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "gdrbench-agent: %s\n", msg.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using gdrbench::agent::service::AgentServer;
+  using gdrbench::agent::service::AgentServerConfig;
+
+  CLI::App app{"gdrbench-agent: per-node GPUDirect RDMA benchmark agent (gRPC)"};
+  app.set_version_flag("--version", std::string(gdrbench::kVersion));
+  app.set_config("--config", "", "read flags from a file (key = value per line)");
+  AgentServerConfig cfg;
+  std::string log_level = "info";
+  std::string port_file;
+  app.add_option("--listen", cfg.listen, "HOST:PORT to serve on (port 0: any free port)")
+      ->capture_default_str();
+  app.add_option("--tls-cert", cfg.tls.cert_file, "PEM server certificate");
+  app.add_option("--tls-key", cfg.tls.key_file, "PEM server private key");
+  app.add_option("--tls-client-ca", cfg.tls.client_ca_file,
+                 "PEM CA for client certificates: turns on mTLS");
+  app.add_flag("--insecure", cfg.tls.insecure, "serve plaintext (logged as a warning)");
+  app.add_option("--devices", cfg.agent.devices,
+                 "RDMA devices this agent owns (comma-separated; default: all)")
+      ->delimiter(',');
+  app.add_option("--fs-root", cfg.agent.fs_root, "read /sys, /proc, /etc under this root")
+      ->capture_default_str();
+  app.add_option("--port-file", port_file, "write the bound port here once serving");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
+
+  // Block the stop signals in every thread gRPC starts; main waits for them.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  auto server = AgentServer::Start(cfg);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+  if (!port_file.empty()) {
+    // Written then renamed, so a reader never sees a half-written file.
+    std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << (*server)->port() << "\n";
+    if (std::rename(tmp.c_str(), port_file.c_str()) != 0) {
+      return Fail("cannot write --port-file " + port_file);
+    }
+  }
+  int sig = 0;
+  sigwait(&stop, &sig);
+  spdlog::info("signal {}: shutting down", sig);
+  (*server)->Shutdown();
+  return 0;
+}

@@ -1,0 +1,48 @@
+// The agent's request handler: plain C++ over the v1 messages, independent of
+// the RPC layer (grpc_service.h only converts). Every method validates its
+// request and returns INVALID_ARGUMENT with a sentence on bad input.
+//
+// Thread safety: all methods may be called concurrently.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/fs_root.h"
+#include "gdrbench/v1/agent.pb.h"
+
+namespace gdrbench::agent::service {
+
+struct AgentConfig {
+  std::string fs_root = "/";
+  std::vector<std::string> devices;  // RDMA devices this agent owns; empty = all
+};
+
+class AgentHandler {
+ public:
+  explicit AgentHandler(AgentConfig config);
+  virtual ~AgentHandler() = default;
+
+  virtual absl::StatusOr<v1::NodeInfo> GetNodeInfo(const v1::GetNodeInfoRequest& request);
+  virtual absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request);
+  virtual absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& request);
+  // Calls `emit` once per size, then once with the summary. `emit` returns
+  // false when the caller went away; the sweep then stops. `cancelled` is
+  // polled between sizes.
+  virtual absl::Status RunWriteSweep(
+      const v1::RunWriteSweepRequest& request,
+      const std::function<bool(const v1::RunWriteSweepResponse&)>& emit,
+      const std::atomic<bool>& cancelled);
+  virtual absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(
+      const v1::VerifyTargetRequest& request);
+  virtual absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const v1::CloseTargetRequest& request);
+
+ protected:
+  const AgentConfig config_;
+  const FsRoot fs_;
+};
+
+}  // namespace gdrbench::agent::service

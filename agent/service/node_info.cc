@@ -1,0 +1,119 @@
+#include "agent/service/node_info.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <regex>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "agent/cuda/driver.h"
+#include "agent/verbs/device_info.h"
+#include "common/status.h"
+#include "common/version.h"
+
+namespace gdrbench::agent::service {
+namespace {
+
+void FillGpus(const FsRoot& fs, v1::NodeInfo& info) {
+  auto driver = cuda::CudaDriver::Load();
+  if (!driver.ok()) {
+    info.set_gpus_absent_reason(std::string(driver.status().message()));
+    return;
+  }
+  if (auto v = (*driver)->DriverVersion(); v.ok()) info.mutable_software()->set_cuda_driver(*v);
+  auto gpus = (*driver)->ListDevices();
+  if (!gpus.ok()) {
+    info.set_gpus_absent_reason(std::string(gpus.status().message()));
+    return;
+  }
+  if (gpus->empty()) info.set_gpus_absent_reason("the CUDA driver sees no GPU");
+  for (const auto& g : *gpus) {
+    v1::GpuInfo* out = info.add_gpus();
+    out->set_index(g.index);
+    out->set_uuid(g.uuid);
+    out->set_name(g.name);
+    out->set_pci_bdf(g.pci_bdf);
+    out->set_memory_total_bytes(g.memory_total_bytes);
+    out->set_compute_mode(g.compute_mode);
+    int numa = -1;
+    if (auto s = fs.ReadLine(absl::StrCat("/sys/bus/pci/devices/", g.pci_bdf, "/numa_node"));
+        s.ok()) {
+      (void)absl::SimpleAtoi(*s, &numa);
+    }
+    out->set_numa_node(numa);
+  }
+}
+
+}  // namespace
+
+std::string NvidiaDriverVersion(const FsRoot& fs) {
+  auto content = fs.ReadFile("/proc/driver/nvidia/version");
+  if (!content.ok()) return "";
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Thu Sep ..."
+  static const std::regex kVersion(R"(Kernel Module(?: for [a-z0-9_]+)?\s+([0-9]+(?:\.[0-9]+)+))");
+  std::smatch m;
+  if (std::regex_search(*content, m, kVersion)) return m[1];
+  return "";
+}
+
+absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoConfig& config) {
+  v1::NodeInfo info;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  info.set_hostname(host);
+  for (const auto& d : config.devices) info.add_devices_owned(d);
+  v1::SoftwareVersions* sw = info.mutable_software();
+  sw->set_agent(kVersion);
+  utsname u{};
+  if (uname(&u) == 0) sw->set_kernel(u.release);
+  sw->set_nvidia_driver(NvidiaDriverVersion(fs));
+  sw->set_rdma_core(verbs::RdmaCoreVersion(fs));
+  if (auto ofed = fs.ReadLine("/usr/bin/ofed_info"); ofed.ok()) {
+    // ofed_info is a script whose first echo names the version; the
+    // preflight check reads it properly. Here: only whether it exists.
+    sw->set_ofed("installed");
+  }
+
+  std::string absent;
+  ASSIGN_OR_RETURN(auto nics, verbs::ListDevices(fs, config.devices, &absent));
+  if (nics.empty()) info.set_nics_absent_reason(absent);
+  for (const auto& n : nics) {
+    v1::NicInfo* out = info.add_nics();
+    out->set_device(n.name);
+    out->set_pci_bdf(n.pci_bdf);
+    out->set_numa_node(n.numa_node);
+    out->set_firmware_version(n.firmware_version);
+    out->set_node_guid(n.node_guid);
+    out->set_transport(n.transport);
+    for (const auto& p : n.ports) {
+      v1::RdmaPort* po = out->add_ports();
+      po->set_port_num(p.port_num);
+      po->set_state(p.state);
+      po->set_physical_state(p.physical_state);
+      po->set_link_layer(p.link_layer);
+      po->set_active_rate_gbps(p.active_rate_gbps);
+      po->set_active_speed(p.active_speed);
+      po->set_active_width_lanes(p.active_width_lanes);
+      po->set_active_mtu_bytes(p.active_mtu_bytes);
+      po->set_max_mtu_bytes(p.max_mtu_bytes);
+      po->set_lid(p.lid);
+      po->set_netdev(p.netdev);
+      for (const auto& ip : p.ip_addresses) po->add_ip_addresses(ip);
+      for (const auto& g : p.gids) {
+        v1::Gid* go = po->add_gids();
+        go->set_index(g.index);
+        go->set_gid(g.gid);
+        go->set_type(g.type);
+        go->set_netdev(g.netdev);
+      }
+    }
+  }
+  FillGpus(fs, info);
+  absl::Time now = absl::Now();
+  info.mutable_collected_at()->set_seconds(absl::ToUnixSeconds(now));
+  return info;
+}
+
+}  // namespace gdrbench::agent::service

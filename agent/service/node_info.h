@@ -1,0 +1,25 @@
+// Builds the NodeInfo message from the hardware libraries. Absent hardware is
+// an empty list plus a reason, never an error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/fs_root.h"
+#include "gdrbench/v1/node.pb.h"
+
+namespace gdrbench::agent::service {
+
+struct NodeInfoConfig {
+  std::vector<std::string> devices;  // the RDMA devices this agent owns; empty = all
+};
+
+// INVALID_ARGUMENT when config.devices names a device that does not exist.
+absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoConfig& config);
+
+// The NVIDIA kernel driver version from /proc/driver/nvidia/version, e.g.
+// "580.95.05"; empty when the driver is not loaded.
+std::string NvidiaDriverVersion(const FsRoot& fs);
+
+}  // namespace gdrbench::agent::service

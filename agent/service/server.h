@@ -1,0 +1,42 @@
+// The agent's gRPC server: the Agent service, grpc.health.v1 and server
+// reflection, behind TLS (mTLS with a client CA) unless insecure is explicit.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "agent/service/agent_handler.h"
+#include "agent/service/grpc_service.h"
+#include "common/rpc/tls.h"
+#include "grpcpp/server.h"
+
+namespace gdrbench::agent::service {
+
+struct AgentServerConfig {
+  std::string listen = "0.0.0.0:7070";  // HOST:PORT; port 0 picks a free one
+  rpc::ServerTlsConfig tls;
+  AgentConfig agent;
+};
+
+class AgentServer {
+ public:
+  // Validates the config, binds and starts serving. INVALID_ARGUMENT for a bad
+  // address or TLS config; UNAVAILABLE when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<AgentServer>> Start(AgentServerConfig config);
+  ~AgentServer();
+
+  int port() const { return port_; }
+  // Stops accepting calls, gives calls in flight up to `grace_ms`, then returns.
+  void Shutdown(int grace_ms = 2000);
+  void Wait();
+
+ private:
+  AgentServer() = default;
+  std::unique_ptr<AgentHandler> handler_;
+  std::unique_ptr<GrpcAgentService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace gdrbench::agent::service

@@ -1,0 +1,115 @@
+#include "common/fs_root.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
+#include "common/status.h"
+
+namespace gdrbench {
+
+FsRoot::FsRoot(std::string root) : root_(std::move(root)) {
+  if (root_.empty()) root_ = "/";
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+std::string FsRoot::Resolve(const std::string& path) const {
+  if (root_ == "/") return path;
+  return absl::StrCat(root_, path);
+}
+
+absl::StatusOr<std::string> FsRoot::ReadFile(const std::string& path) const {
+  std::string host = Resolve(path);
+  std::ifstream in(host, std::ios::binary);
+  if (!in) return ErrnoToStatus(errno, absl::StrCat("open ", host));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return ErrnoToStatus(errno, absl::StrCat("read ", host));
+  return ss.str();
+}
+
+absl::StatusOr<std::string> FsRoot::ReadLine(const std::string& path) const {
+  ASSIGN_OR_RETURN(std::string content, ReadFile(path));
+  absl::string_view first = content;
+  if (auto nl = first.find('\n'); nl != absl::string_view::npos) first = first.substr(0, nl);
+  return std::string(absl::StripAsciiWhitespace(first));
+}
+
+bool FsRoot::Exists(const std::string& path) const {
+  struct stat st;
+  return lstat(Resolve(path).c_str(), &st) == 0;
+}
+
+bool FsRoot::IsDirectory(const std::string& path) const {
+  struct stat st;
+  return stat(Resolve(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+absl::StatusOr<std::vector<std::string>> FsRoot::ListDir(const std::string& path) const {
+  std::string host = Resolve(path);
+  DIR* dir = opendir(host.c_str());
+  if (dir == nullptr) return ErrnoToStatus(errno, absl::StrCat("opendir ", host));
+  std::vector<std::string> names;
+  while (struct dirent* e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+absl::StatusOr<std::string> FsRoot::ReadLink(const std::string& path) const {
+  std::string host = Resolve(path);
+  char buf[4096];
+  ssize_t n = readlink(host.c_str(), buf, sizeof(buf) - 1);
+  if (n < 0) return ErrnoToStatus(errno, absl::StrCat("readlink ", host));
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+absl::StatusOr<std::string> FsRoot::RealPath(const std::string& path) const {
+  // Resolve component by component so that absolute and relative link
+  // targets stay inside the root.
+  std::vector<std::string> done;
+  std::vector<std::string> todo;
+  for (auto part : absl::StrSplit(path, '/', absl::SkipEmpty())) todo.emplace_back(part);
+  std::reverse(todo.begin(), todo.end());
+  int hops = 0;
+  while (!todo.empty()) {
+    std::string part = std::move(todo.back());
+    todo.pop_back();
+    if (part == ".") continue;
+    if (part == "..") {
+      if (!done.empty()) done.pop_back();
+      continue;
+    }
+    done.push_back(part);
+    std::string cur = "/" + absl::StrJoin(done, "/");
+    struct stat st;
+    if (lstat(Resolve(cur).c_str(), &st) != 0) {
+      return ErrnoToStatus(errno, absl::StrCat("lstat ", Resolve(cur)));
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (++hops > 64) return absl::InternalError(absl::StrCat("symlink loop at ", Resolve(cur)));
+      ASSIGN_OR_RETURN(std::string target, ReadLink(cur));
+      done.pop_back();
+      if (!target.empty() && target[0] == '/') done.clear();
+      std::vector<std::string> parts;
+      for (auto p : absl::StrSplit(target, '/', absl::SkipEmpty())) parts.emplace_back(p);
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
+    }
+  }
+  return "/" + absl::StrJoin(done, "/");
+}
+
+}  // namespace gdrbench

@@ -1,0 +1,24 @@
+#include "common/rpc/status.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace gdrbench::rpc {
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what) {
+  if (status.ok()) return absl::OkStatus();
+  std::string msg = status.error_message();
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    msg = absl::StrCat("agent unreachable (", msg, ")");
+  } else if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    msg = absl::StrCat("deadline exceeded (", msg, ")");
+  }
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      absl::StrCat(what, ": ", msg));
+}
+
+}  // namespace gdrbench::rpc

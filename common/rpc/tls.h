@@ -1,0 +1,41 @@
+// Transport security for agents, the CLI and the server. TLS is the default;
+// plaintext only when `insecure` is set explicitly (and then logged).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/security/server_credentials.h"
+
+namespace gdrbench::rpc {
+
+struct ServerTlsConfig {
+  std::string cert_file;       // PEM server certificate (chain)
+  std::string key_file;        // PEM private key
+  std::string client_ca_file;  // set: mTLS, clients must present a cert signed by this CA
+  bool insecure = false;       // plaintext; cert/key must then be empty
+};
+
+struct ClientTlsConfig {
+  std::string ca_file;         // PEM CA that signed the servers; empty = system roots
+  std::string cert_file;       // client certificate for mTLS
+  std::string key_file;
+  std::string server_name;     // override the name checked in the server cert
+  bool insecure = false;
+};
+
+// INVALID_ARGUMENT naming the flag when the config is contradictory or
+// incomplete; NOT_FOUND / PERMISSION_DENIED naming the file when unreadable.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
+    const ServerTlsConfig& config);
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
+    const ClientTlsConfig& config);
+
+// A channel to `address` ("host:port"), validated: INVALID_ARGUMENT when the
+// address has no port.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
+                                                           const ClientTlsConfig& config);
+
+}  // namespace gdrbench::rpc

@@ -1,0 +1,82 @@
+#include "controller/client/agent_client.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/rpc/status.h"
+#include "common/status.h"
+
+namespace gdrbench::controller {
+
+absl::StatusOr<std::unique_ptr<AgentClient>> AgentClient::Create(AgentClientConfig config) {
+  std::unique_ptr<AgentClient> c(new AgentClient(std::move(config)));
+  ASSIGN_OR_RETURN(c->channel_, rpc::MakeChannel(c->config_.address, c->config_.tls));
+  c->stub_ = v1::Agent::NewStub(c->channel_);
+  return c;
+}
+
+void AgentClient::Prepare(grpc::ClientContext& ctx, std::chrono::milliseconds timeout) const {
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+}
+
+absl::Status AgentClient::WaitConnected() {
+  auto deadline = std::chrono::system_clock::now() + config_.connect_timeout;
+  if (channel_->WaitForConnected(deadline)) return absl::OkStatus();
+  // The TLS handshake failing shows up here too; say both.
+  return absl::UnavailableError(absl::StrCat(
+      "agent ", config_.address, " unreachable: no connection within ",
+      config_.connect_timeout.count(), " ms (nothing listening, wrong address, or a TLS "
+      "mismatch: check --tls-ca/--tls-cert/--insecure on both sides)"));
+}
+
+#define GDR_UNARY(Method, Req, Resp, req)                                        \
+  RETURN_IF_ERROR(WaitConnected());                                              \
+  grpc::ClientContext ctx;                                                       \
+  Prepare(ctx, config_.rpc_timeout);                                             \
+  Resp resp;                                                                     \
+  RETURN_IF_ERROR(rpc::FromGrpc(stub_->Method(&ctx, req, &resp),                 \
+                                absl::StrCat(#Method, " on ", config_.address))); \
+  return resp
+
+absl::StatusOr<v1::NodeInfo> AgentClient::GetNodeInfo() {
+  v1::GetNodeInfoRequest req;
+  GDR_UNARY(GetNodeInfo, v1::GetNodeInfoRequest, v1::NodeInfo, req);
+}
+
+absl::StatusOr<v1::PreflightReport> AgentClient::RunPreflight(
+    const v1::RunPreflightRequest& request) {
+  GDR_UNARY(RunPreflight, v1::RunPreflightRequest, v1::PreflightReport, request);
+}
+
+absl::StatusOr<v1::OpenTargetResponse> AgentClient::OpenTarget(
+    const v1::OpenTargetRequest& request) {
+  GDR_UNARY(OpenTarget, v1::OpenTargetRequest, v1::OpenTargetResponse, request);
+}
+
+absl::StatusOr<v1::VerifyTargetResponse> AgentClient::VerifyTarget(
+    const v1::VerifyTargetRequest& request) {
+  GDR_UNARY(VerifyTarget, v1::VerifyTargetRequest, v1::VerifyTargetResponse, request);
+}
+
+absl::Status AgentClient::CloseTarget(const std::string& target_id) {
+  v1::CloseTargetRequest req;
+  req.set_target_id(target_id);
+  auto resp = [&]() -> absl::StatusOr<v1::CloseTargetResponse> {
+    GDR_UNARY(CloseTarget, v1::CloseTargetRequest, v1::CloseTargetResponse, req);
+  }();
+  return resp.status();
+}
+
+#undef GDR_UNARY
+
+absl::Status AgentClient::RunWriteSweep(
+    const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
+    const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) {
+  RETURN_IF_ERROR(WaitConnected());
+  grpc::ClientContext ctx;
+  Prepare(ctx, timeout);
+  auto reader = stub_->RunWriteSweep(&ctx, request);
+  v1::RunWriteSweepResponse msg;
+  while (reader->Read(&msg)) on_message(msg);
+  return rpc::FromGrpc(reader->Finish(), absl::StrCat("RunWriteSweep on ", config_.address));
+}
+
+}  // namespace gdrbench::controller

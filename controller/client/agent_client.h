@@ -1,0 +1,53 @@
+// A client of one agent: every RPC with a deadline, errors as absl::Status
+// whose message names the RPC and the agent's address.
+// Thread safety: all methods may be called concurrently.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/rpc/tls.h"
+#include "gdrbench/v1/agent.grpc.pb.h"
+
+namespace gdrbench::controller {
+
+struct AgentClientConfig {
+  std::string address;                       // HOST:PORT
+  rpc::ClientTlsConfig tls;
+  std::chrono::milliseconds rpc_timeout{10000};   // unary calls
+  std::chrono::milliseconds connect_timeout{3000};
+};
+
+class AgentClient {
+ public:
+  // INVALID_ARGUMENT for a malformed address or TLS config. Does not connect.
+  static absl::StatusOr<std::unique_ptr<AgentClient>> Create(AgentClientConfig config);
+
+  const std::string& address() const { return config_.address; }
+
+  // UNAVAILABLE "<address>: agent unreachable ..." when nothing answers
+  // within connect_timeout.
+  absl::StatusOr<v1::NodeInfo> GetNodeInfo();
+  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request);
+  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& request);
+  // Calls `on_message` for each streamed message; `timeout` bounds the whole sweep.
+  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& request,
+                             std::chrono::milliseconds timeout,
+                             const std::function<void(const v1::RunWriteSweepResponse&)>& on_message);
+  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& request);
+  absl::Status CloseTarget(const std::string& target_id);
+
+ private:
+  explicit AgentClient(AgentClientConfig config) : config_(std::move(config)) {}
+  void Prepare(grpc::ClientContext& ctx, std::chrono::milliseconds timeout) const;
+  absl::Status WaitConnected();
+
+  AgentClientConfig config_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Agent::Stub> stub_;
+};
+
+}  // namespace gdrbench::controller
