@@ -9,6 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "agent/service/server.h"
 #include "common/logging.h"
+#include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 #include "spdlog/spdlog.h"
 
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
+  gdrbench::rpc::RouteGrpcLogsToSpdlog();
 
   // Block the stop signals in every thread gRPC starts; main waits for them.
   sigset_t stop;

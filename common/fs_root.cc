@@ -25,7 +25,14 @@ FsRoot::FsRoot(std::string root) : root_(std::move(root)) {
 
 std::string FsRoot::Resolve(const std::string& path) const {
   if (root_ == "/") return path;
+  // In a captured tree, symlinks with absolute targets (/sys/class/... ->
+  // /sys/devices/...) must land inside the root, not on this host.
+  if (auto real = RealPath(path); real.ok()) return absl::StrCat(root_, *real);
   return absl::StrCat(root_, path);
+}
+
+std::string FsRoot::HostPath(const std::string& path) const {
+  return root_ == "/" ? path : absl::StrCat(root_, path);
 }
 
 absl::StatusOr<std::string> FsRoot::ReadFile(const std::string& path) const {
@@ -70,7 +77,7 @@ absl::StatusOr<std::vector<std::string>> FsRoot::ListDir(const std::string& path
 }
 
 absl::StatusOr<std::string> FsRoot::ReadLink(const std::string& path) const {
-  std::string host = Resolve(path);
+  std::string host = HostPath(path);
   char buf[4096];
   ssize_t n = readlink(host.c_str(), buf, sizeof(buf) - 1);
   if (n < 0) return ErrnoToStatus(errno, absl::StrCat("readlink ", host));
@@ -96,11 +103,11 @@ absl::StatusOr<std::string> FsRoot::RealPath(const std::string& path) const {
     done.push_back(part);
     std::string cur = "/" + absl::StrJoin(done, "/");
     struct stat st;
-    if (lstat(Resolve(cur).c_str(), &st) != 0) {
-      return ErrnoToStatus(errno, absl::StrCat("lstat ", Resolve(cur)));
+    if (lstat(HostPath(cur).c_str(), &st) != 0) {
+      return ErrnoToStatus(errno, absl::StrCat("lstat ", HostPath(cur)));
     }
     if (S_ISLNK(st.st_mode)) {
-      if (++hops > 64) return absl::InternalError(absl::StrCat("symlink loop at ", Resolve(cur)));
+      if (++hops > 64) return absl::InternalError(absl::StrCat("symlink loop at ", HostPath(cur)));
       ASSIGN_OR_RETURN(std::string target, ReadLink(cur));
       done.pop_back();
       if (!target.empty() && target[0] == '/') done.clear();

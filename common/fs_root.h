@@ -18,7 +18,8 @@ class FsRoot {
   const std::string& root() const { return root_; }
   bool is_live() const { return root_ == "/"; }
 
-  // The host path of `path` under the root.
+  // The host path of `path` under the root, with symlinks inside a captured
+  // tree resolved against the root.
   std::string Resolve(const std::string& path) const;
 
   // Whole file. NOT_FOUND when absent, PERMISSION_DENIED, or INTERNAL.
@@ -37,6 +38,8 @@ class FsRoot {
   absl::StatusOr<std::string> RealPath(const std::string& path) const;
 
  private:
+  // Root + path, no symlink resolution (lstat/readlink of the link itself).
+  std::string HostPath(const std::string& path) const;
   std::string root_;
 };
 

@@ -5,6 +5,7 @@
 
 #include "CLI/CLI.hpp"
 #include "common/logging.h"
+#include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 #include "controller/cli/commands.h"
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return cli::PrintError(st);
+  gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (*node_info_cmd) return cli::NodeInfoCommand(node_info);
   return 2;
 }

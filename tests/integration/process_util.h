@@ -1,0 +1,68 @@
+// Test helpers: run a command to completion, or keep an agent process alive
+// for the length of a test. Every wait is bounded.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace gdrbench::testing {
+
+struct CommandResult {
+  int exit_code = -1;  // -1: killed by a signal or timed out
+  std::string out;
+  std::string err;
+  std::chrono::milliseconds elapsed{0};
+};
+
+// Runs argv[0] with argv, stdin from /dev/null; kills it after `timeout`.
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// A temporary directory removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// gdrbench-agent started with `args` plus --listen 127.0.0.1:0 and a port
+// file; Start() waits (bounded) until it serves. Killed on destruction.
+class AgentProcess {
+ public:
+  explicit AgentProcess(std::vector<std::string> args);
+  ~AgentProcess();
+  // false when the agent exited or did not serve within `timeout`; then
+  // log() says why.
+  bool Start(std::chrono::milliseconds timeout = std::chrono::seconds(15));
+  int port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string log() const;
+  // SIGTERM, then waits; returns the exit code.
+  int Stop();
+
+ private:
+  std::vector<std::string> args_;
+  TempDir dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// The build's binaries.
+std::string BinDir();
+
+// Makes a CA, a server cert for 127.0.0.1/localhost, a client cert signed by
+// the CA and a client cert signed by a second, unrelated CA (openssl).
+struct TestPki {
+  std::string ca, server_cert, server_key, client_cert, client_key;
+  std::string rogue_ca, rogue_cert, rogue_key;
+};
+TestPki MakeTestPki(const std::string& dir);
+
+}  // namespace gdrbench::testing
