@@ -1,0 +1,353 @@
+#include "controller/inventory/inventory.h"
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "controller/inventory/hostlist.h"
+#include "yaml-cpp/yaml.h"
+
+namespace gdrbench::controller::inventory {
+namespace {
+
+// Where a parse error points: source, line of the offending node, field path.
+class Ctx {
+ public:
+  explicit Ctx(absl::string_view source) : source_(source) {}
+  absl::Status Error(const YAML::Node& at, absl::string_view field, absl::string_view why) const {
+    int line = at.IsDefined() ? at.Mark().line + 1 : 0;
+    if (line > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", field, ": ", why));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", field, ": ", why));
+  }
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+};
+
+std::string Shown(const YAML::Node& n) {
+  if (n.IsScalar()) return absl::StrCat("'", n.Scalar(), "'");
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a mapping";
+  return "nothing";
+}
+
+absl::Status CheckKeys(const Ctx& ctx, const YAML::Node& map, absl::string_view field,
+                       const std::set<std::string>& allowed) {
+  if (!map.IsMap()) return ctx.Error(map, field, absl::StrCat("expected a mapping, got ", Shown(map)));
+  for (const auto& kv : map) {
+    std::string key = kv.first.as<std::string>("");
+    if (!allowed.count(key)) {
+      std::string list;
+      for (const auto& a : allowed) absl::StrAppend(&list, list.empty() ? "" : ", ", a);
+      return ctx.Error(kv.first, field.empty() ? key : absl::StrCat(field, ".", key),
+                       absl::StrCat("unknown key (allowed: ", list, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> GetString(const Ctx& ctx, const YAML::Node& n, absl::string_view field) {
+  if (!n.IsScalar() || n.Scalar().empty()) {
+    return ctx.Error(n, field, absl::StrCat("expected a non-empty string, got ", Shown(n)));
+  }
+  return n.Scalar();
+}
+
+absl::StatusOr<uint64_t> GetUint(const Ctx& ctx, const YAML::Node& n, absl::string_view field,
+                                 uint64_t max) {
+  std::string s = n.IsScalar() ? n.Scalar() : "";
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v > max) {
+    return ctx.Error(n, field, absl::StrCat("expected an integer in 0..", max, ", got ", Shown(n)));
+  }
+  return v;
+}
+
+absl::StatusOr<double> GetRate(const Ctx& ctx, const YAML::Node& n, absl::string_view field) {
+  std::string s = n.IsScalar() ? n.Scalar() : "";
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || !(v >= 0) || v > 1e6) {
+    return ctx.Error(n, field, absl::StrCat("expected a rate in Gb/s (0..1e6), got ", Shown(n)));
+  }
+  return v;
+}
+
+absl::StatusOr<bool> GetBool(const Ctx& ctx, const YAML::Node& n, absl::string_view field) {
+  std::string s = n.IsScalar() ? n.Scalar() : "";
+  if (s == "true") return true;
+  if (s == "false") return false;
+  return ctx.Error(n, field, absl::StrCat("expected true or false, got ", Shown(n)));
+}
+
+absl::StatusOr<std::vector<Rail>> GetRails(const Ctx& ctx, const YAML::Node& n,
+                                           absl::string_view field) {
+  if (!n.IsSequence()) return ctx.Error(n, field, absl::StrCat("expected a list, got ", Shown(n)));
+  std::vector<Rail> rails;
+  std::set<std::string> nics;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const YAML::Node r = n[i];
+    std::string f = absl::StrCat(field, "[", i, "]");
+    RETURN_IF_ERROR(CheckKeys(ctx, r, f, {"nic", "gpu"}));
+    Rail rail;
+    if (!r["nic"]) return ctx.Error(r, absl::StrCat(f, ".nic"), "missing");
+    ASSIGN_OR_RETURN(rail.nic, GetString(ctx, r["nic"], absl::StrCat(f, ".nic")));
+    if (!nics.insert(rail.nic).second) {
+      return ctx.Error(r["nic"], absl::StrCat(f, ".nic"), absl::StrCat("NIC '", rail.nic,
+                                                                        "' listed twice"));
+    }
+    if (r["gpu"]) {
+      ASSIGN_OR_RETURN(uint64_t g, GetUint(ctx, r["gpu"], absl::StrCat(f, ".gpu"), 1023));
+      rail.gpu = static_cast<uint32_t>(g);
+    }
+    rails.push_back(std::move(rail));
+  }
+  return rails;
+}
+
+absl::Status CheckMemory(const Ctx& ctx, const YAML::Node& n, const std::string& m) {
+  if (m == "host" || m == "hugepage" || m == "gpu" || m == "gpu-staged") return absl::OkStatus();
+  return ctx.Error(n, "memory", absl::StrCat("expected host, hugepage, gpu or gpu-staged, got '",
+                                             m, "'"));
+}
+
+absl::Status AddNode(const Ctx& ctx, const YAML::Node& at, Node node, std::set<std::string>* names,
+                     Inventory* inv) {
+  if (!names->insert(node.name).second) {
+    return ctx.Error(at, "nodes", absl::StrCat("node '", node.name, "' is listed twice"));
+  }
+  inv->nodes.push_back(std::move(node));
+  return absl::OkStatus();
+}
+
+std::string WithPort(const std::string& host, int port) {
+  if (host.find(':') != std::string::npos) return absl::StrCat("[", host, "]:", port);
+  return absl::StrCat(host, ":", port);
+}
+
+}  // namespace
+
+absl::Status SplitHostPort(absl::string_view address, std::string* host, int* port) {
+  *port = -1;
+  absl::string_view h = address;
+  absl::string_view p;
+  if (absl::StartsWith(address, "[")) {
+    size_t close = address.find(']');
+    if (close == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("address \"", address, "\": '[' without ']'"));
+    }
+    h = address.substr(1, close - 1);
+    absl::string_view rest = address.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest[0] != ':') {
+        return absl::InvalidArgumentError(absl::StrCat("address \"", address, "\": junk after ']'"));
+      }
+      p = rest.substr(1);
+    }
+  } else {
+    size_t colon = address.rfind(':');
+    // A bare IPv6 address (several colons, no brackets) has no port.
+    if (colon != absl::string_view::npos && address.find(':') == colon) {
+      h = address.substr(0, colon);
+      p = address.substr(colon + 1);
+    }
+  }
+  if (h.empty()) return absl::InvalidArgumentError(absl::StrCat("address \"", address, "\": no host"));
+  *host = std::string(h);
+  if (address.find(':') != absl::string_view::npos && !absl::StartsWith(address, "[") &&
+      p.empty() && address.back() == ':') {
+    return absl::InvalidArgumentError(absl::StrCat("address \"", address, "\": empty port"));
+  }
+  if (!p.empty()) {
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+    if (ec != std::errc() || ptr != p.data() + p.size() || v < 1 || v > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("address \"", address, "\": port \"", p, "\" is not in 1..65535"));
+    }
+    *port = v;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::string_view source) {
+  Ctx ctx(source);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", e.mark.line + 1, ": YAML syntax error: ", e.msg));
+  }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": expected a mapping with 'nodes'"));
+  }
+  RETURN_IF_ERROR(CheckKeys(ctx, root, "",
+                            {"port", "link_gbps", "memory", "tls", "rails", "nodes"}));
+  Inventory inv;
+  inv.source = std::string(source);
+  int port = kDefaultAgentPort;
+  if (root["port"]) {
+    ASSIGN_OR_RETURN(uint64_t p, GetUint(ctx, root["port"], "port", 65535));
+    if (p == 0) return ctx.Error(root["port"], "port", "must be in 1..65535");
+    port = static_cast<int>(p);
+  }
+  double link = 0;
+  if (root["link_gbps"]) {
+    ASSIGN_OR_RETURN(link, GetRate(ctx, root["link_gbps"], "link_gbps"));
+  }
+  if (root["memory"]) {
+    ASSIGN_OR_RETURN(inv.memory, GetString(ctx, root["memory"], "memory"));
+    RETURN_IF_ERROR(CheckMemory(ctx, root["memory"], inv.memory));
+  }
+  if (root["tls"]) {
+    const YAML::Node t = root["tls"];
+    RETURN_IF_ERROR(CheckKeys(ctx, t, "tls", {"ca", "cert", "key", "server_name", "insecure"}));
+    inv.has_tls = true;
+    if (t["ca"]) {
+      ASSIGN_OR_RETURN(inv.tls.ca_file, GetString(ctx, t["ca"], "tls.ca"));
+    }
+    if (t["cert"]) {
+      ASSIGN_OR_RETURN(inv.tls.cert_file, GetString(ctx, t["cert"], "tls.cert"));
+    }
+    if (t["key"]) {
+      ASSIGN_OR_RETURN(inv.tls.key_file, GetString(ctx, t["key"], "tls.key"));
+    }
+    if (t["server_name"]) {
+      ASSIGN_OR_RETURN(inv.tls.server_name, GetString(ctx, t["server_name"], "tls.server_name"));
+    }
+    if (t["insecure"]) {
+      ASSIGN_OR_RETURN(inv.tls.insecure, GetBool(ctx, t["insecure"], "tls.insecure"));
+    }
+    if (inv.tls.cert_file.empty() != inv.tls.key_file.empty()) {
+      return ctx.Error(t, "tls", "cert and key must be given together");
+    }
+  }
+  std::vector<Rail> default_rails;
+  if (root["rails"]) {
+    ASSIGN_OR_RETURN(default_rails, GetRails(ctx, root["rails"], "rails"));
+  }
+
+  const YAML::Node nodes = root["nodes"];
+  if (!nodes) return absl::InvalidArgumentError(absl::StrCat(source, ": nodes: missing"));
+  if (!nodes.IsSequence() || nodes.size() == 0) {
+    return ctx.Error(nodes, "nodes", absl::StrCat("expected a non-empty list, got ", Shown(nodes)));
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const YAML::Node n = nodes[i];
+    std::string f = absl::StrCat("nodes[", i, "]");
+    RETURN_IF_ERROR(CheckKeys(ctx, n, f, {"name", "address", "hostlist", "rails", "link_gbps"}));
+    Node proto;
+    proto.line = n.Mark().line + 1;
+    proto.link_gbps = link;
+    proto.rails = default_rails;
+    if (n["rails"]) {
+      ASSIGN_OR_RETURN(proto.rails, GetRails(ctx, n["rails"], f + ".rails"));
+    }
+    if (n["link_gbps"]) {
+      ASSIGN_OR_RETURN(proto.link_gbps, GetRate(ctx, n["link_gbps"], f + ".link_gbps"));
+    }
+    if (n["hostlist"]) {
+      if (n["name"] || n["address"]) {
+        return ctx.Error(n, f, "give either hostlist or name/address, not both");
+      }
+      ASSIGN_OR_RETURN(std::string expr, GetString(ctx, n["hostlist"], f + ".hostlist"));
+      auto hosts = ExpandHostlist(expr);
+      if (!hosts.ok()) return ctx.Error(n["hostlist"], f + ".hostlist", hosts.status().message());
+      for (const auto& h : *hosts) {
+        Node node = proto;
+        node.name = h;
+        node.address = WithPort(h, port);
+        RETURN_IF_ERROR(AddNode(ctx, n["hostlist"], std::move(node), &names, &inv));
+      }
+      continue;
+    }
+    if (!n["name"]) return ctx.Error(n, f + ".name", "missing (or give hostlist)");
+    ASSIGN_OR_RETURN(proto.name, GetString(ctx, n["name"], f + ".name"));
+    if (n["address"]) {
+      ASSIGN_OR_RETURN(std::string addr, GetString(ctx, n["address"], f + ".address"));
+      std::string host;
+      int p = -1;
+      if (auto st = SplitHostPort(addr, &host, &p); !st.ok()) {
+        return ctx.Error(n["address"], f + ".address", st.message());
+      }
+      proto.address = p < 0 ? WithPort(host, port) : addr;
+    } else {
+      proto.address = WithPort(proto.name, port);
+    }
+    RETURN_IF_ERROR(AddNode(ctx, n["name"], std::move(proto), &names, &inv));
+  }
+  return inv;
+}
+
+absl::StatusOr<Inventory> LoadInventoryFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return ErrnoToStatus(errno, absl::StrCat("inventory ", path));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseInventoryYaml(ss.str(), path);
+}
+
+absl::StatusOr<Inventory> InventoryFromAgents(absl::string_view agents, int default_port) {
+  Inventory inv;
+  inv.source = "--agents";
+  std::set<std::string> names;
+  if (agents.empty()) return absl::InvalidArgumentError("--agents: empty list");
+  for (const std::string& entry : SplitTopLevel(agents)) {
+    std::string host;
+    int port = -1;
+    // The port belongs to the whole entry; brackets in the host are a hostlist
+    // unless the entry is a bracketed IPv6 address.
+    absl::string_view e = entry;
+    std::string hostpart = entry;
+    if (size_t colon = e.rfind(':');
+        colon != absl::string_view::npos && e.find(':') == colon && e.find(']', colon) == absl::string_view::npos) {
+      RETURN_IF_ERROR(SplitHostPort(e, &host, &port));
+      hostpart = host;
+    } else if (absl::StartsWith(e, "[") && e.find(':') != absl::string_view::npos) {
+      RETURN_IF_ERROR(SplitHostPort(e, &host, &port));
+      if (port < 0) port = default_port;
+      Node n{host, WithPort(host, port), {}, 0, 0};
+      if (!names.insert(n.name).second) {
+        return absl::InvalidArgumentError(absl::StrCat("--agents: '", host, "' listed twice"));
+      }
+      inv.nodes.push_back(std::move(n));
+      continue;
+    }
+    if (port < 0) port = default_port;
+    auto hosts = ExpandHostlist(hostpart);
+    if (!hosts.ok()) return absl::InvalidArgumentError(absl::StrCat("--agents: ", hosts.status().message()));
+    for (const auto& h : *hosts) {
+      if (!names.insert(h).second) {
+        return absl::InvalidArgumentError(absl::StrCat("--agents: '", h, "' listed twice"));
+      }
+      inv.nodes.push_back(Node{h, WithPort(h, port), {}, 0, 0});
+    }
+  }
+  return inv;
+}
+
+absl::StatusOr<Inventory> InventoryFromHostlist(absl::string_view expression, int default_port) {
+  ASSIGN_OR_RETURN(Inventory inv, InventoryFromAgents(expression, default_port));
+  inv.source = "--hostlist";
+  return inv;
+}
+
+size_t MaxRails(const Inventory& inventory) {
+  size_t m = 0;
+  for (const auto& n : inventory.nodes) m = std::max(m, n.rails.size());
+  return m;
+}
+
+}  // namespace gdrbench::controller::inventory

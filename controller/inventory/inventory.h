@@ -1,0 +1,81 @@
+// The set of nodes a sweep covers, from a YAML file, a Slurm hostlist or an
+// explicit --agents list. Pure data plus parsers; thread-safe (no state).
+//
+// YAML schema (every key optional except `nodes`):
+//   port: 50051                 # agent port for entries without one
+//   link_gbps: 400              # expected per-port link rate; 0/absent = the
+//                               # port's active rate reported by the agent
+//   memory: host                # default buffer kind: host | hugepage | gpu
+//   tls: {ca: FILE, cert: FILE, key: FILE, server_name: NAME, insecure: false}
+//   rails:                      # default rails for every node: NIC -> GPU
+//     - {nic: mlx5_0, gpu: 0}
+//   nodes:
+//     - name: node01            # a single node
+//       address: 10.0.0.1:50051 # default NAME:port
+//       rails: [...]            # overrides the default rails
+//       link_gbps: 200
+//     - hostlist: node[02-16]   # many nodes, address NAME:port
+//       rails: [...]
+// Errors name the source, the line and the field:
+//   "inv.yaml:7: nodes[1].rails[0].gpu: expected a non-negative integer, got 'x'".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/rpc/tls.h"
+
+namespace gdrbench::controller::inventory {
+
+inline constexpr int kDefaultAgentPort = 50051;
+
+// Rail r of a node: its r-th NIC and the GPU whose memory that NIC moves.
+// Rail r of one node is tested against rail r of the others.
+struct Rail {
+  std::string nic;                 // "mlx5_0"; empty = let the agent choose
+  std::optional<uint32_t> gpu;     // GPU index, when GPU memory is used
+};
+
+struct Node {
+  std::string name;                // unique
+  std::string address;             // agent HOST:PORT
+  std::vector<Rail> rails;         // empty = discovered from the agent (GetNodeInfo)
+  double link_gbps = 0;            // expected link rate; 0 = from the agent
+  int line = 0;                    // where it was defined (1-based; 0 = not from a file)
+};
+
+struct Inventory {
+  std::vector<Node> nodes;
+  rpc::ClientTlsConfig tls;
+  bool has_tls = false;            // the file had a tls: section
+  std::string memory = "host";
+  std::string source;              // file name, "--agents" or "--hostlist"
+};
+
+// INVALID_ARGUMENT "<source>:<line>: <field>: <problem>" for schema errors,
+// YAML syntax errors, duplicate node names and an empty node list.
+absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::string_view source);
+// NOT_FOUND / PERMISSION_DENIED naming the file, else as ParseInventoryYaml.
+absl::StatusOr<Inventory> LoadInventoryFile(const std::string& path);
+
+// "node[01-16]" or "node[01-16]:50051": one node per host, address
+// HOST:port (`default_port` when the expression has no ":PORT").
+absl::StatusOr<Inventory> InventoryFromHostlist(absl::string_view expression, int default_port);
+
+// "10.0.0.1:50051,10.0.0.2:50051" or "node[1-4]:7000": comma-separated
+// HOST[:PORT] entries, each may be a hostlist. Node name = the host.
+absl::StatusOr<Inventory> InventoryFromAgents(absl::string_view agents, int default_port);
+
+// Splits "host:port" / "[v6]:port"; port -1 when absent. INVALID_ARGUMENT for
+// a port outside 1..65535.
+absl::Status SplitHostPort(absl::string_view address, std::string* host, int* port);
+
+// The rail count of the inventory: the largest rail list (0 when every node
+// discovers its rails).
+size_t MaxRails(const Inventory& inventory);
+
+}  // namespace gdrbench::controller::inventory

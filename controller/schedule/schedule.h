@@ -1,0 +1,114 @@
+// Sweep schedules: which pair tests run together in each round.
+//
+// A test joins NIC `rail` of node `src` (the initiator) with NIC `rail` of
+// node `dst` (the target). Invariant of every schedule built here (and what
+// ValidateSchedule checks): within one round no NIC and no GPU is in two
+// tests. Rails run in parallel: a round of node pairs is replicated over every
+// rail both nodes have, split into rail groups only when two rails of a node
+// share a GPU.
+//
+// Modes:
+//   all-pairs  round-robin 1-factorization: with bidirectional tests N-1
+//              rounds for even N and N for odd N; one direction per sub-round
+//              doubles that (both minimal: a NIC is in one test per round).
+//   quick      k random perfect matchings (seeded; odd N: one node rests).
+//   ring       node i -> node i+1 (mod N); bidirectional: each ring edge once.
+//   pairs      a custom list of (src, dst) node pairs.
+// `max_concurrent` > 0 caps the tests of one round (for oversubscribed fabrics).
+// Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace gdrbench::controller::schedule {
+
+enum class Mode { kAllPairs, kQuick, kRing, kPairs };
+
+// "all-pairs", "quick", "ring", "pairs"; INVALID_ARGUMENT otherwise.
+absl::StatusOr<Mode> ParseMode(absl::string_view name);
+const char* ModeName(Mode mode);
+
+struct Test {
+  uint32_t src = 0;
+  uint32_t dst = 0;
+  uint32_t rail = 0;
+  bool bidirectional = false;
+};
+
+// The shape of one node as the scheduler sees it.
+struct NodeShape {
+  // GPU index per rail, -1 when the rail has no GPU (host memory). The size is
+  // the node's rail count.
+  std::vector<int> rail_gpu;
+};
+
+struct ScheduleOptions {
+  Mode mode = Mode::kAllPairs;
+  bool bidirectional = false;
+  uint32_t quick_matchings = 3;
+  uint64_t seed = 1;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // mode kPairs: node indices
+  uint32_t max_concurrent = 0;                       // 0 = no cap
+};
+
+class Schedule {
+ public:
+  size_t rounds() const { return round_begin_.empty() ? 0 : round_begin_.size() - 1; }
+  size_t tests() const { return tests_.size(); }
+  std::span<const Test> Round(size_t r) const {
+    return {tests_.data() + round_begin_[r], round_begin_[r + 1] - round_begin_[r]};
+  }
+  std::span<const Test> AllTests() const { return tests_; }
+  size_t MaxRoundSize() const;
+
+  // Builder side.
+  void Add(const Test& t) { tests_.push_back(t); }
+  void CloseRound() {
+    if (round_begin_.empty()) round_begin_.push_back(0);
+    if (tests_.size() > round_begin_.back()) round_begin_.push_back(tests_.size());
+  }
+  void Reserve(size_t tests) { tests_.reserve(tests); }
+
+ private:
+  std::vector<Test> tests_;
+  std::vector<size_t> round_begin_;
+};
+
+// INVALID_ARGUMENT for fewer than 2 nodes, quick_matchings == 0, a pair that
+// names an unknown node or a node with itself, or no rail shared by any
+// scheduled pair.
+absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
+                                       const ScheduleOptions& options);
+
+// FAILED_PRECONDITION naming the round, the node and the NIC/GPU when a NIC
+// or a GPU is in two tests of one round.
+absl::Status ValidateSchedule(const Schedule& schedule, const std::vector<NodeShape>& nodes);
+
+// Parses a pair list: one "SRC DST" per line (whitespace or "->" between),
+// '#' comments and blank lines ignored; names resolve through `names`.
+// INVALID_ARGUMENT "<source>:<line>: ..." for unknown names or bad lines.
+absl::StatusOr<std::vector<std::pair<uint32_t, uint32_t>>> ParsePairList(
+    absl::string_view text, absl::string_view source, const std::vector<std::string>& names);
+
+// Wall-time estimate of one test and of a whole schedule (rounds run one
+// after another; tests of a round in parallel).
+struct EstimateParams {
+  std::vector<uint64_t> sizes_bytes;
+  uint64_t iterations = 0;          // per size; used when duration_ns == 0
+  int64_t duration_ns = 0;          // per size
+  uint64_t warmup_iterations = 0;
+  double link_gbps = 100;           // expected rate, for iteration-based sizes
+  double per_test_overhead_s = 0.05;  // RPCs, connection set-up, verify
+  bool verify = false;
+};
+double EstimateTestSeconds(const EstimateParams& params);
+double EstimateScheduleSeconds(const Schedule& schedule, const EstimateParams& params);
+
+}  // namespace gdrbench::controller::schedule

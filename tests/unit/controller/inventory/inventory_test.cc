@@ -1,0 +1,108 @@
+#include "controller/inventory/inventory.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gdrbench::controller::inventory {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kGood[] = R"(port: 7000
+link_gbps: 400
+memory: gpu
+tls:
+  ca: /etc/gdrbench/ca.pem
+  cert: /etc/gdrbench/c.pem
+  key: /etc/gdrbench/c.key
+rails:
+  - {nic: mlx5_0, gpu: 0}
+  - {nic: mlx5_1, gpu: 1}
+nodes:
+  - name: a
+    address: 10.0.0.1:50051
+  - name: b
+    rails: [{nic: mlx5_2, gpu: 3}]
+    link_gbps: 200
+  - hostlist: c[1-2]
+)";
+
+TEST(Inventory, ParsesNodesRailsTlsAndHostlists) {
+  auto inv = ParseInventoryYaml(kGood, "inv.yaml");
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  ASSERT_EQ(inv->nodes.size(), 4u);
+  EXPECT_EQ(inv->nodes[0].address, "10.0.0.1:50051");
+  EXPECT_EQ(inv->nodes[0].rails.size(), 2u);
+  EXPECT_EQ(inv->nodes[0].link_gbps, 400);
+  EXPECT_EQ(inv->nodes[1].address, "b:7000");
+  ASSERT_EQ(inv->nodes[1].rails.size(), 1u);
+  EXPECT_EQ(inv->nodes[1].rails[0].nic, "mlx5_2");
+  EXPECT_EQ(*inv->nodes[1].rails[0].gpu, 3u);
+  EXPECT_EQ(inv->nodes[1].link_gbps, 200);
+  EXPECT_EQ(inv->nodes[3].name, "c2");
+  EXPECT_EQ(inv->nodes[3].address, "c2:7000");
+  EXPECT_EQ(inv->nodes[3].line, 17);
+  EXPECT_TRUE(inv->has_tls);
+  EXPECT_EQ(inv->tls.ca_file, "/etc/gdrbench/ca.pem");
+  EXPECT_EQ(inv->memory, "gpu");
+  EXPECT_EQ(MaxRails(*inv), 2u);
+}
+
+struct BadCase {
+  const char* yaml;
+  const char* expect;  // substring of the error
+};
+
+TEST(Inventory, ErrorsNameTheLineAndTheField) {
+  const BadCase cases[] = {
+      {"nodes:\n  - name: a\n    rails:\n      - {nic: m, gpu: x}\n",
+       "inv.yaml:4: nodes[0].rails[0].gpu: expected an integer"},
+      {"nodes:\n  - name: a\n  - name: a\n", "inv.yaml:3: nodes: node 'a' is listed twice"},
+      {"nodes:\n  - nam: a\n", "inv.yaml:2: nodes[0].nam: unknown key"},
+      {"port: 0\nnodes:\n  - name: a\n", "inv.yaml:1: port: must be in 1..65535"},
+      {"nodes: []\n", "inv.yaml:1: nodes: expected a non-empty list"},
+      {"port: 1\n", "inv.yaml: nodes: missing"},
+      {"nodes:\n  - name: a\n    address: a:99999\n", "inv.yaml:3: nodes[0].address:"},
+      {"nodes:\n  - hostlist: n[3-1]\n", "inv.yaml:2: nodes[0].hostlist: hostlist"},
+      {"link_gbps: fast\nnodes:\n  - name: a\n", "inv.yaml:1: link_gbps: expected a rate"},
+      {"memory: gddr\nnodes:\n  - name: a\n", "inv.yaml:1: memory: expected host"},
+      {"nodes:\n  - name: [a\n", "inv.yaml:"},
+      {"tls:\n  cert: x\nnodes:\n  - name: a\n", "inv.yaml:2: tls: cert and key"},
+  };
+  for (const auto& c : cases) {
+    auto inv = ParseInventoryYaml(c.yaml, "inv.yaml");
+    ASSERT_FALSE(inv.ok()) << c.yaml;
+    EXPECT_EQ(inv.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(inv.status().message()), HasSubstr(c.expect)) << c.yaml;
+  }
+}
+
+TEST(Inventory, MissingFileNamesThePath) {
+  auto inv = LoadInventoryFile("/nonexistent/inv.yaml");
+  ASSERT_FALSE(inv.ok());
+  EXPECT_THAT(std::string(inv.status().message()), HasSubstr("/nonexistent/inv.yaml"));
+}
+
+TEST(Inventory, AgentsListTakesPortsAndHostlists) {
+  auto inv = InventoryFromAgents("10.0.0.1:7001,node[1-2]:7002,solo,[::1]:7003", 50051);
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  ASSERT_EQ(inv->nodes.size(), 5u);
+  EXPECT_EQ(inv->nodes[0].name, "10.0.0.1");
+  EXPECT_EQ(inv->nodes[0].address, "10.0.0.1:7001");
+  EXPECT_EQ(inv->nodes[2].address, "node2:7002");
+  EXPECT_EQ(inv->nodes[3].address, "solo:50051");
+  EXPECT_EQ(inv->nodes[4].address, "[::1]:7003");
+}
+
+TEST(Inventory, AgentsListRejectsDuplicatesAndBadPorts) {
+  EXPECT_FALSE(InventoryFromAgents("a:1,a:2", 1).ok());
+  EXPECT_FALSE(InventoryFromAgents("a:0", 1).ok());
+  EXPECT_FALSE(InventoryFromAgents("", 1).ok());
+  auto h = InventoryFromHostlist("node[01-16]:9000", 1);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->nodes.size(), 16u);
+  EXPECT_EQ(h->nodes[15].address, "node16:9000");
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::inventory

@@ -1,0 +1,177 @@
+#include "controller/schedule/schedule.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "controller/schedule/factorization.h"
+
+namespace gdrbench::controller::schedule {
+namespace {
+
+std::vector<NodeShape> Nodes(uint32_t n, std::vector<int> rail_gpu = {-1}) {
+  return std::vector<NodeShape>(n, NodeShape{rail_gpu});
+}
+
+// Checks coverage (every ordered pair exactly once per rail), minimal rounds,
+// and the NIC/GPU invariant for one N.
+void CheckAllPairs(uint32_t n, bool bidirectional, uint32_t rails) {
+  std::vector<int> rg(rails);
+  for (uint32_t r = 0; r < rails; ++r) rg[r] = static_cast<int>(r);
+  auto nodes = Nodes(n, rg);
+  ScheduleOptions o;
+  o.bidirectional = bidirectional;
+  auto s = BuildSchedule(nodes, o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  size_t min_rounds = n % 2 == 0 ? n - 1 : n;
+  if (!bidirectional) min_rounds *= 2;
+  ASSERT_EQ(s->rounds(), min_rounds) << "N=" << n;
+  // Each ordered (src, dst, rail) at most once, never a node with itself, and
+  // exactly N(N-1) per rail in total: together that is "exactly once each".
+  std::vector<uint8_t> seen(size_t{n} * n * rails, 0);
+  size_t covered = 0, bad = 0;
+  auto mark = [&](uint32_t a, uint32_t b, uint32_t r) {
+    uint8_t& c = seen[(size_t{a} * n + b) * rails + r];
+    bad += (c != 0) + (a == b) + (r >= rails);
+    c = 1;
+    ++covered;
+  };
+  for (const schedule::Test& t : s->AllTests()) {
+    bad += t.bidirectional != bidirectional;
+    mark(t.src, t.dst, t.rail);
+    if (bidirectional) mark(t.dst, t.src, t.rail);
+  }
+  ASSERT_EQ(bad, 0u) << "N=" << n << ": a pair twice, a self-pair or a wrong direction flag";
+  ASSERT_EQ(covered, size_t{n} * (n - 1) * rails) << "N=" << n;
+  ASSERT_TRUE(ValidateSchedule(*s, nodes).ok()) << ValidateSchedule(*s, nodes);
+}
+
+TEST(AllPairs, MinimalRoundsFullCoverageNoNicTwicePerRoundForEveryNUpTo1025) {
+  for (uint32_t n = 2; n <= 1025; ++n) {
+    CheckAllPairs(n, /*bidirectional=*/true, 1);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// One direction per sub-round is the same factorization emitted twice
+// (a->b, then b->a); every N up to 256 and the large edge cases keep it fast.
+TEST(AllPairs, OneDirectionPerSubRoundDoublesTheRounds) {
+  for (uint32_t n = 2; n <= 1025; n = n < 256 ? n + 1 : (n == 256 ? 511 : n + 1)) {
+    if (n > 512 && n < 1023) n = 1023;
+    CheckAllPairs(n, /*bidirectional=*/false, 1);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(AllPairs, RailsRunInParallel) {
+  for (uint32_t n : {2u, 3u, 8u, 17u}) {
+    CheckAllPairs(n, false, 4);
+    CheckAllPairs(n, true, 8);
+  }
+}
+
+TEST(AllPairs, RailsSharingAGpuGoToSeparateRounds) {
+  auto nodes = Nodes(4, {0, 0, 1});  // rails 0 and 1 share GPU 0
+  auto s = BuildSchedule(nodes, {});
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(ValidateSchedule(*s, nodes).ok());
+  EXPECT_EQ(s->rounds(), 3u * 2 * 2);  // 3 matchings x 2 directions x 2 rail groups
+  EXPECT_EQ(s->tests(), 4u * 3 * 3);
+}
+
+TEST(AllPairs, CapSplitsRounds) {
+  ScheduleOptions o;
+  o.max_concurrent = 3;
+  auto nodes = Nodes(8, {0, 1});
+  auto s = BuildSchedule(nodes, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_LE(s->MaxRoundSize(), 3u);
+  EXPECT_EQ(s->tests(), 8u * 7 * 2);
+  EXPECT_TRUE(ValidateSchedule(*s, nodes).ok());
+}
+
+TEST(Validate, CatchesANicInTwoTests) {
+  auto nodes = Nodes(3);
+  Schedule s;
+  s.Add({0, 1, 0, false});
+  s.Add({2, 1, 0, false});
+  s.CloseRound();
+  auto st = ValidateSchedule(s, nodes);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(st.message()), testing::HasSubstr("node 1"));
+}
+
+TEST(Quick, SeededMatchingsAreReproducibleAndDisjoint) {
+  ScheduleOptions o;
+  o.mode = Mode::kQuick;
+  o.quick_matchings = 4;
+  o.seed = 42;
+  o.bidirectional = true;
+  auto nodes = Nodes(9);
+  auto a = BuildSchedule(nodes, o), b = BuildSchedule(nodes, o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->rounds(), 4u);
+  for (size_t r = 0; r < a->rounds(); ++r) {
+    EXPECT_EQ(a->Round(r).size(), 4u);
+    for (size_t i = 0; i < a->Round(r).size(); ++i) {
+      EXPECT_EQ(a->Round(r)[i].src, b->Round(r)[i].src);
+    }
+  }
+  EXPECT_TRUE(ValidateSchedule(*a, nodes).ok());
+  o.seed = 43;
+  auto c = BuildSchedule(nodes, o);
+  bool differs = false;
+  for (size_t i = 0; i < c->tests(); ++i) {
+    differs |= c->AllTests()[i].src != a->AllTests()[i].src;
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(Ring, EachNodeSendsToItsSuccessor) {
+  ScheduleOptions o;
+  o.mode = Mode::kRing;
+  auto nodes = Nodes(5);
+  auto s = BuildSchedule(nodes, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->tests(), 5u);
+  EXPECT_EQ(s->rounds(), 3u);  // odd directed cycle: 3 colours
+  for (const schedule::Test& t : s->AllTests()) EXPECT_EQ(t.dst, (t.src + 1) % 5);
+  EXPECT_TRUE(ValidateSchedule(*s, nodes).ok());
+}
+
+TEST(Pairs, ParsesAListAndSchedulesIt) {
+  std::vector<std::string> names = {"a", "b", "c"};
+  auto p = ParsePairList("# comment\na b\nb -> c\n\nc,a\n", "p.txt", names);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->size(), 3u);
+  ScheduleOptions o;
+  o.mode = Mode::kPairs;
+  o.pairs = *p;
+  auto s = BuildSchedule(Nodes(3), o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->rounds(), 3u);
+  EXPECT_TRUE(ValidateSchedule(*s, Nodes(3)).ok());
+  auto bad = ParsePairList("a b\na z\n", "p.txt", names);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), testing::HasSubstr("p.txt:2: node 'z'"));
+  EXPECT_FALSE(ParsePairList("a a\n", "p.txt", names).ok());
+  EXPECT_FALSE(ParsePairList("a b c\n", "p.txt", names).ok());
+}
+
+TEST(Schedule, RejectsTooFewNodes) {
+  EXPECT_FALSE(BuildSchedule(Nodes(1), {}).ok());
+  EXPECT_FALSE(ParseMode("star").ok());
+}
+
+TEST(Estimate, IterationsAtLinkRate) {
+  EstimateParams p;
+  p.sizes_bytes = {1 << 20};
+  p.iterations = 1000;
+  p.link_gbps = 8.388608;  // exactly 1 ms per MiB
+  p.per_test_overhead_s = 0.5;
+  EXPECT_NEAR(EstimateTestSeconds(p), 1.5, 1e-9);
+  p.duration_ns = 2'000'000'000;
+  EXPECT_NEAR(EstimateTestSeconds(p), 2.5, 1e-9);
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::schedule
