@@ -5,6 +5,9 @@
 #include <cstdio>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -20,6 +23,12 @@ absl::StatusOr<std::string> CudaDriver::DriverVersion() const {
   return absl::UnimplementedError("built without cuda.h");
 }
 absl::StatusOr<std::vector<GpuDevice>> CudaDriver::ListDevices() const {
+  return absl::UnimplementedError("built without cuda.h");
+}
+absl::StatusOr<const CudaDriver*> CudaDriver::Shared() {
+  return absl::UnimplementedError("gdrbench was built without cuda.h: GPU support compiled out");
+}
+absl::StatusOr<int> CudaDriver::ResolveDevice(const std::string&) const {
   return absl::UnimplementedError("built without cuda.h");
 }
 
@@ -62,11 +71,31 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& 
             Bind(handle, "cuDeviceTotalMem_v2", a.cuDeviceTotalMem) &&
             Bind(handle, "cuDeviceGetAttribute", a.cuDeviceGetAttribute) &&
             Bind(handle, "cuGetErrorName", a.cuGetErrorName) &&
-            Bind(handle, "cuGetErrorString", a.cuGetErrorString);
+            Bind(handle, "cuGetErrorString", a.cuGetErrorString) &&
+            Bind(handle, "cuDevicePrimaryCtxRetain", a.cuDevicePrimaryCtxRetain) &&
+            Bind(handle, "cuDevicePrimaryCtxRelease_v2", a.cuDevicePrimaryCtxRelease) &&
+            Bind(handle, "cuCtxPushCurrent_v2", a.cuCtxPushCurrent) &&
+            Bind(handle, "cuCtxPopCurrent_v2", a.cuCtxPopCurrent) &&
+            Bind(handle, "cuCtxSynchronize", a.cuCtxSynchronize) &&
+            Bind(handle, "cuMemAlloc_v2", a.cuMemAlloc) &&
+            Bind(handle, "cuMemFree_v2", a.cuMemFree) &&
+            Bind(handle, "cuMemHostRegister_v2", a.cuMemHostRegister) &&
+            Bind(handle, "cuMemHostUnregister", a.cuMemHostUnregister) &&
+            Bind(handle, "cuMemGetInfo_v2", a.cuMemGetInfo) &&
+            Bind(handle, "cuMemcpyHtoD_v2", a.cuMemcpyHtoD) &&
+            Bind(handle, "cuMemcpyDtoH_v2", a.cuMemcpyDtoH) &&
+            Bind(handle, "cuMemsetD8_v2", a.cuMemsetD8) &&
+            Bind(handle, "cuPointerSetAttribute", a.cuPointerSetAttribute) &&
+            Bind(handle, "cuModuleLoadData", a.cuModuleLoadData) &&
+            Bind(handle, "cuModuleUnload", a.cuModuleUnload) &&
+            Bind(handle, "cuModuleGetFunction", a.cuModuleGetFunction) &&
+            Bind(handle, "cuLaunchKernel", a.cuLaunchKernel);
   if (!ok) {
     return absl::InternalError(absl::StrCat("NVIDIA driver too old: ", library,
                                             " lacks a symbol gdrbench needs (", dlerror(), ")"));
   }
+  // Optional: absent before CUDA 11.7; the dma-buf path says so when null.
+  Bind(handle, "cuMemGetHandleForAddressRange", a.cuMemGetHandleForAddressRange);
   if (CUresult r = a.cuInit(0); r != CUDA_SUCCESS) {
     absl::Status st = driver->ToStatus(r, "cuInit");
     return absl::FailedPreconditionError(st.message());
@@ -77,6 +106,33 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& 
 CudaDriver::~CudaDriver() {
   // libcuda is never dlclose'd: the driver keeps threads and contexts alive
   // past the last handle, and unloading it under them crashes at exit.
+}
+
+absl::StatusOr<const CudaDriver*> CudaDriver::Shared() {
+  // Leaked on purpose: contexts and buffers may outlive static destruction.
+  static const auto* shared = new absl::StatusOr<std::unique_ptr<CudaDriver>>(Load());
+  if (!shared->ok()) return shared->status();
+  return shared->value().get();
+}
+
+absl::StatusOr<int> CudaDriver::ResolveDevice(const std::string& gpu) const {
+  ASSIGN_OR_RETURN(std::vector<GpuDevice> devices, ListDevices());
+  std::string want = absl::AsciiStrToLower(gpu);
+  if (want.size() == 16) want = want.substr(4);  // CUDA's 8-digit domain
+  if (want.size() == 7) want = absl::StrCat("0000:", want);
+  int index = -1;
+  if (absl::SimpleAtoi(want, &index)) {
+    if (index >= 0 && index < static_cast<int>(devices.size())) return index;
+  } else {
+    for (const GpuDevice& d : devices) {
+      if (d.pci_bdf == want) return d.index;
+    }
+  }
+  std::vector<std::string> have;
+  for (const GpuDevice& d : devices) have.push_back(absl::StrCat(d.index, "=", d.pci_bdf));
+  return absl::NotFoundError(absl::StrCat(
+      "no GPU \"", gpu, "\": this node has ", devices.size(), " GPU(s)",
+      devices.empty() ? "" : absl::StrCat(" (", absl::StrJoin(have, ", "), ")")));
 }
 
 absl::Status CudaDriver::ToStatus(CUresult result, absl::string_view what) const {

@@ -45,6 +45,32 @@ struct CudaApi {
   CUresult (*cuDeviceGetAttribute)(int*, CUdevice_attribute, CUdevice);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  // Contexts (primary context per device, made current per thread).
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxPushCurrent)(CUcontext);
+  CUresult (*cuCtxPopCurrent)(CUcontext*);
+  CUresult (*cuCtxSynchronize)();
+  // Memory.
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemHostRegister)(void*, size_t, unsigned int);
+  CUresult (*cuMemHostUnregister)(void*);
+  CUresult (*cuMemGetInfo)(size_t*, size_t*);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuPointerSetAttribute)(const void*, CUpointer_attribute, CUdeviceptr);
+  // Optional (CUDA >= 11.7 drivers): null when the driver lacks it; the
+  // dma-buf path then reports that the driver is too old.
+  CUresult (*cuMemGetHandleForAddressRange)(void*, CUdeviceptr, size_t, CUmemRangeHandleType,
+                                            unsigned long long);
+  // Modules and kernels.
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+                             unsigned int, unsigned int, unsigned int, CUstream, void**, void**);
 };
 #endif
 
@@ -56,6 +82,9 @@ class CudaDriver {
   // CUDA_ERROR_NO_DEVICE); INTERNAL when a symbol is missing (driver too old).
   static absl::StatusOr<std::unique_ptr<CudaDriver>> Load(
       const std::string& library = "libcuda.so.1");
+  // The process-wide driver: loaded on first use, then kept (libcuda is never
+  // unloaded). A failed load is remembered and returned again. Thread-safe.
+  static absl::StatusOr<const CudaDriver*> Shared();
   ~CudaDriver();
   CudaDriver(const CudaDriver&) = delete;
   CudaDriver& operator=(const CudaDriver&) = delete;
@@ -64,6 +93,9 @@ class CudaDriver {
   absl::StatusOr<std::string> DriverVersion() const;
   // Every visible GPU, in CUDA's order.
   absl::StatusOr<std::vector<GpuDevice>> ListDevices() const;
+  // The CUDA ordinal of `gpu`: an index ("0") or a PCI BDF ("0000:17:00.0",
+  // any case, 4- or 8-digit domain). NOT_FOUND listing the GPUs there are.
+  absl::StatusOr<int> ResolveDevice(const std::string& gpu) const;
 
 #if GDRBENCH_HAVE_CUDA_H
   const CudaApi& api() const { return api_; }

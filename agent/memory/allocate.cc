@@ -1,4 +1,5 @@
 #include "absl/strings/str_cat.h"
+#include "agent/memory/gpu_buffer.h"
 #include "agent/memory/host_buffer.h"
 #include "agent/memory/memory.h"
 
@@ -13,10 +14,25 @@ absl::StatusOr<std::unique_ptr<Buffer>> Allocate(const MemorySpec& spec, size_t 
       if (!buf.ok()) return buf.status();
       return std::unique_ptr<Buffer>(std::move(*buf));
     }
+#if GDRBENCH_HAVE_CUDA_H
+    case Kind::kGpu: {
+      auto buf = GpuBuffer::Create(spec.gpu, bytes);
+      if (!buf.ok()) return buf.status();
+      return std::unique_ptr<Buffer>(std::move(*buf));
+    }
+    case Kind::kGpuStaged: {
+      auto buf = GpuStagedBuffer::Create(spec.gpu, bytes, numa_node);
+      if (!buf.ok()) return buf.status();
+      return std::unique_ptr<Buffer>(std::move(*buf));
+    }
+#else
     case Kind::kGpu:
     case Kind::kGpuStaged:
-      return absl::UnimplementedError(
-          absl::StrCat("memory ", spec.ToString(), ": GPU buffers are not implemented yet"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "memory ", spec.ToString(),
+          ": gdrbench was built without cuda.h, so GPU memory is compiled out; rebuild with the "
+          "CUDA headers (no fallback to host memory)"));
+#endif
   }
   return absl::InvalidArgumentError("unknown memory kind");
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "agent/memory/gpu_buffer.h"
 #include "agent/memory/memory.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
@@ -26,7 +27,11 @@ absl::StatusOr<Registration> Register(ibv_pd* pd, Buffer& buffer, int access) {
         " buffer: no RDMA device (no protection domain was opened)"));
   }
   if (buffer.kind() == Kind::kGpu) {
-    return absl::UnimplementedError("GPU buffer registration is not implemented yet");
+#if GDRBENCH_HAVE_CUDA_H
+    return RegisterGpu(pd, static_cast<GpuBuffer&>(buffer), access);
+#else
+    return absl::UnimplementedError("gdrbench was built without cuda.h: no GPU registration");
+#endif
   }
   // host, hugepage, and gpu-staged (whose data() is its pinned host bounce buffer).
   ibv_mr* mr = ibv_reg_mr(pd, buffer.data(), buffer.size(), access);
