@@ -1,0 +1,77 @@
+// The active side of a test: resolves the target through rdma_cm from the
+// NIC's own address, allocates and registers the local buffer on that NIC
+// (NUMA-local), creates one RC QP per connection sharing one CQ, and
+// connects each QP with its slice in the connect data.
+//
+// Errors: INVALID_ARGUMENT (bad address, device mismatch), NOT_FOUND (device
+// without IPv4), FAILED_PRECONDITION / UNIMPLEMENTED from memory (GPU asked
+// for and not possible: never a host fallback), UNAVAILABLE (rejected,
+// unreachable), DEADLINE_EXCEEDED (no answer in time).
+// Thread safety: one thread uses an Initiator at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/bench/sweep_options.h"
+#include "agent/bench/write_sweep.h"
+#include "agent/memory/memory.h"
+#include "agent/verbs/cm.h"
+#include "agent/verbs/handles.h"
+#include "common/fs_root.h"
+
+namespace gdrbench::agent::bench {
+
+struct RemoteSlice {
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+  uint64_t length = 0;
+};
+
+struct InitiatorConfig {
+  std::string device;
+  std::string bind_address;  // empty: the device's first IPv4 address
+  std::string target_address;
+  uint16_t target_port = 0;
+  memory::MemorySpec memory;
+  SweepOptions options;
+  std::vector<RemoteSlice> remote;  // one per QP
+  int timeout_ms = 10000;           // per connection step
+};
+
+class Initiator {
+ public:
+  static absl::StatusOr<std::unique_ptr<Initiator>> Connect(const FsRoot& fs,
+                                                            const InitiatorConfig& config);
+
+  const verbs::PathInfo& path() const { return path_; }
+  std::string memory_kind() const { return buffer_->kind_name(); }
+  const std::string& registration() const { return registration_; }
+  // What RunSweep needs; valid while this object lives.
+  SweepEndpoint endpoint();
+
+ private:
+  Initiator() = default;
+
+  // Members in creation order; destroyed in reverse.
+  verbs::EventChannelPtr channel_;
+  std::vector<verbs::CmIdPtr> ids_;
+  verbs::PdPtr pd_;
+  std::unique_ptr<memory::Buffer> buffer_;
+  memory::MrPtr mr_;
+  verbs::CqPtr cq_;
+  std::vector<verbs::QpPtr> qps_;
+
+  uint64_t slice_bytes_ = 0;
+  uint64_t seed_ = 0;
+  std::vector<RemoteSlice> remote_;
+  std::string registration_;
+  verbs::PathInfo path_;
+};
+
+// The NUMA node of an RDMA device (-1 when unknown).
+int DeviceNumaNode(const FsRoot& fs, const std::string& device);
+
+}  // namespace gdrbench::agent::bench

@@ -1,0 +1,185 @@
+#include "agent/bench/sweep_options.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace gdrbench::agent::bench {
+namespace {
+
+constexpr absl::string_view kSizesForms =
+    "expected 'all', a list like '2,64K,1M' or a power-of-two range like '2-8M' "
+    "(suffixes K, M, G)";
+
+absl::StatusOr<uint64_t> ParseOneSize(absl::string_view text) {
+  std::string t = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
+  absl::string_view v = t;
+  if (!absl::ConsumeSuffix(&v, "IB")) (void)absl::ConsumeSuffix(&v, "B");
+  uint64_t mult = 1;
+  if (absl::ConsumeSuffix(&v, "K")) {
+    mult = 1ull << 10;
+  } else if (absl::ConsumeSuffix(&v, "M")) {
+    mult = 1ull << 20;
+  } else if (absl::ConsumeSuffix(&v, "G")) {
+    mult = 1ull << 30;
+  }
+  uint64_t n = 0;
+  if (v.empty() || !absl::SimpleAtoi(v, &n) || n == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad message size '", text, "': ", kSizesForms));
+  }
+  if (n > kMaxSizeBytes / mult) {
+    return absl::InvalidArgumentError(absl::StrCat("message size '", text, "' is above the ",
+                                                   FormatSize(kMaxSizeBytes), " limit"));
+  }
+  return n * mult;
+}
+
+bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+}  // namespace
+
+std::vector<uint64_t> AllSizes() {
+  std::vector<uint64_t> out;
+  for (uint64_t s = 2; s <= (8ull << 20); s <<= 1) out.push_back(s);
+  return out;
+}
+
+std::string FormatSize(uint64_t bytes) {
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return absl::StrCat(bytes >> 30, "G");
+  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return absl::StrCat(bytes >> 20, "M");
+  if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) return absl::StrCat(bytes >> 10, "K");
+  return absl::StrCat(bytes);
+}
+
+absl::StatusOr<std::vector<uint64_t>> ParseSizes(absl::string_view text) {
+  absl::string_view t = absl::StripAsciiWhitespace(text);
+  if (t.empty()) return absl::InvalidArgumentError(absl::StrCat("no sizes given: ", kSizesForms));
+  if (absl::AsciiStrToLower(t) == "all") return AllSizes();
+  std::vector<uint64_t> out;
+  if (absl::StrContains(t, '-')) {
+    std::vector<absl::string_view> ends = absl::StrSplit(t, '-');
+    if (ends.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat("bad size range '", t, "': ", kSizesForms));
+    }
+    auto lo = ParseOneSize(ends[0]);
+    if (!lo.ok()) return lo.status();
+    auto hi = ParseOneSize(ends[1]);
+    if (!hi.ok()) return hi.status();
+    if (!IsPowerOfTwo(*lo) || !IsPowerOfTwo(*hi) || *lo > *hi) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad size range '", t, "': both ends must be powers of two, low <= high"));
+    }
+    for (uint64_t s = *lo; s <= *hi; s <<= 1) out.push_back(s);
+  } else {
+    for (absl::string_view part : absl::StrSplit(t, ',')) {
+      auto s = ParseOneSize(part);
+      if (!s.ok()) return s.status();
+      out.push_back(*s);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.size() > kMaxSizes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(out.size(), " sizes given; at most ", kMaxSizes, " per sweep"));
+  }
+  return out;
+}
+
+absl::Status Validate(const SweepOptions& o) {
+  auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
+  if (o.sizes_bytes.empty()) return bad("no message sizes: give at least one (or 'all')");
+  if (o.sizes_bytes.size() > kMaxSizes) {
+    return bad(o.sizes_bytes.size(), " sizes given; at most ", kMaxSizes, " per sweep");
+  }
+  for (size_t i = 0; i < o.sizes_bytes.size(); ++i) {
+    uint64_t s = o.sizes_bytes[i];
+    if (s < kMinSizeBytes || s > kMaxSizeBytes) {
+      return bad("message size ", s, " B is outside 1 B .. ", FormatSize(kMaxSizeBytes));
+    }
+    if (i > 0 && s <= o.sizes_bytes[i - 1]) {
+      return bad("message sizes must be strictly ascending (", o.sizes_bytes[i - 1], " then ", s,
+                 ")");
+    }
+  }
+  if ((o.iterations == 0) == (o.duration_ns <= 0)) {
+    return bad("give exactly one of iterations (> 0) and duration (> 0) per size");
+  }
+  if (o.duration_ns < 0 || o.duration_ns > kMaxDurationNs) {
+    return bad("duration per size must be 0 .. ", kMaxDurationNs / 1'000'000'000, " s");
+  }
+  if (o.iterations > kMaxIterations) {
+    return bad("iterations ", o.iterations, " above the limit of ", kMaxIterations);
+  }
+  if (o.warmup_iterations > kMaxIterations) {
+    return bad("warm-up iterations ", o.warmup_iterations, " above the limit of ",
+               kMaxIterations);
+  }
+  if (o.qps < 1 || o.qps > kMaxQps) return bad("qps ", o.qps, " outside 1 .. ", kMaxQps);
+  if (o.tx_depth < 1 || o.tx_depth > kMaxTxDepth) {
+    return bad("tx depth ", o.tx_depth, " outside 1 .. ", kMaxTxDepth);
+  }
+  if (o.post_list < 1 || o.post_list > kMaxPostList) {
+    return bad("post list ", o.post_list, " outside 1 .. ", kMaxPostList);
+  }
+  if (o.cq_moderation < 1 || o.cq_moderation > o.tx_depth) {
+    return bad("CQ moderation ", o.cq_moderation, " outside 1 .. tx depth (", o.tx_depth, ")");
+  }
+  if (o.cq_moderation % o.post_list != 0) {
+    return bad("CQ moderation ", o.cq_moderation, " must be a multiple of the post list (",
+               o.post_list, ")");
+  }
+  if (o.iterations % o.post_list != 0 || o.warmup_iterations % o.post_list != 0) {
+    return bad("iterations and warm-up iterations must be multiples of the post list (",
+               o.post_list, ")");
+  }
+  BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify);
+  if (layout.slice_bytes > kMaxBufferBytes / o.qps) {
+    return bad("the sweep needs ", layout.slice_bytes * o.qps, " B of buffer (", o.qps,
+               " QPs); the limit is ", FormatSize(kMaxBufferBytes));
+  }
+  return absl::OkStatus();
+}
+
+BufferLayout PlanLayout(const std::vector<uint64_t>& sizes, bool verify) {
+  BufferLayout l;
+  uint64_t max_size = 0;
+  for (uint64_t s : sizes) max_size = std::max(max_size, s);
+  // Regions start 64-byte aligned so the pattern checks stay simple to read.
+  auto align = [](uint64_t v) { return (v + 63) & ~uint64_t{63}; };
+  uint64_t off = align(max_size);
+  if (verify) {
+    for (uint64_t s : sizes) {
+      l.verify_offsets.push_back(off);
+      off = align(off + s);
+    }
+  }
+  l.slice_bytes = std::max<uint64_t>(off, 64);
+  return l;
+}
+
+std::string PerftestCommand(const SweepOptions& o, uint64_t size, const std::string& device,
+                            int gid_index, const std::string& server_address) {
+  std::string cmd = absl::StrCat("ib_write_bw -d ", device);
+  if (gid_index >= 0) absl::StrAppend(&cmd, " -x ", gid_index);
+  absl::StrAppend(&cmd, " -s ", size);
+  if (o.duration_ns > 0) {
+    absl::StrAppend(&cmd, " -D ", std::max<int64_t>(1, o.duration_ns / 1'000'000'000));
+  } else {
+    absl::StrAppend(&cmd, " -n ", o.iterations);
+  }
+  absl::StrAppend(&cmd, " -q ", o.qps, " -t ", o.tx_depth, " -Q ", o.cq_moderation, " -l ",
+                  o.post_list);
+  if (o.bidirectional) absl::StrAppend(&cmd, " -b");
+  absl::StrAppend(&cmd, " --report_gbits");
+  if (!server_address.empty()) absl::StrAppend(&cmd, " ", server_address);
+  return cmd;
+}
+
+}  // namespace gdrbench::agent::bench

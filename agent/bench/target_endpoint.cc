@@ -1,0 +1,152 @@
+#include "agent/bench/target_endpoint.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "agent/bench/endpoint_common.h"
+#include "common/status.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::agent::bench {
+
+absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoot& fs,
+                                                                     const TargetConfig& c) {
+  std::unique_ptr<TargetEndpoint> t(new TargetEndpoint(c));
+  t->fs_ = fs;
+  std::string bind = c.bind_address;
+  if (bind.empty()) {
+    ASSIGN_OR_RETURN(bind, verbs::DeviceIpv4(fs, c.device));
+  }
+  ASSIGN_OR_RETURN(sockaddr_storage addr, verbs::ParseSockAddr(bind, 0));
+  ASSIGN_OR_RETURN(t->channel_, verbs::CreateEventChannel());
+  ASSIGN_OR_RETURN(t->listen_id_, verbs::CreateCmId(t->channel_.get()));
+  if (rdma_bind_addr(t->listen_id_.get(), reinterpret_cast<sockaddr*>(&addr)) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat("rdma_bind_addr(", bind, ")"));
+  }
+  ibv_context* ctx = t->listen_id_->verbs;
+  std::string dev = verbs::DeviceName(ctx);
+  if (ctx == nullptr || dev != c.device) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bind address ", bind, " belongs to ", dev.empty() ? "no RDMA device" : dev, ", not ",
+        c.device));
+  }
+  if (rdma_listen(t->listen_id_.get(), static_cast<int>(c.qps) + 4) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat("rdma_listen on ", bind));
+  }
+  t->address_ = bind;
+  t->cm_port_ = ntohs(rdma_get_src_port(t->listen_id_.get()));
+  ASSIGN_OR_RETURN(t->pd_, verbs::AllocPd(ctx));
+  ASSIGN_OR_RETURN(t->buffer_, memory::Allocate(c.memory, c.slice_bytes * c.qps,
+                                                DeviceNumaNode(fs, c.device)));
+  ASSIGN_OR_RETURN(memory::Registration reg,
+                   memory::Register(t->pd_.get(), *t->buffer_,
+                                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+  t->mr_ = std::move(reg.mr);
+  t->registration_ = reg.method;
+  ASSIGN_OR_RETURN(t->cq_, verbs::CreateCq(ctx, CqEntriesFor(c.qps, c.tx_depth, c.cq_moderation)));
+  t->child_ids_.resize(c.qps);
+  t->qps_.resize(c.qps);
+  t->peers_.resize(c.qps);
+  spdlog::info("target on {} listening at {}:{}, {} x {} B of {} memory ({})", c.device, bind,
+               t->cm_port_, c.qps, c.slice_bytes, t->buffer_->kind_name(), t->registration_);
+  return t;
+}
+
+std::vector<RemoteSlice> TargetEndpoint::slices() const {
+  std::vector<RemoteSlice> out;
+  auto* base = static_cast<uint8_t*>(buffer_->data());
+  for (uint32_t q = 0; q < config_.qps; ++q) {
+    out.push_back(RemoteSlice{reinterpret_cast<uint64_t>(base + q * config_.slice_bytes),
+                              mr_->rkey, config_.slice_bytes});
+  }
+  return out;
+}
+
+absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  uint32_t requested = 0;
+  while (established_ < config_.qps) {
+    if (stop.load()) return absl::AbortedError("target closed while waiting for connections");
+    if (std::chrono::steady_clock::now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "no initiator connected ", config_.qps, " QP(s) within ", timeout_ms, " ms (",
+          established_, " established)"));
+    }
+    auto ev = verbs::NextCmEvent(channel_.get(), 200);
+    if (!ev.ok()) {
+      if (absl::IsDeadlineExceeded(ev.status())) continue;
+      return ev.status();
+    }
+    switch (ev->type) {
+      case RDMA_CM_EVENT_CONNECT_REQUEST: {
+        verbs::CmIdPtr child(ev->id);
+        auto cd = ConnectData::Decode(ev->private_data.data(), ev->private_data_len);
+        if (!cd.ok() || cd->qp_index >= config_.qps || child_ids_[cd->qp_index] != nullptr ||
+            requested >= config_.qps) {
+          spdlog::warn("target {}:{}: rejecting a connection request ({})", address_, cm_port_,
+                       cd.ok() ? std::string("QP slot taken or out of range")
+                                 : std::string(cd.status().message()));
+          rdma_reject(child.get(), nullptr, 0);
+          break;
+        }
+        ASSIGN_OR_RETURN(verbs::QpPtr qp,
+                         verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(),
+                                           verbs::QpCaps{.max_send_wr = config_.tx_depth}));
+        rdma_conn_param param{};
+        param.responder_resources = 1;
+        param.initiator_depth = 1;
+        param.rnr_retry_count = 7;
+        if (rdma_accept(child.get(), &param) != 0) {
+          return ErrnoToStatus(errno, absl::StrCat("rdma_accept for QP ", cd->qp_index));
+        }
+        peers_[cd->qp_index] = RemoteSlice{cd->addr, cd->rkey, cd->length};
+        qps_[cd->qp_index] = std::move(qp);
+        child_ids_[cd->qp_index] = std::move(child);
+        ++requested;
+        break;
+      }
+      case RDMA_CM_EVENT_ESTABLISHED:
+        ++established_;
+        break;
+      case RDMA_CM_EVENT_DISCONNECTED:
+      case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+        break;
+      default:
+        return absl::UnavailableError(absl::StrCat("rdma_cm event ", rdma_event_str(ev->type),
+                                                   " (status ", ev->status,
+                                                   ") while accepting connections"));
+    }
+  }
+  for (auto& id : child_ids_) {
+    if (id != nullptr) {
+      ASSIGN_OR_RETURN(path_, verbs::QueryPath(fs_, id.get()));
+      break;
+    }
+  }
+  spdlog::info("target {}:{}: {} QP(s) established from {}, qpn {}, GID index {} ({}), MTU {}",
+               address_, cm_port_, established_, path_.remote_address,
+               qps_.front() ? qps_.front()->qp->qp_num : 0, path_.gid_index, path_.gid_type,
+               path_.path_mtu_bytes);
+  return absl::OkStatus();
+}
+
+SweepEndpoint TargetEndpoint::ReverseEndpoint() {
+  SweepEndpoint ep;
+  ep.cq = cq_.get();
+  ep.slice_bytes = config_.slice_bytes;
+  auto* base = static_cast<uint8_t*>(buffer_->data());
+  for (uint32_t q = 0; q < config_.qps; ++q) {
+    ep.slices.push_back(QpTarget{.qp = qps_[q] ? qps_[q]->qp : nullptr,
+                                 .local_addr = reinterpret_cast<uint64_t>(base + q * config_.slice_bytes),
+                                 .lkey = mr_->lkey,
+                                 .remote_addr = peers_[q].addr,
+                                 .rkey = peers_[q].rkey});
+  }
+  ep.fill_pattern = [](uint64_t, uint64_t, std::string* err) {
+    *err = "the reverse direction of a bidirectional test is not verified";
+    return false;
+  };
+  return ep;
+}
+
+}  // namespace gdrbench::agent::bench

@@ -1,0 +1,176 @@
+// The hot loop of the RDMA WRITE benchmark: the only caller of
+// ibv_post_send / ibv_poll_cq (through the Ops policy), perftest write_bw's
+// semantics, and nothing inside it allocates, locks, logs or builds a Status.
+//
+// Ops is a policy type with these members (VerbsOps in verbs_ops.h is the
+// real one; the unit tests use a fake clock and a fake NIC):
+//   // Posts `count` chained WRITEs on QP `qp` (WRs number `first` ..
+//   // first+count-1 of that QP); the last one is signalled when `signal`,
+//   // carrying wr_id. Returns 0 or an errno value.
+//   int Post(uint32_t qp, uint64_t first, uint32_t count, bool signal, uint64_t wr_id);
+//   // ibv_poll_cq semantics: completions written to wc, their number, or < 0.
+//   int Poll(int max, ibv_wc* wc);
+//   int64_t NowNs();   // monotonic
+//
+// Selective signalling: only every cq_moderation-th WR of a QP (and the last
+// of a run) asks for a completion. Its wr_id encodes (QP, WRs of that QP done
+// once it completes), and RC completes a QP's WRs in order, so one completion
+// accounts exactly for the unsignalled WRs before it. The send queue slot of
+// an unsignalled WR is only known free after such a completion, which is why
+// outstanding WRs per QP are bounded by tx_depth counting from the last one.
+//
+// Thread safety: one thread runs a loop; Ops and scratch belong to it.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "agent/bench/bw_math.h"
+
+namespace gdrbench::agent::bench {
+
+struct LoopParams {
+  uint32_t qps = 1;
+  uint32_t tx_depth = 128;
+  uint32_t cq_moderation = 100;  // <= tx_depth, a multiple of post_list
+  uint32_t post_list = 1;
+  uint64_t iterations = 0;       // WRs per QP; 0 selects duration mode
+  int64_t duration_ns = 0;       // duration mode: post until this long after the first post
+  int64_t stall_timeout_ns = 30'000'000'000;  // no completion for this long: give up
+};
+
+// Preallocated by the caller (Prepare) so the loop itself never allocates.
+struct LoopScratch {
+  std::vector<uint64_t> posted;     // per QP
+  std::vector<uint64_t> completed;  // per QP
+  std::vector<Sample> samples;      // completion events, for the peak
+  std::vector<ibv_wc> wc;           // poll batch
+
+  // Sizes everything for `params`: one sample per signalled completion in
+  // iteration mode, `max_samples` in duration mode (later events are not
+  // recorded, which only narrows the peak search).
+  void Prepare(const LoopParams& params, size_t max_samples = 1 << 20);
+};
+
+enum class LoopOutcome { kOk, kPostFailed, kPollFailed, kCompletionError, kStalled };
+
+struct LoopResult {
+  LoopOutcome outcome = LoopOutcome::kOk;
+  uint64_t posted = 0;     // WRs, all QPs
+  uint64_t completed = 0;  // WRs, all QPs
+  int64_t first_post_ns = 0;
+  int64_t last_completion_ns = 0;
+  size_t samples = 0;      // scratch.samples[0, samples) hold the events, [0] the first post
+  // On failure: the errno of the post/poll, or the wc status and vendor error.
+  int error_code = 0;
+  uint32_t vendor_err = 0;
+  uint32_t failed_qp = 0;
+};
+
+inline constexpr int kPollBatch = 16;
+
+inline uint64_t EncodeWrId(uint32_t qp, uint64_t done) { return (uint64_t{qp} << 48) | done; }
+inline uint32_t WrIdQp(uint64_t wr_id) { return static_cast<uint32_t>(wr_id >> 48); }
+inline uint64_t WrIdDone(uint64_t wr_id) { return wr_id & ((uint64_t{1} << 48) - 1); }
+
+inline void LoopScratch::Prepare(const LoopParams& p, size_t max_samples) {
+  posted.assign(p.qps, 0);
+  completed.assign(p.qps, 0);
+  size_t events = max_samples;
+  if (p.iterations > 0) {
+    events = static_cast<size_t>(p.qps) * (p.iterations / p.cq_moderation + 2) + 1;
+  }
+  samples.assign(events + 1, Sample{});
+  wc.assign(kPollBatch, ibv_wc{});
+}
+
+template <typename Ops>
+LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
+  LoopResult r;
+  const bool duration_mode = p.iterations == 0;
+  for (uint32_t q = 0; q < p.qps; ++q) s.posted[q] = s.completed[q] = 0;
+  bool stop_posting = false;
+  int64_t deadline = 0;
+  uint64_t idle_polls = 0;
+  int64_t last_progress = 0;
+
+  r.first_post_ns = ops.NowNs();
+  deadline = r.first_post_ns + p.duration_ns;
+  last_progress = r.first_post_ns;
+  s.samples[0] = Sample{r.first_post_ns, 0};
+  size_t nsamples = 1;
+
+  for (;;) {
+    bool busy = false;
+    for (uint32_t q = 0; q < p.qps; ++q) {
+      for (;;) {
+        uint64_t posted = s.posted[q];
+        bool more = duration_mode ? (!stop_posting || posted % p.cq_moderation != 0)
+                                  : posted < p.iterations;
+        if (!more) break;
+        busy = true;
+        if (posted + p.post_list - s.completed[q] > p.tx_depth) break;
+        uint64_t next = posted + p.post_list;
+        bool signal = next % p.cq_moderation == 0 || (!duration_mode && next == p.iterations);
+        if (int rc = ops.Post(q, posted, p.post_list, signal, EncodeWrId(q, next)); rc != 0) {
+          r.outcome = LoopOutcome::kPostFailed;
+          r.error_code = rc;
+          r.failed_qp = q;
+          goto done;
+        }
+        s.posted[q] = next;
+        r.posted += p.post_list;
+      }
+      if (s.completed[q] != s.posted[q]) busy = true;
+    }
+    if (!busy) break;
+
+    int n = ops.Poll(kPollBatch, s.wc.data());
+    if (n < 0) {
+      r.outcome = LoopOutcome::kPollFailed;
+      r.error_code = -n;
+      goto done;
+    }
+    if (n == 0) {
+      // Rare clock reads while idle: the stall guard only.
+      if ((++idle_polls & 0xFFFF) == 0) {
+        int64_t now = ops.NowNs();
+        if (now - last_progress > p.stall_timeout_ns) {
+          r.outcome = LoopOutcome::kStalled;
+          goto done;
+        }
+        if (duration_mode && now >= deadline) stop_posting = true;
+      }
+      continue;
+    }
+    {
+      int64_t now = ops.NowNs();
+      for (int i = 0; i < n; ++i) {
+        const ibv_wc& wc = s.wc[i];
+        uint32_t q = WrIdQp(wc.wr_id);
+        if (wc.status != IBV_WC_SUCCESS || q >= p.qps) {
+          r.outcome = LoopOutcome::kCompletionError;
+          r.error_code = wc.status == IBV_WC_SUCCESS ? IBV_WC_GENERAL_ERR : wc.status;
+          r.vendor_err = wc.vendor_err;
+          r.failed_qp = q;
+          goto done;
+        }
+        uint64_t done_count = WrIdDone(wc.wr_id);
+        r.completed += done_count - s.completed[q];
+        s.completed[q] = done_count;
+      }
+      r.last_completion_ns = now;
+      last_progress = now;
+      idle_polls = 0;
+      if (nsamples < s.samples.size()) s.samples[nsamples++] = Sample{now, r.completed};
+      if (duration_mode && now >= deadline) stop_posting = true;
+    }
+  }
+done:
+  r.samples = nsamples;
+  return r;
+}
+
+}  // namespace gdrbench::agent::bench

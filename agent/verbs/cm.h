@@ -1,0 +1,73 @@
+// Connection management through librdmacm: address and route resolution
+// with the NIC's own source address bound (on a node with several NICs, and
+// in the lab where all addresses are local to one kernel, an unbound source
+// lets the kernel pick another device), connect, listen and accept, and
+// what rdma_cm chose (GID index and type, path MTU).
+//
+// Every wait has a timeout; events are copied and acknowledged at once, so
+// destroying an id never blocks on an unacknowledged event.
+// Thread safety: functions are reentrant; an id and its channel belong to one
+// thread at a time.
+#pragma once
+
+#include <netinet/in.h>
+#include <rdma/rdma_cma.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/fs_root.h"
+
+namespace gdrbench::agent::verbs {
+
+// INVALID_ARGUMENT unless `ip` is a numeric IPv4 or IPv6 address.
+absl::StatusOr<sockaddr_storage> ParseSockAddr(absl::string_view ip, uint16_t port);
+std::string FormatSockAddr(const sockaddr* addr);
+
+// The first IPv4 address of the netdev under `device` (via sysfs and
+// getifaddrs). NOT_FOUND with the device named when it has none.
+absl::StatusOr<std::string> DeviceIpv4(const FsRoot& fs, const std::string& device);
+
+// A copy of one rdma_cm event. For CONNECT_REQUEST, `id` is a new id that
+// the caller now owns (wrap it in CmIdPtr).
+struct CmEvent {
+  rdma_cm_event_type type = RDMA_CM_EVENT_ADDR_ERROR;
+  rdma_cm_id* id = nullptr;
+  int status = 0;
+  std::array<uint8_t, 64> private_data{};
+  uint8_t private_data_len = 0;
+};
+
+// DEADLINE_EXCEEDED after `timeout_ms` without an event.
+absl::StatusOr<CmEvent> NextCmEvent(rdma_event_channel* channel, int timeout_ms);
+// Waits for `expected` on `id`; any other event type is an error naming both
+// (e.g. REJECTED: nothing listening on the target port; UNREACHABLE).
+absl::StatusOr<CmEvent> ExpectCmEvent(rdma_event_channel* channel, rdma_cm_event_type expected,
+                                      int timeout_ms);
+
+// Binds `src` as the source and resolves the address and route of `dst`.
+// Afterwards id->verbs is the local device that will carry the traffic.
+absl::Status ResolveRoute(rdma_cm_id* id, rdma_event_channel* channel, const sockaddr_storage& src,
+                          const sockaddr_storage& dst, int timeout_ms);
+
+// rdma_connect with `private_data` (<= 56 bytes for RC), then ESTABLISHED.
+absl::Status Connect(rdma_cm_id* id, rdma_event_channel* channel, const void* private_data,
+                     uint8_t private_data_len, int timeout_ms);
+
+// What rdma_cm chose for a connected QP.
+struct PathInfo {
+  std::string device;
+  uint32_t port = 0;
+  int gid_index = -1;
+  std::string gid;
+  std::string gid_type;  // "RoCE v2", "IB/RoCE v1" (from sysfs); empty on IB
+  uint32_t path_mtu_bytes = 0;
+  std::string local_address;
+  std::string remote_address;
+};
+absl::StatusOr<PathInfo> QueryPath(const FsRoot& fs, rdma_cm_id* id);
+
+}  // namespace gdrbench::agent::verbs

@@ -1,0 +1,145 @@
+#include "agent/bench/write_loop.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/agent/bench/fake_nic.h"
+#include "agent/bench/write_sweep.h"
+
+namespace gdrbench::agent::bench {
+namespace {
+
+using testing::FakeNic;
+
+LoopParams Params(uint32_t qps, uint64_t iters, uint32_t tx = 128, uint32_t cqm = 100,
+                  uint32_t pl = 1) {
+  return LoopParams{.qps = qps, .tx_depth = tx, .cq_moderation = cqm, .post_list = pl,
+                    .iterations = iters};
+}
+
+TEST(WriteLoop, IterationModeCompletesEveryWrExactlyOnce) {
+  FakeNic nic(1, 128, 100);
+  LoopParams p = Params(1, 5000);
+  LoopScratch s;
+  s.Prepare(p);
+  LoopResult r = RunWriteLoop(nic, p, s);
+  ASSERT_EQ(r.outcome, LoopOutcome::kOk);
+  EXPECT_EQ(r.posted, 5000u);
+  EXPECT_EQ(r.completed, 5000u);
+  EXPECT_EQ(nic.wrs, 5000u);
+  // Every 100th WR signalled: 50 completions, the 5000th among them.
+  EXPECT_EQ(nic.signalled, 50u);
+  EXPECT_LE(nic.max_outstanding, 128u);
+  EXPECT_FALSE(nic.sq_overflow);
+  EXPECT_GT(r.last_completion_ns, r.first_post_ns);
+}
+
+TEST(WriteLoop, LastWrIsSignalledWhenIterationsAreNotAMultipleOfModeration) {
+  FakeNic nic(1, 128, 100);
+  LoopParams p = Params(1, 250);
+  LoopScratch s;
+  s.Prepare(p);
+  LoopResult r = RunWriteLoop(nic, p, s);
+  ASSERT_EQ(r.outcome, LoopOutcome::kOk);
+  EXPECT_EQ(r.completed, 250u);
+  EXPECT_EQ(nic.signalled, 3u);  // WR 100, 200 and the last (250)
+}
+
+TEST(WriteLoop, ManyQpsShareTheCqAndEachRespectsTxDepth) {
+  FakeNic nic(4, 16, 100);
+  LoopParams p = Params(4, 1000, 16, 8);
+  LoopScratch s;
+  s.Prepare(p);
+  LoopResult r = RunWriteLoop(nic, p, s);
+  ASSERT_EQ(r.outcome, LoopOutcome::kOk);
+  EXPECT_EQ(r.completed, 4000u);
+  for (uint64_t c : s.completed) EXPECT_EQ(c, 1000u);
+  EXPECT_LE(nic.max_outstanding, 16u);
+  EXPECT_FALSE(nic.sq_overflow);
+}
+
+TEST(WriteLoop, PostListChainsWrsAndSignalsTheLastOfAChain) {
+  FakeNic nic(1, 64, 100);
+  LoopParams p = Params(1, 640, 64, 32, 8);
+  LoopScratch s;
+  s.Prepare(p);
+  LoopResult r = RunWriteLoop(nic, p, s);
+  ASSERT_EQ(r.outcome, LoopOutcome::kOk);
+  EXPECT_EQ(nic.posts, 80u);
+  EXPECT_EQ(nic.signalled, 20u);
+  EXPECT_EQ(r.completed, 640u);
+}
+
+TEST(WriteLoop, DurationModeStopsAfterTheDeadlineOnASignalledWr) {
+  FakeNic nic(2, 128, 1000);  // 1 us per WR
+  LoopParams p = Params(2, 0);
+  p.duration_ns = 5'000'000;  // 5 ms: about 5000 WRs on the shared wire
+  LoopScratch s;
+  s.Prepare(p, 4096);
+  LoopResult r = RunWriteLoop(nic, p, s);
+  ASSERT_EQ(r.outcome, LoopOutcome::kOk);
+  EXPECT_EQ(r.completed, r.posted);
+  for (uint32_t q = 0; q < 2; ++q) EXPECT_EQ(s.completed[q] % 100, 0u);
+  int64_t ran = r.last_completion_ns - r.first_post_ns;
+  EXPECT_GE(ran, 5'000'000);
+  EXPECT_LT(ran, 5'000'000 + 2 * 128 * 1000 + 100'000);  // at most the drain of the pipeline
+  EXPECT_GT(r.completed, 4000u);
+}
+
+TEST(WriteLoop, CompletionErrorEndsTheLoopWithTheStatus) {
+  FakeNic nic(1, 128, 100);
+  nic.complete_error_at = 1234;
+  LoopParams p = Params(1, 5000);
+  LoopScratch s;
+  s.Prepare(p);
+  LoopResult r = RunWriteLoop(nic, p, s);
+  ASSERT_EQ(r.outcome, LoopOutcome::kCompletionError);
+  EXPECT_EQ(r.error_code, IBV_WC_REM_ACCESS_ERR);
+  EXPECT_LT(r.completed, 1234u);
+  std::string msg = DescribeFailure(r, 65536);
+  EXPECT_NE(msg.find("65536 B"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("remote access error"), std::string::npos) << msg;
+}
+
+TEST(WriteLoop, PostFailureIsReportedWithErrno) {
+  FakeNic nic(1, 128, 100);
+  nic.post_error_at = 3;
+  LoopParams p = Params(1, 100);
+  LoopScratch s;
+  s.Prepare(p);
+  LoopResult r = RunWriteLoop(nic, p, s);
+  ASSERT_EQ(r.outcome, LoopOutcome::kPostFailed);
+  EXPECT_EQ(r.error_code, 12);
+  EXPECT_EQ(r.posted, 3u);
+}
+
+TEST(WriteLoop, APeerThatNeverCompletesEndsAsStalled) {
+  FakeNic nic(1, 128, 100);
+  nic.never_complete = true;
+  LoopParams p = Params(1, 1000);
+  p.stall_timeout_ns = 1'000'000;
+  LoopScratch s;
+  s.Prepare(p);
+  LoopResult r = RunWriteLoop(nic, p, s);
+  EXPECT_EQ(r.outcome, LoopOutcome::kStalled);
+  EXPECT_EQ(r.completed, 0u);
+}
+
+TEST(WriteLoop, SummaryUsesFirstPostToLastCompletion) {
+  FakeNic nic(1, 128, 1000, 0);  // 1 us per 4 KiB WR: 32.768 Gb/s on the wire
+  LoopParams p = Params(1, 10000);
+  LoopScratch s;
+  s.Prepare(p);
+  LoopResult r = RunWriteLoop(nic, p, s);
+  ASSERT_EQ(r.outcome, LoopOutcome::kOk);
+  SizeOutcome o = Summarize(r, s, p, 4096);
+  ASSERT_TRUE(o.ok);
+  EXPECT_EQ(o.iterations, 10000u);
+  EXPECT_EQ(o.duration_ns, r.last_completion_ns - r.first_post_ns);
+  EXPECT_NEAR(o.bw_avg_gbps, 32.768, 0.2);
+  EXPECT_NEAR(o.msg_rate_mpps, 1.0, 0.01);
+  EXPECT_GE(o.bw_peak_gbps, o.bw_avg_gbps);
+  EXPECT_LT(o.bw_peak_gbps, 32.768 * 1.05);
+}
+
+}  // namespace
+}  // namespace gdrbench::agent::bench
