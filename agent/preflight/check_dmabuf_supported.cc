@@ -1,0 +1,118 @@
+// dmabuf_supported: the dma-buf path for GPU memory registration
+// (cuMemGetHandleForAddressRange -> ibv_reg_dmabuf_mr) needs a kernel >= 5.12,
+// NVIDIA's open kernel modules (the GPU attribute DMA_BUF_SUPPORTED says so),
+// rdma-core >= 34 and a NIC driver that implements dma-buf registration.
+#include <cstdlib>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "agent/preflight/checks.h"
+
+namespace gdrbench::agent::preflight {
+namespace {
+
+// "6.1.0-57-amd64" -> {6, 1}; {0, 0} when unparseable.
+std::pair<int, int> KernelMajorMinor(const std::string& release) {
+  std::vector<std::string> parts = absl::StrSplit(release, absl::ByAnyChar(".-"));
+  if (parts.size() < 2) return {0, 0};
+  return {std::atoi(parts[0].c_str()), std::atoi(parts[1].c_str())};
+}
+
+}  // namespace
+
+CheckResult CheckDmabufSupported(Context& ctx) {
+  const char* kId = "dmabuf_supported";
+  if (!HasNvidiaGpu(ctx)) return Result(kId, Status::kSkip, "no NVIDIA GPU on the PCI bus");
+  CheckResult r;
+  r.id = kId;
+  std::vector<std::string> missing;
+  std::vector<std::string> unknown;
+
+  auto release = ctx.fs().ReadLine("/proc/sys/kernel/osrelease");
+  if (release.ok()) {
+    auto [major, minor] = KernelMajorMinor(*release);
+    bool ok = major > 5 || (major == 5 && minor >= 12);
+    r.Saw(ctx.Where("/proc/sys/kernel/osrelease"), absl::StrCat(*release, ok ? " (>= 5.12)" : " (< 5.12)"));
+    if (!ok) missing.push_back(absl::StrCat("kernel ", *release, " < 5.12"));
+    std::string config = absl::StrCat("/boot/config-", *release);
+    if (auto cfg = ctx.fs().ReadFile(config); cfg.ok()) {
+      bool dmabuf = absl::StrContains(*cfg, "CONFIG_DMA_SHARED_BUFFER=y");
+      r.Saw(ctx.Where(config), dmabuf ? "CONFIG_DMA_SHARED_BUFFER=y" : "CONFIG_DMA_SHARED_BUFFER not set");
+      if (!dmabuf) missing.push_back("kernel built without CONFIG_DMA_SHARED_BUFFER");
+    }
+  } else {
+    unknown.push_back("kernel release");
+  }
+
+  auto version = ctx.fs().ReadLine("/proc/driver/nvidia/version");
+  if (version.ok()) {
+    bool open = absl::StrContains(*version, "Open Kernel Module");
+    r.Saw(ctx.Where("/proc/driver/nvidia/version"),
+          open ? "open kernel modules" : "proprietary kernel modules");
+    if (!open) missing.push_back("NVIDIA proprietary kernel modules (dma-buf needs the open ones)");
+  } else {
+    unknown.push_back("NVIDIA driver flavour");
+  }
+
+  const auto& gpus = ctx.CudaGpus();
+  if (gpus.ok()) {
+    for (const auto& g : *gpus) {
+      std::string src = absl::StrCat("cuDeviceGetAttribute(DMA_BUF_SUPPORTED, GPU ", g.device.index, ")");
+      if (!g.dmabuf_supported.has_value()) {
+        r.Saw(src, "not readable");
+        unknown.push_back(absl::StrCat("GPU ", g.device.index, " attribute"));
+      } else {
+        r.Saw(src, *g.dmabuf_supported ? "1" : "0");
+        if (!*g.dmabuf_supported) missing.push_back(absl::StrCat("GPU ", g.device.index, " DMA_BUF_SUPPORTED=0"));
+      }
+    }
+  } else {
+    r.Saw("cuDeviceGetAttribute(DMA_BUF_SUPPORTED)", std::string(gpus.status().message()));
+    unknown.push_back("GPU attribute");
+  }
+
+  std::string rdma_core = verbs::RdmaCoreVersion(ctx.fs());
+  if (!rdma_core.empty()) {
+    int major = std::atoi(rdma_core.c_str());
+    r.Saw(ctx.Where("/var/lib/dpkg/status"), absl::StrCat("libibverbs1 ", rdma_core));
+    if (major > 0 && major < 34) missing.push_back(absl::StrCat("rdma-core ", rdma_core, " < 34"));
+  } else {
+    unknown.push_back("rdma-core version");
+  }
+  const auto& devs = ctx.RdmaDevices();
+  if (devs.ok()) {
+    for (const auto& d : *devs) {
+      auto ok = ctx.rdma().DmabufRegistrationSupported(d.name);
+      std::string src = absl::StrCat("ibv_reg_dmabuf_mr(", d.name, ", fd=-1)");
+      if (!ok.ok()) {
+        r.Saw(src, std::string(ok.status().message()));
+        unknown.push_back(absl::StrCat(d.name, " driver"));
+      } else {
+        r.Saw(src, *ok ? "EBADF: implemented" : "EOPNOTSUPP: not implemented");
+        if (!*ok) missing.push_back(absl::StrCat(d.name, " driver has no dma-buf registration"));
+      }
+    }
+  }
+
+  if (missing.empty()) {
+    r.status = Status::kPass;
+    r.summary = unknown.empty() ? "dma-buf registration is supported end to end"
+                                : absl::StrCat("dma-buf prerequisites met (not read: ",
+                                               absl::StrJoin(unknown, ", "), ")");
+    return r;
+  }
+  bool peermem = ctx.fs().Exists("/sys/module/nvidia_peermem") ||
+                 ctx.fs().Exists("/sys/kernel/mm/memory_peers/nv_mem/version");
+  r.status = peermem ? Status::kWarn : Status::kFail;
+  r.summary = absl::StrCat("dma-buf registration unavailable: ", absl::StrJoin(missing, "; "),
+                           peermem ? " (nvidia-peermem remains)" : " and nvidia-peermem is not loaded");
+  r.remediation =
+      "use NVIDIA's open kernel modules (nvidia-driver-<ver>-open, R515+), a kernel >= 5.12, "
+      "rdma-core >= 34 and a NIC driver with dma-buf (mlx5); or rely on nvidia-peermem "
+      "(modprobe nvidia-peermem)";
+  return r;
+}
+
+}  // namespace gdrbench::agent::preflight

@@ -1,0 +1,129 @@
+// stack_version_alignment: driver, CUDA, peermem and rdma-core/OFED come from
+// one maintenance window. On one node: the user-space libcuda and
+// nvidia-peermem must match the loaded kernel module (a partial upgrade gives
+// "Driver/library version mismatch"); every pinned expectation must hold.
+// Across the fleet the controller compares the versions this check reports.
+#include <regex>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "agent/preflight/checks.h"
+
+namespace gdrbench::agent::preflight {
+namespace {
+
+// "libcuda.so.580.95.05" in the usual library directories -> "580.95.05".
+std::string LibcudaVersion(const FsRoot& fs, std::string* where) {
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+                          "/usr/lib", "/usr/local/nvidia/lib64"}) {
+    auto names = fs.ListDir(dir);
+    if (!names.ok()) continue;
+    for (const auto& n : *names) {
+      if (absl::StartsWith(n, "libcuda.so.") && n != "libcuda.so.1" &&
+          std::count(n.begin(), n.end(), '.') >= 3) {
+        *where = absl::StrCat(dir, "/", n);
+        return n.substr(std::string("libcuda.so.").size());
+      }
+    }
+  }
+  return "";
+}
+
+std::string OfedVersion(const FsRoot& fs, std::string* where) {
+  for (const char* path : {"/usr/bin/ofed_info", "/usr/sbin/ofed_info"}) {
+    auto content = fs.ReadFile(path);
+    if (!content.ok()) continue;
+    static const std::regex kOfed(R"((MLNX_OFED_LINUX|OFED-internal|DOCA[A-Za-z_]*)-([0-9][0-9A-Za-z.\-]*[0-9]))");
+    std::smatch m;
+    if (std::regex_search(*content, m, kOfed)) {
+      *where = path;
+      return m[0];
+    }
+  }
+  return "";
+}
+
+// "580" pins a branch, "580.95.05" one release.
+bool Matches(const std::string& pinned, const std::string& observed) {
+  return observed == pinned || absl::StartsWith(observed, pinned + ".") ||
+         absl::StartsWith(observed, pinned + "-");
+}
+
+}  // namespace
+
+CheckResult CheckStackVersionAlignment(Context& ctx) {
+  const char* kId = "stack_version_alignment";
+  CheckResult r;
+  r.id = kId;
+  std::vector<std::string> problems;
+  std::vector<std::string> fixes;
+
+  std::string kmod = ctx.NvidiaDriverVersion();
+  r.Saw(ctx.Where("/proc/driver/nvidia/version"), kmod.empty() ? "absent" : kmod);
+  std::string libcuda_path;
+  std::string libcuda = LibcudaVersion(ctx.fs(), &libcuda_path);
+  if (!libcuda.empty()) r.Saw(ctx.Where(libcuda_path), libcuda);
+  if (!kmod.empty() && !libcuda.empty() && kmod != libcuda) {
+    problems.push_back(absl::StrCat("user-space libcuda ", libcuda, " != kernel module ", kmod));
+    fixes.push_back("reboot (or unload and reload the nvidia modules) so the kernel module matches the installed driver");
+  }
+  auto peermem = ctx.fs().ReadLine("/sys/module/nvidia_peermem/version");
+  if (peermem.ok()) {
+    r.Saw(ctx.Where("/sys/module/nvidia_peermem/version"), *peermem);
+    if (!kmod.empty() && *peermem != kmod) {
+      problems.push_back(absl::StrCat("nvidia_peermem ", *peermem, " != driver ", kmod));
+      fixes.push_back("rmmod nvidia_peermem && modprobe nvidia-peermem (it must come from the same driver package)");
+    }
+  }
+  std::string cuda;
+  if (auto v = ctx.cuda().DriverVersion(); v.ok()) {
+    cuda = *v;
+    r.Saw("cuDriverGetVersion", cuda);
+  }
+  std::string rdma_core = verbs::RdmaCoreVersion(ctx.fs());
+  if (!rdma_core.empty()) r.Saw(ctx.Where("/var/lib/dpkg/status"), absl::StrCat("rdma-core (libibverbs1) ", rdma_core));
+  std::string ofed_path;
+  std::string ofed = OfedVersion(ctx.fs(), &ofed_path);
+  if (!ofed.empty()) r.Saw(ctx.Where(ofed_path), ofed);
+
+  const Expectations& e = ctx.expect();
+  auto pin = [&](const char* what, const std::string& pinned, const std::string& observed) {
+    if (pinned.empty()) return;
+    if (observed.empty() || !Matches(pinned, observed)) {
+      problems.push_back(absl::StrCat(what, " is ", observed.empty() ? "absent" : observed,
+                                      ", pinned ", pinned));
+      fixes.push_back(absl::StrCat("install ", what, " ", pinned, " (the fleet's maintenance-window version)"));
+    }
+  };
+  pin("NVIDIA driver", e.nvidia_driver, kmod);
+  pin("CUDA driver", e.cuda_driver, cuda);
+  pin("rdma-core", e.rdma_core, rdma_core);
+  pin("OFED", e.ofed, ofed);
+
+  if (!problems.empty()) {
+    r.status = Status::kFail;
+    r.summary = absl::StrJoin(problems, "; ");
+    r.remediation = absl::StrJoin(fixes, "; ");
+    return r;
+  }
+  if (kmod.empty() && rdma_core.empty() && ofed.empty() && cuda.empty()) {
+    r.status = Status::kSkip;
+    r.summary = "no GPU driver and no RDMA stack installed";
+    return r;
+  }
+  r.status = Status::kPass;
+  std::vector<std::string> parts;
+  if (!kmod.empty()) parts.push_back("driver " + kmod);
+  if (!cuda.empty()) parts.push_back("CUDA " + cuda);
+  if (!rdma_core.empty()) parts.push_back("rdma-core " + rdma_core);
+  if (!ofed.empty()) parts.push_back(ofed);
+  r.summary = absl::StrCat(absl::StrJoin(parts, ", "),
+                           e.nvidia_driver.empty() && e.cuda_driver.empty() && e.rdma_core.empty() &&
+                                   e.ofed.empty()
+                               ? " (consistent; nothing pinned)"
+                               : " (match the pinned versions)");
+  return r;
+}
+
+}  // namespace gdrbench::agent::preflight
