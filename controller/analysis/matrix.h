@@ -1,0 +1,80 @@
+// The bandwidth matrix of a sweep: one src x dst matrix per (rail, size),
+// cells holding Gb/s (BW average) or a status, built incrementally from pair
+// results. Compact (a float per cell) so 1024 nodes x 8 rails fit easily;
+// ToProto renders the v1 messages for reports.
+//
+// Bidirectional tests fill both (src, dst) and (dst, src) with the reported
+// (aggregate) bandwidth and expect twice the link rate.
+// Thread safety: none; one thread builds, then read-only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gdrbench/v1/run.pb.h"
+
+namespace gdrbench::controller::analysis {
+
+enum class Verdict : uint8_t { kNone = 0, kPass, kLow, kFail };
+const char* VerdictName(Verdict v);
+
+struct Cell {
+  float gbps = 0;
+  float expected_gbps = 0;
+  float baseline_gbps = 0;
+  v1::ResultStatus status = v1::RESULT_STATUS_UNSPECIFIED;  // UNSPECIFIED = not tested
+  Verdict verdict = Verdict::kNone;
+  bool present() const { return status != v1::RESULT_STATUS_UNSPECIFIED; }
+};
+
+struct Matrix {
+  uint32_t rail = 0;
+  uint64_t size_bytes = 0;
+  uint32_t n = 0;
+  std::vector<Cell> cells;                            // n * n, row = src
+  std::unordered_map<uint32_t, std::string> reasons;  // cell index -> why (failed/low cells)
+  Cell& at(uint32_t src, uint32_t dst) { return cells[size_t{src} * n + dst]; }
+  const Cell& at(uint32_t src, uint32_t dst) const { return cells[size_t{src} * n + dst]; }
+};
+
+class MatrixSet {
+ public:
+  // `bidirectional`: the run's tests were bidirectional (see above).
+  explicit MatrixSet(std::vector<std::string> nodes, bool bidirectional = false);
+
+  // Adds one pair result; unknown node names are ignored (counted).
+  void Add(const v1::PairResult& result);
+
+  const std::vector<std::string>& nodes() const { return nodes_; }
+  // All matrices, ordered by (rail, size). The const overloads assume a
+  // non-const call already happened after the last Add.
+  std::vector<Matrix*> matrices();
+  std::vector<const Matrix*> matrices() const;
+  // The matrices verdicts are reached on: each rail's largest size.
+  std::vector<Matrix*> VerdictMatrices();
+  std::vector<const Matrix*> VerdictMatrices() const;
+  size_t unknown_nodes() const { return unknown_; }
+  int NodeIndex(const std::string& name) const;
+
+ private:
+  Matrix& Get(uint32_t rail, uint64_t size);
+  void MergePlaceholders();
+  bool bidirectional_;
+  bool pending_failures_hint_ = false;
+  std::vector<std::string> nodes_;
+  std::unordered_map<std::string, uint32_t> index_;
+  std::map<std::pair<uint32_t, uint64_t>, Matrix> m_;
+  size_t unknown_ = 0;
+};
+
+// Statistics of the OK cells of each row, each column and the whole matrix.
+v1::AxisStats Stats(const std::vector<float>& values, uint32_t bad, uint32_t low);
+void FillStats(const Matrix& m, const std::vector<std::string>& nodes, v1::BandwidthMatrix* out);
+
+// The v1 message for one matrix: present cells only, with stats.
+v1::BandwidthMatrix ToProto(const Matrix& m, const std::vector<std::string>& nodes);
+
+}  // namespace gdrbench::controller::analysis

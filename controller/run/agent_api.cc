@@ -1,0 +1,12 @@
+#include "controller/run/agent_api.h"
+
+#include "common/status.h"
+
+namespace gdrbench::controller::run {
+
+absl::StatusOr<std::unique_ptr<GrpcAgentApi>> GrpcAgentApi::Create(AgentClientConfig config) {
+  ASSIGN_OR_RETURN(auto client, AgentClient::Create(std::move(config)));
+  return std::unique_ptr<GrpcAgentApi>(new GrpcAgentApi(std::move(client)));
+}
+
+}  // namespace gdrbench::controller::run

@@ -1,0 +1,68 @@
+// AgentApi: the agent RPCs the controller uses, as a plain interface so the
+// run layer is tested against fakes (unit tests, the 1024-agent bench) and
+// runs against real agents through GrpcAgentApi (controller/client).
+//
+// Error codes (real implementation; fakes return what they are told):
+//   UNAVAILABLE        the agent did not answer within the connect timeout
+//   DEADLINE_EXCEEDED  the RPC ran past its deadline
+//   INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, UNIMPLEMENTED, INTERNAL:
+//                      as returned by the agent, message prefixed with the RPC
+//                      name and the agent's address.
+// Thread safety: every method may be called concurrently.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "controller/client/agent_client.h"
+#include "gdrbench/v1/agent.pb.h"
+
+namespace gdrbench::controller::run {
+
+class AgentApi {
+ public:
+  virtual ~AgentApi() = default;
+  virtual absl::StatusOr<v1::NodeInfo> GetNodeInfo() = 0;
+  virtual absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request) = 0;
+  virtual absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& request) = 0;
+  // `timeout` bounds the whole stream.
+  virtual absl::Status RunWriteSweep(
+      const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
+      const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) = 0;
+  virtual absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(
+      const v1::VerifyTargetRequest& request) = 0;
+  virtual absl::Status CloseTarget(const std::string& target_id) = 0;
+};
+
+// The real one: a thin adapter over AgentClient (deadlines, TLS).
+class GrpcAgentApi final : public AgentApi {
+ public:
+  // INVALID_ARGUMENT for a malformed address or TLS config; does not connect.
+  static absl::StatusOr<std::unique_ptr<GrpcAgentApi>> Create(AgentClientConfig config);
+
+  absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return client_->GetNodeInfo(); }
+  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& r) override {
+    return client_->RunPreflight(r);
+  }
+  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& r) override {
+    return client_->OpenTarget(r);
+  }
+  absl::Status RunWriteSweep(
+      const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
+      const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) override {
+    return client_->RunWriteSweep(r, timeout, on_message);
+  }
+  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
+    return client_->VerifyTarget(r);
+  }
+  absl::Status CloseTarget(const std::string& id) override { return client_->CloseTarget(id); }
+
+ private:
+  explicit GrpcAgentApi(std::unique_ptr<AgentClient> c) : client_(std::move(c)) {}
+  std::unique_ptr<AgentClient> client_;
+};
+
+}  // namespace gdrbench::controller::run

@@ -1,0 +1,152 @@
+#include "controller/run/fake_cluster.h"
+
+#include <charconv>
+
+#include "absl/strings/str_cat.h"
+
+namespace gdrbench::controller::run {
+
+#define RETURN_IF_DOWN()                                                          \
+  c_->rpcs_.fetch_add(1, std::memory_order_relaxed);                              \
+  if (down_) {                                                                    \
+    return absl::UnavailableError(absl::StrCat("agent fake", index_,              \
+                                               ":1 unreachable: connection refused")); \
+  }
+
+class FakeCluster::Agent final : public AgentApi {
+ public:
+  Agent(FakeCluster* c, uint32_t index) : c_(c), index_(index) {}
+
+  absl::StatusOr<v1::NodeInfo> GetNodeInfo() override {
+    RETURN_IF_DOWN();
+    v1::NodeInfo info;
+    info.set_hostname(absl::StrCat("node", index_));
+    for (uint32_t r = 0; r < c_->rails_; ++r) {
+      auto* nic = info.add_nics();
+      nic->set_device(absl::StrCat("nic", r));
+      auto* p = nic->add_ports();
+      p->set_port_num(1);
+      p->set_state("PORT_ACTIVE");
+      p->set_active_rate_gbps(c_->link_gbps_);
+      auto* rail = info.add_rails();
+      rail->set_nic_device(nic->device());
+      rail->set_gpu_index(r);
+    }
+    return info;
+  }
+
+  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest&) override {
+    RETURN_IF_DOWN();
+    v1::PreflightReport rep;
+    rep.set_hostname(absl::StrCat("node", index_));
+    auto* c = rep.add_checks();
+    c->set_id("fake_check");
+    c->set_status(preflight_);
+    if (preflight_ == v1::CHECK_STATUS_FAIL) {
+      c->set_summary("nvidia-peermem is not loaded");
+      c->set_remediation("modprobe nvidia-peermem");
+    }
+    rep.set_overall(preflight_);
+    return rep;
+  }
+
+  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& req) override {
+    RETURN_IF_DOWN();
+    if (!open_error_.ok()) return open_error_;
+    v1::OpenTargetResponse resp;
+    // The target id carries the target node and NIC so the initiator's fake
+    // can evaluate the bandwidth model without shared state.
+    resp.set_target_id(absl::StrCat(index_, "/", req.device()));
+    resp.set_address(absl::StrCat("fake", index_));
+    resp.set_cm_port(7471);
+    auto* b = resp.add_buffers();
+    b->set_addr(0x1000);
+    b->set_rkey(42);
+    b->set_length_bytes(req.buffer_bytes());
+    c_->open_.fetch_add(1, std::memory_order_relaxed);
+    return resp;
+  }
+
+  absl::Status RunWriteSweep(
+      const v1::RunWriteSweepRequest& req, std::chrono::milliseconds,
+      const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) override {
+    RETURN_IF_DOWN();
+    c_->sweeps_.fetch_add(1, std::memory_order_relaxed);
+    uint32_t dst = 0;
+    const std::string& id = req.target_id();
+    std::from_chars(id.data(), id.data() + id.size(), dst);
+    double gbps = c_->model_ ? c_->model_(index_, dst, req.device()) : 0.95 * c_->link_gbps_;
+    v1::RunWriteSweepResponse m;
+    for (uint64_t size : c_->sizes_) {
+      auto* s = m.mutable_size();
+      s->set_size_bytes(size);
+      s->set_iterations(1000);
+      s->set_bw_avg_gbps(gbps);
+      s->set_bw_peak_gbps(gbps);
+      s->set_status(gbps > 0 ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
+      if (gbps <= 0) s->set_error("completion error: IBV_WC_RETRY_EXC_ERR (transport retry exceeded)");
+      on_message(m);
+    }
+    auto* sum = m.mutable_summary();
+    sum->set_status(gbps > 0 ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
+    if (gbps <= 0) sum->set_error("transport retry counter exceeded");
+    sum->set_device(req.device());
+    sum->set_memory_kind("host");
+    sum->set_registration("ibv_reg_mr");
+    sum->set_bw_avg_gbps_best(gbps);
+    on_message(m);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& req) override {
+    RETURN_IF_DOWN();
+    v1::VerifyTargetResponse resp;
+    for (uint64_t s : req.sizes_bytes()) {
+      auto* r = resp.add_sizes();
+      r->set_size_bytes(s);
+      r->set_verified(true);
+    }
+    resp.set_method("cpu");
+    return resp;
+  }
+
+  absl::Status CloseTarget(const std::string&) override {
+    RETURN_IF_DOWN();
+    c_->open_.fetch_sub(1, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+
+  bool down_ = false;
+  absl::Status open_error_;
+  v1::CheckStatus preflight_ = v1::CHECK_STATUS_PASS;
+
+ private:
+  FakeCluster* c_;
+  uint32_t index_;
+};
+#undef RETURN_IF_DOWN
+
+FakeCluster::FakeCluster(uint32_t nodes, uint32_t rails, double link_gbps)
+    : rails_(rails), link_gbps_(link_gbps) {
+  for (uint32_t i = 0; i < nodes; ++i) agents_.push_back(std::make_unique<Agent>(this, i));
+}
+
+FakeCluster::~FakeCluster() = default;
+
+AgentApi* FakeCluster::agent(uint32_t i) { return agents_[i].get(); }
+
+std::vector<AgentApi*> FakeCluster::agents() {
+  std::vector<AgentApi*> out;
+  for (auto& a : agents_) out.push_back(a.get());
+  return out;
+}
+
+void FakeCluster::SetDown(uint32_t node, bool down) { agents_[node]->down_ = down; }
+void FakeCluster::SetOpenTargetError(uint32_t node, absl::Status status) {
+  agents_[node]->open_error_ = std::move(status);
+}
+void FakeCluster::SetPreflight(uint32_t node, v1::CheckStatus status) {
+  agents_[node]->preflight_ = status;
+}
+
+}  // namespace gdrbench::controller::run

@@ -1,0 +1,56 @@
+// FakeCluster: N in-process fake agents behind AgentApi, for unit tests and
+// the controller-at-scale bench. Tests take zero time; the bandwidth of a
+// test comes from a settable model of (src node, dst node, NIC). Failures are
+// settable per node: the agent down (every RPC UNAVAILABLE), OpenTarget
+// failing, a preflight status. Counts every RPC and the targets left open.
+// Thread safety: RPCs may be called concurrently; setters before the run.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "controller/run/agent_api.h"
+
+namespace gdrbench::controller::run {
+
+class FakeCluster {
+ public:
+  using BandwidthModel = std::function<double(uint32_t src, uint32_t dst, const std::string& nic)>;
+
+  // Node i is "node<i>" at "fake<i>:1", with `rails` NICs "nic<r>" (rail r ->
+  // GPU r) whose ports are ACTIVE at `link_gbps`. Default model: 0.95 x link.
+  FakeCluster(uint32_t nodes, uint32_t rails, double link_gbps);
+  ~FakeCluster();
+
+  AgentApi* agent(uint32_t i);
+  std::vector<AgentApi*> agents();
+  uint32_t size() const { return static_cast<uint32_t>(agents_.size()); }
+
+  void SetBandwidth(BandwidthModel model) { model_ = std::move(model); }
+  void SetDown(uint32_t node, bool down);
+  void SetOpenTargetError(uint32_t node, absl::Status status);
+  void SetPreflight(uint32_t node, v1::CheckStatus status);
+  // Sizes reported by each sweep (default: one, 65536 B).
+  void SetSizes(std::vector<uint64_t> sizes) { sizes_ = std::move(sizes); }
+
+  uint64_t sweeps() const { return sweeps_.load(); }
+  int64_t open_targets() const { return open_.load(); }
+  uint64_t rpcs() const { return rpcs_.load(); }
+
+ private:
+  class Agent;
+  friend class Agent;
+  std::vector<std::unique_ptr<Agent>> agents_;
+  uint32_t rails_;
+  double link_gbps_;
+  BandwidthModel model_;
+  std::vector<uint64_t> sizes_ = {65536};
+  std::atomic<uint64_t> sweeps_{0};
+  std::atomic<int64_t> open_{0};
+  std::atomic<uint64_t> rpcs_{0};
+};
+
+}  // namespace gdrbench::controller::run

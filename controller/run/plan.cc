@@ -1,0 +1,96 @@
+#include "controller/run/plan.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace gdrbench::controller::run {
+
+std::vector<schedule::NodeShape> Shapes(const std::vector<PlanNode>& nodes,
+                                        const std::string& memory) {
+  const bool gpu = memory.rfind("gpu", 0) == 0;
+  std::vector<schedule::NodeShape> shapes(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const auto& r : nodes[i].rails) {
+      shapes[i].rail_gpu.push_back(gpu && r.gpu ? static_cast<int>(*r.gpu) : -1);
+    }
+  }
+  return shapes;
+}
+
+std::string EndpointMemory(const PlanNode& node, uint32_t rail, const std::string& memory) {
+  if (memory.rfind("gpu", 0) == 0 && rail < node.rails.size() && node.rails[rail].gpu) {
+    return absl::StrCat(memory, ":", *node.rails[rail].gpu);
+  }
+  return memory;
+}
+
+absl::StatusOr<Plan> MakePlan(std::vector<PlanNode> nodes, const std::string& memory,
+                              const schedule::ScheduleOptions& options,
+                              const v1::SweepParams& params) {
+  if (memory.rfind("gpu", 0) == 0) {
+    for (const auto& n : nodes) {
+      for (size_t r = 0; r < n.rails.size(); ++r) {
+        if (!n.rails[r].gpu) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "memory ", memory, ": rail ", r, " (NIC '", n.rails[r].nic, "') of node ", n.name,
+              " has no GPU: give rails as {nic, gpu} in the inventory"));
+        }
+      }
+    }
+  }
+  Plan plan;
+  plan.nodes = std::move(nodes);
+  plan.memory = memory;
+  plan.schedule_options = options;
+  plan.params = params;
+  ASSIGN_OR_RETURN(plan.schedule, schedule::BuildSchedule(Shapes(plan.nodes, memory), options));
+  plan.fingerprint = Fingerprint(plan);
+  return plan;
+}
+
+std::string Fingerprint(const Plan& plan) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](absl::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  };
+  for (const auto& n : plan.nodes) {
+    mix(n.name);
+    mix(n.address);
+    for (const auto& r : n.rails) mix(absl::StrCat(r.nic, "/", r.gpu ? static_cast<int>(*r.gpu) : -1));
+  }
+  mix(plan.memory);
+  const auto& o = plan.schedule_options;
+  mix(absl::StrCat(schedule::ModeName(o.mode), o.bidirectional, o.quick_matchings, o.seed,
+                   o.max_concurrent));
+  for (const auto& [a, b] : o.pairs) mix(absl::StrCat(a, ">", b));
+  std::string params;
+  plan.params.SerializeToString(&params);  // proto3 scalars serialize deterministically
+  mix(params);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, h);
+  return buf;
+}
+
+std::vector<PlanNode> NodesFromInventory(const inventory::Inventory& inventory) {
+  std::vector<PlanNode> out;
+  out.reserve(inventory.nodes.size());
+  for (const auto& n : inventory.nodes) {
+    PlanNode p;
+    p.name = n.name;
+    p.address = n.address;
+    p.rails = n.rails.empty() ? std::vector<inventory::Rail>{inventory::Rail{}} : n.rails;
+    p.rail_gbps.assign(p.rails.size(), n.link_gbps);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace gdrbench::controller::run

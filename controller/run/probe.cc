@@ -1,0 +1,138 @@
+#include "controller/run/probe.h"
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::controller::run {
+namespace {
+
+bool Owned(const v1::NodeInfo& info, const std::string& dev) {
+  if (info.devices_owned().empty()) return true;
+  return std::find(info.devices_owned().begin(), info.devices_owned().end(), dev) !=
+         info.devices_owned().end();
+}
+
+}  // namespace
+
+std::vector<inventory::Rail> RailsFromNodeInfo(const v1::NodeInfo& info) {
+  std::vector<inventory::Rail> rails;
+  std::set<std::string> seen;
+  for (const auto& r : info.rails()) {
+    if (!Owned(info, r.nic_device()) || !seen.insert(r.nic_device()).second) continue;
+    rails.push_back({r.nic_device(), r.gpu_index()});
+  }
+  if (!rails.empty()) return rails;
+  for (const auto& nic : info.nics()) {
+    if (!Owned(info, nic.device())) continue;
+    bool active = std::any_of(nic.ports().begin(), nic.ports().end(),
+                              [](const v1::RdmaPort& p) { return p.state() == "PORT_ACTIVE"; });
+    if (active && seen.insert(nic.device()).second) rails.push_back({nic.device(), std::nullopt});
+  }
+  std::sort(rails.begin(), rails.end(), [](const auto& a, const auto& b) { return a.nic < b.nic; });
+  return rails;
+}
+
+double LinkRateGbps(const v1::NodeInfo& info, const std::string& nic) {
+  for (const auto& n : info.nics()) {
+    if (n.device() != nic) continue;
+    for (const auto& p : n.ports()) {
+      if (p.state() == "PORT_ACTIVE") return p.active_rate_gbps();
+    }
+  }
+  return 0;
+}
+
+ProbeResult ProbeNodes(const inventory::Inventory& inv, const std::vector<AgentApi*>& agents,
+                       const ProbeOptions& options) {
+  const size_t n = inv.nodes.size();
+  ProbeResult out;
+  out.nodes.resize(n);
+  out.infos.resize(n);
+  out.preflight.resize(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
+      const auto& in = inv.nodes[i];
+      PlanNode& pn = out.nodes[i];
+      pn.name = in.name;
+      pn.address = in.address;
+      pn.rails = in.rails;
+      v1::PreflightReport& pre = out.preflight[i];
+      pre.set_hostname(in.name);
+      auto info = agents[i]->GetNodeInfo();
+      if (!info.ok()) {
+        pn.excluded = true;
+        pn.excluded_reason = absl::StrCat("agent unreachable: ", info.status().message());
+        pre.set_overall(v1::CHECK_STATUS_FAIL);
+        auto* c = pre.add_checks();
+        c->set_id("agent_reachable");
+        c->set_status(v1::CHECK_STATUS_FAIL);
+        c->set_summary(std::string(info.status().message()));
+        c->set_remediation(absl::StrCat("start gdrbench-agent on ", in.name, " (", in.address,
+                                        ") and check the port and TLS settings"));
+        if (pn.rails.empty()) pn.rails.push_back({});
+        pn.rail_gbps.assign(pn.rails.size(), in.link_gbps);
+        continue;
+      }
+      out.infos[i] = *info;
+      if (pn.rails.empty()) pn.rails = RailsFromNodeInfo(*info);
+      if (pn.rails.empty()) {
+        pn.excluded = true;
+        pn.excluded_reason = absl::StrCat("no active RDMA NIC (",
+                                          info->nics_absent_reason().empty()
+                                              ? "no port is PORT_ACTIVE"
+                                              : info->nics_absent_reason(),
+                                          ")");
+        pn.rails.push_back({});
+      }
+      for (const auto& r : pn.rails) {
+        pn.rail_gbps.push_back(in.link_gbps > 0 ? in.link_gbps : LinkRateGbps(*info, r.nic));
+      }
+      if (!options.preflight) continue;
+      v1::RunPreflightRequest req;
+      *req.mutable_expectations() = options.expectations;
+      auto report = agents[i]->RunPreflight(req);
+      if (!report.ok()) {
+        pre.set_overall(report.status().code() == absl::StatusCode::kUnimplemented
+                            ? v1::CHECK_STATUS_SKIP
+                            : v1::CHECK_STATUS_FAIL);
+        auto* c = pre.add_checks();
+        c->set_id("preflight_ran");
+        c->set_status(pre.overall());
+        c->set_summary(std::string(report.status().message()));
+        if (pre.overall() == v1::CHECK_STATUS_FAIL && !pn.excluded && !options.force) {
+          pn.excluded = true;
+          pn.excluded_reason = absl::StrCat("preflight did not run: ", report.status().message());
+        }
+        continue;
+      }
+      pre = *report;
+      if (pre.hostname().empty()) pre.set_hostname(in.name);
+      if (pre.overall() == v1::CHECK_STATUS_FAIL && !options.force && !pn.excluded) {
+        std::vector<std::string> failed;
+        for (const auto& c : pre.checks()) {
+          if (c.status() == v1::CHECK_STATUS_FAIL) failed.push_back(c.id());
+        }
+        pn.excluded = true;
+        pn.excluded_reason = absl::StrCat("preflight FAIL (", absl::StrJoin(failed, ", "), ")");
+      }
+    }
+  };
+  size_t threads = std::max<size_t>(1, std::min<size_t>(options.parallelism, n));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (const auto& pn : out.nodes) {
+    if (pn.excluded) spdlog::warn("node {} left out: {}", pn.name, pn.excluded_reason);
+  }
+  return out;
+}
+
+}  // namespace gdrbench::controller::run

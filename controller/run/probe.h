@@ -1,0 +1,43 @@
+// The phase before the first pair test: every agent is asked, in parallel,
+// for its node info (rails and link rates when the inventory does not give
+// them) and runs its preflight. A node whose preflight FAILs, or whose agent
+// does not answer, is left out (PlanNode::excluded with the reason) unless
+// `force`; an agent without a preflight (UNIMPLEMENTED) is kept and the gap
+// recorded as a SKIP report. Nothing here aborts: the outcome is data.
+// Thread safety: call from one thread; it fans out internally.
+#pragma once
+
+#include <vector>
+
+#include "controller/inventory/inventory.h"
+#include "controller/run/agent_api.h"
+#include "controller/run/plan.h"
+#include "gdrbench/v1/preflight.pb.h"
+
+namespace gdrbench::controller::run {
+
+struct ProbeOptions {
+  bool preflight = true;
+  bool force = false;                  // keep nodes whose preflight FAILed
+  uint32_t parallelism = 32;
+  v1::PreflightExpectations expectations;
+};
+
+struct ProbeResult {
+  std::vector<PlanNode> nodes;                 // inventory order
+  std::vector<v1::NodeInfo> infos;             // per node; empty hostname = unreachable
+  std::vector<v1::PreflightReport> preflight;  // per node (hostname = node name when absent)
+};
+
+// `agents[i]` serves inventory node i.
+ProbeResult ProbeNodes(const inventory::Inventory& inventory, const std::vector<AgentApi*>& agents,
+                       const ProbeOptions& options);
+
+// The rails of a node from its agent's report: the rail map (NIC -> GPU)
+// when it has one, else every NIC with an active port; restricted to the
+// agent's owned devices. Exposed for tests.
+std::vector<inventory::Rail> RailsFromNodeInfo(const v1::NodeInfo& info);
+// The active rate of `nic`'s first active port, 0 when unknown.
+double LinkRateGbps(const v1::NodeInfo& info, const std::string& nic);
+
+}  // namespace gdrbench::controller::run

@@ -1,0 +1,167 @@
+#include "controller/run/runner.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::controller::run {
+namespace {
+
+// A fixed set of threads that run one batch of indices at a time; the
+// calling thread works too. Batches are rounds: RunBatch returns when every
+// index of the round has finished.
+class BatchPool {
+ public:
+  explicit BatchPool(size_t threads) {
+    for (size_t i = 1; i < threads; ++i) workers_.emplace_back([this] { Loop(); });
+  }
+  ~BatchPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      ++generation_;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+  void RunBatch(size_t count, const std::function<void(size_t)>& fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = &fn;
+      count_ = count;
+      next_.store(0);
+      busy_ = workers_.size();
+      ++generation_;
+    }
+    cv_.notify_all();
+    Drain();
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return busy_ == 0; });
+  }
+
+ private:
+  void Drain() {
+    for (size_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1)) (*fn_)(i);
+  }
+  void Loop() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (stop_) return;
+      }
+      Drain();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--busy_ == 0) done_cv_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  size_t busy_ = 0;
+  const std::function<void(size_t)>* fn_ = nullptr;
+  size_t count_ = 0;
+  std::atomic<size_t> next_{0};
+};
+
+}  // namespace
+
+std::string TestKey(uint32_t round, const std::string& src, const std::string& dst, uint32_t rail) {
+  return absl::StrCat(round, "|", src, "|", dst, "|", rail);
+}
+
+std::string TestKey(const v1::PairResult& r) {
+  return TestKey(r.round(), r.src().node(), r.dst().node(), r.rail());
+}
+
+absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_done) {
+  const auto& sched = plan_.schedule;
+  size_t max_round = sched.MaxRoundSize();
+  size_t threads = std::max<size_t>(1, std::min<size_t>(options_.parallelism, max_round));
+  BatchPool pool(threads);
+
+  std::mutex mu;  // serializes on_result, progress and `first_error`
+  absl::Status first_error;
+  Progress prog;
+  prog.tests_total = sched.tests();
+  prog.rounds = sched.rounds();
+  size_t ran = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+
+  for (size_t r = 0; r < sched.rounds(); ++r) {
+    auto tests = sched.Round(r);
+    prog.round = r;
+    // Resumed tests are counted, not run.
+    std::vector<uint32_t> todo;
+    todo.reserve(tests.size());
+    for (uint32_t i = 0; i < tests.size(); ++i) {
+      const auto& t = tests[i];
+      if (!already_done.empty() &&
+          already_done.count(TestKey(static_cast<uint32_t>(r), plan_.nodes[t.src].name,
+                                     plan_.nodes[t.dst].name, t.rail))) {
+        ++prog.tests_done;
+        ++prog.tests_resumed;
+        continue;
+      }
+      todo.push_back(i);
+    }
+    if (todo.empty()) continue;
+    pool.RunBatch(todo.size(), [&](size_t k) {
+      PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r)};
+      const auto& t = spec.test;
+      v1::PairResult result;
+      FillIdentity(spec, &result);
+      const PlanNode* excluded = plan_.nodes[t.src].excluded   ? &plan_.nodes[t.src]
+                                 : plan_.nodes[t.dst].excluded ? &plan_.nodes[t.dst]
+                                                               : nullptr;
+      if (excluded != nullptr) {
+        result.set_status(v1::RESULT_STATUS_SKIPPED);
+        result.set_reason(absl::StrCat(excluded->name, " left out: ", excluded->excluded_reason));
+      } else {
+        uint32_t attempts = 0;
+        do {
+          ++attempts;
+          v1::PairResult attempt;
+          FillIdentity(spec, &attempt);
+          tester_.Run(spec, &attempt);
+          result = std::move(attempt);
+          if (result.status() != v1::RESULT_STATUS_OK && attempts <= options_.retries) {
+            spdlog::info("retrying {}->{} rail {}: {}", result.src().node(), result.dst().node(),
+                         t.rail, result.reason());
+          }
+        } while (result.status() != v1::RESULT_STATUS_OK && attempts <= options_.retries);
+        result.set_attempts(attempts);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (options_.on_result) {
+        absl::Status st = options_.on_result(result);
+        if (!st.ok() && first_error.ok()) first_error = st;
+      }
+      ++prog.tests_done;
+      ++ran;
+      if (result.status() != v1::RESULT_STATUS_OK) ++prog.tests_bad;
+      if (options_.on_progress) {
+        prog.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        size_t left = prog.tests_total - prog.tests_done;
+        prog.eta_s = prog.elapsed_s / static_cast<double>(ran) * static_cast<double>(left);
+        options_.on_progress(prog);
+      }
+    });
+    if (!first_error.ok()) return first_error;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gdrbench::controller::run

@@ -1,0 +1,65 @@
+// SweepRunner: runs a plan's rounds one after another, the tests of a round
+// in parallel on a worker pool, each through a PairTester. A failed test is
+// retried `retries` times and then recorded as a failed cell; nothing aborts
+// the sweep. Tests involving an excluded node become SKIPPED results with the
+// exclusion reason. Tests listed in `already_done` (from a journal) are not
+// run again.
+//
+// Every finished test is handed to `on_result` at once (journal append, then
+// whatever the caller collects); calls are serialized, in completion order.
+// Thread safety: Run is called from one thread; callbacks run on worker
+// threads, one at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_set>
+
+#include "absl/status/status.h"
+#include "controller/run/pair_tester.h"
+#include "controller/run/plan.h"
+#include "gdrbench/v1/run.pb.h"
+
+namespace gdrbench::controller::run {
+
+struct Progress {
+  size_t tests_total = 0;
+  size_t tests_done = 0;       // including resumed ones
+  size_t tests_resumed = 0;
+  size_t tests_bad = 0;        // finished with a status other than OK
+  size_t round = 0;            // 0-based round now running
+  size_t rounds = 0;
+  double elapsed_s = 0;
+  double eta_s = -1;           // -1 until something ran
+};
+
+struct RunnerOptions {
+  uint32_t parallelism = 64;   // worker threads (the caller's thread included)
+  uint32_t retries = 1;        // extra attempts for a test that is not OK
+  // Must return OK; an error (the journal cannot be written) stops the run
+  // after the current round and is returned by Run.
+  std::function<absl::Status(const v1::PairResult&)> on_result;
+  std::function<void(const Progress&)> on_progress;  // after every finished test
+};
+
+// The identity of a test for --resume: round, source, target, rail.
+std::string TestKey(uint32_t round, const std::string& src, const std::string& dst, uint32_t rail);
+std::string TestKey(const v1::PairResult& r);
+
+class SweepRunner {
+ public:
+  SweepRunner(const Plan& plan, PairTester& tester, RunnerOptions options)
+      : plan_(plan), tester_(tester), options_(std::move(options)) {}
+
+  // Runs every test not in `already_done`. Returns the first on_result error
+  // (the sweep stops after that round), else OK.
+  absl::Status Run(const std::unordered_set<std::string>& already_done = {});
+
+ private:
+  const Plan& plan_;
+  PairTester& tester_;
+  RunnerOptions options_;
+};
+
+}  // namespace gdrbench::controller::run

@@ -1,0 +1,182 @@
+#include "controller/analysis/verdicts.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gdrbench::controller::analysis {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<std::string> Names(uint32_t n) {
+  std::vector<std::string> v;
+  for (uint32_t i = 0; i < n; ++i) v.push_back("n" + std::to_string(i));
+  return v;
+}
+
+v1::PairResult Pair(uint32_t s, uint32_t d, uint32_t rail, double gbps, double expected = 100,
+                    v1::ResultStatus st = v1::RESULT_STATUS_OK, const std::string& reason = "") {
+  v1::PairResult r;
+  r.mutable_src()->set_node("n" + std::to_string(s));
+  r.mutable_dst()->set_node("n" + std::to_string(d));
+  r.set_rail(rail);
+  r.set_status(st);
+  r.set_reason(reason);
+  r.set_expected_gbps(expected);
+  if (st == v1::RESULT_STATUS_OK) {
+    for (uint64_t size : {4096ull, 1048576ull}) {
+      auto* sz = r.add_sizes();
+      sz->set_size_bytes(size);
+      sz->set_bw_avg_gbps(size == 4096 ? gbps / 10 : gbps);
+      sz->set_status(v1::RESULT_STATUS_OK);
+    }
+  }
+  return r;
+}
+
+// All ordered pairs of n nodes on `rails` rails at `base` Gb/s, with
+// `override` deciding some cells.
+MatrixSet Full(uint32_t n, uint32_t rails,
+               const std::function<double(uint32_t, uint32_t, uint32_t)>& gbps) {
+  MatrixSet set(Names(n));
+  for (uint32_t r = 0; r < rails; ++r) {
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t j = 0; j < n; ++j) {
+        if (i == j) continue;
+        double g = gbps(i, j, r);
+        if (g < 0) {
+          set.Add(Pair(i, j, r, 0, 100, v1::RESULT_STATUS_ERROR, "agent n" + std::to_string(i) + " unreachable"));
+        } else {
+          set.Add(Pair(i, j, r, g));
+        }
+      }
+    }
+  }
+  return set;
+}
+
+std::vector<std::string> BlameList(const Outcome& o) {
+  std::vector<std::string> v;
+  for (const auto& b : o.blame) v.push_back(b.kind() + " " + b.subject());
+  return v;
+}
+
+TEST(Verdicts, AllAtLineRatePasses) {
+  auto set = Full(4, 1, [](auto, auto, auto) { return 95.0; });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_TRUE(o.passed) << o.summary;
+  EXPECT_EQ(o.cells, 12u);
+  EXPECT_EQ(o.pass, 12u);
+  EXPECT_TRUE(o.blame.empty());
+  EXPECT_THAT(o.summary, HasSubstr("PASS: 12/12"));
+  // Verdicts are on the largest size only; the small size is informational.
+  auto ms = set.matrices();
+  ASSERT_EQ(ms.size(), 2u);
+  EXPECT_EQ(ms[0]->at(0, 1).verdict, Verdict::kNone);
+  EXPECT_EQ(ms[1]->at(0, 1).verdict, Verdict::kPass);
+}
+
+TEST(Verdicts, BelowNinetyPercentOfTheLinkIsLow) {
+  auto set = Full(4, 1, [](uint32_t i, uint32_t j, auto) { return i == 0 && j == 1 ? 85.0 : 95.0; });
+  v1::VerdictPolicy p = DefaultPolicy();
+  p.set_mad_k(0);  // absolute only
+  auto o = Judge(set, p, nullptr, {});
+  EXPECT_FALSE(o.passed);
+  EXPECT_EQ(o.low, 1u);
+  auto* m = set.VerdictMatrices()[0];
+  EXPECT_THAT(m->reasons.at(1), HasSubstr("85 Gb/s is 85% of the 100 Gb/s link"));
+}
+
+TEST(Blame, OneLowLinkBlamesTheLinkNotItsNodes) {
+  auto set = Full(4, 1, [](uint32_t i, uint32_t j, auto) { return i == 1 && j == 3 ? 30.0 : 95.0; });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_THAT(BlameList(o), testing::ElementsAre("link n1->n3"));
+  EXPECT_THAT(o.blame[0].reason(), HasSubstr("both nodes are fine"));
+  EXPECT_NEAR(o.blame[0].evidence_gbps(), 30, 1e-6);
+}
+
+TEST(Blame, BothDirectionsOfALinkAreOneBlame) {
+  auto set = Full(5, 1, [](uint32_t i, uint32_t j, auto) {
+    return (i == 1 && j == 3) || (i == 3 && j == 1) ? 30.0 : 95.0;
+  });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_THAT(BlameList(o), testing::ElementsAre("link n1<->n3"));
+}
+
+TEST(Blame, ANodeLowWithEveryPartnerIsBlamed) {
+  auto set = Full(4, 1, [](uint32_t i, uint32_t j, auto) { return i == 2 || j == 2 ? 40.0 : 95.0; });
+  v1::VerdictPolicy p = DefaultPolicy();
+  p.set_min_fraction_of_link(0);  // fleet-relative only
+  auto o = Judge(set, p, nullptr, {});
+  EXPECT_THAT(BlameList(o), testing::ElementsAre("node n2"));
+  EXPECT_THAT(o.blame[0].reason(), HasSubstr("6 of its 6 cells"));
+}
+
+TEST(Blame, ADeadAgentIsANodeWithFailedCells) {
+  auto set = Full(4, 1, [](uint32_t i, uint32_t j, auto) { return i == 3 || j == 3 ? -1.0 : 95.0; });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_EQ(o.fail, 6u);
+  EXPECT_EQ(o.pass, 6u);
+  EXPECT_THAT(BlameList(o), testing::ElementsAre("node n3"));
+  // Failed cells appear in every size's matrix with their reason.
+  for (const auto* m : set.matrices()) {
+    EXPECT_EQ(m->at(3, 0).status, v1::RESULT_STATUS_ERROR);
+    EXPECT_THAT(m->reasons.at(3 * 4 + 0), HasSubstr("unreachable"));
+  }
+}
+
+TEST(Blame, ALowRailIsBlamedAsARail) {
+  auto set = Full(6, 3, [](auto, auto, uint32_t r) { return r == 1 ? 45.0 : 95.0; });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_THAT(BlameList(o), testing::ElementsAre("rail rail 1"));
+}
+
+TEST(Blame, ANodeLowOnOneRailOnlyIsItsNic) {
+  auto set = Full(6, 2, [](uint32_t i, uint32_t j, uint32_t r) {
+    return r == 1 && (i == 4 || j == 4) ? 45.0 : 95.0;
+  });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_THAT(BlameList(o), testing::ElementsAre("nic n4 rail 1"));
+}
+
+TEST(Verdicts, BaselineRegressionIsLow) {
+  auto base_set = Full(3, 1, [](auto, auto, auto) { return 95.0; });
+  Judge(base_set, DefaultPolicy(), nullptr, {});
+  v1::Run base;
+  for (const auto* m : base_set.matrices()) *base.add_matrices() = ToProto(*m, base_set.nodes());
+  auto baseline = Baseline::FromRun(base);
+  ASSERT_TRUE(baseline.ok());
+  auto set = Full(3, 1, [](uint32_t i, uint32_t j, auto) { return i == 0 && j == 2 ? 88.0 : 95.0; });
+  v1::VerdictPolicy p = DefaultPolicy();
+  p.set_mad_k(0);
+  auto o = Judge(set, p, &*baseline, {});
+  EXPECT_EQ(o.low, 1u);
+  EXPECT_THAT(set.VerdictMatrices()[0]->reasons.at(2), HasSubstr("below the baseline 95"));
+  EXPECT_FALSE(Baseline::FromRun(v1::Run()).ok());
+}
+
+TEST(Verdicts, ExcludedNodesFailTheRun) {
+  auto set = Full(3, 1, [](auto, auto, auto) { return 95.0; });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {"n9"});
+  EXPECT_FALSE(o.passed);
+  EXPECT_THAT(o.summary, HasSubstr("1 node(s) left out"));
+}
+
+TEST(Matrix, ProtoHasCellsStatsAndBidirectionalMirrors) {
+  MatrixSet set(Names(3), /*bidirectional=*/true);
+  set.Add(Pair(0, 1, 0, 190, 100));
+  set.Add(Pair(1, 2, 0, 195, 100));
+  set.Add(Pair(2, 0, 0, 185, 100));
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_TRUE(o.passed) << o.summary;  // 185..195 of 2 x 100
+  auto pm = ToProto(*set.VerdictMatrices()[0], set.nodes());
+  EXPECT_EQ(pm.cells_size(), 6);
+  EXPECT_EQ(pm.rows_size(), 3);
+  EXPECT_EQ(pm.fleet().ok_cells(), 6u);
+  EXPECT_NEAR(pm.fleet().median_gbps(), 190, 1e-3);
+  EXPECT_NEAR(pm.rows(0).min_gbps(), 185, 1e-3);
+  EXPECT_EQ(pm.cells(0).expected_gbps(), 200);
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::analysis

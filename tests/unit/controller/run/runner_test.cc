@@ -1,0 +1,264 @@
+#include "controller/run/runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "controller/run/fake_cluster.h"
+#include "controller/run/journal.h"
+#include "controller/run/probe.h"
+
+namespace gdrbench::controller::run {
+namespace {
+
+using ::testing::HasSubstr;
+
+inventory::Inventory Inv(uint32_t n) {
+  inventory::Inventory inv;
+  for (uint32_t i = 0; i < n; ++i) {
+    inv.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
+  }
+  return inv;
+}
+
+v1::SweepParams Params() {
+  v1::SweepParams p;
+  p.add_sizes_bytes(65536);
+  p.set_iterations(100);
+  p.set_qps(1);
+  return p;
+}
+
+absl::StatusOr<Plan> PlanFor(FakeCluster& c, const ProbeOptions& po = {},
+                             ProbeResult* probe_out = nullptr) {
+  ProbeResult probe = ProbeNodes(Inv(c.size()), c.agents(), po);
+  if (probe_out) *probe_out = probe;
+  return MakePlan(probe.nodes, "host", {}, Params());
+}
+
+std::string TmpPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          (name + "." + std::to_string(::getpid())))
+      .string();
+}
+
+TEST(Probe, DiscoversRailsAndLinkRatesFromTheAgents) {
+  FakeCluster c(3, 2, 200);
+  auto probe = ProbeNodes(Inv(3), c.agents(), {});
+  ASSERT_EQ(probe.nodes.size(), 3u);
+  ASSERT_EQ(probe.nodes[1].rails.size(), 2u);
+  EXPECT_EQ(probe.nodes[1].rails[1].nic, "nic1");
+  EXPECT_EQ(*probe.nodes[1].rails[1].gpu, 1u);
+  EXPECT_EQ(probe.nodes[1].rail_gbps[0], 200);
+  EXPECT_FALSE(probe.nodes[1].excluded);
+}
+
+TEST(Probe, LeavesOutPreflightFailuresUnlessForced) {
+  FakeCluster c(4, 1, 100);
+  c.SetPreflight(2, v1::CHECK_STATUS_FAIL);
+  c.SetDown(3, true);
+  auto probe = ProbeNodes(Inv(4), c.agents(), {});
+  EXPECT_TRUE(probe.nodes[2].excluded);
+  EXPECT_THAT(probe.nodes[2].excluded_reason, HasSubstr("preflight FAIL (fake_check)"));
+  EXPECT_TRUE(probe.nodes[3].excluded);
+  EXPECT_THAT(probe.nodes[3].excluded_reason, HasSubstr("unreachable"));
+  ProbeOptions force;
+  force.force = true;
+  auto forced = ProbeNodes(Inv(4), c.agents(), force);
+  EXPECT_FALSE(forced.nodes[2].excluded);
+  EXPECT_TRUE(forced.nodes[3].excluded);  // force cannot reach a dead agent
+}
+
+TEST(Runner, AllPairsFillsEveryCellAndClosesEveryTarget) {
+  FakeCluster c(5, 2, 100);
+  auto plan = PlanFor(c);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  AgentPairTester tester(c.agents(), {});
+  std::vector<v1::PairResult> results;
+  RunnerOptions ro;
+  ro.parallelism = 4;
+  ro.on_result = [&](const v1::PairResult& r) {
+    results.push_back(r);
+    return absl::OkStatus();
+  };
+  Progress last;
+  ro.on_progress = [&](const Progress& p) { last = p; };
+  SweepRunner runner(*plan, tester, ro);
+  ASSERT_TRUE(runner.Run().ok());
+  EXPECT_EQ(results.size(), 5u * 4 * 2);
+  std::set<std::string> keys;
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status(), v1::RESULT_STATUS_OK) << r.reason();
+    EXPECT_EQ(r.attempts(), 1u);
+    EXPECT_EQ(r.expected_gbps(), 100);
+    EXPECT_EQ(r.src().nic_device(), "nic" + std::to_string(r.rail()));
+    keys.insert(TestKey(r));
+  }
+  EXPECT_EQ(keys.size(), results.size());
+  EXPECT_EQ(c.open_targets(), 0);
+  EXPECT_EQ(last.tests_done, results.size());
+  EXPECT_EQ(last.tests_total, results.size());
+  EXPECT_EQ(last.eta_s, 0);
+}
+
+TEST(Runner, AFailedPairIsACellNotAnAbortedSweepAndIsRetried) {
+  FakeCluster c(4, 1, 100);
+  c.SetOpenTargetError(1, absl::ResourceExhaustedError("OpenTarget: out of pinned memory"));
+  auto plan = PlanFor(c);
+  ASSERT_TRUE(plan.ok());
+  AgentPairTester tester(c.agents(), {});
+  std::vector<v1::PairResult> results;
+  RunnerOptions ro;
+  ro.retries = 2;
+  ro.on_result = [&](const v1::PairResult& r) {
+    results.push_back(r);
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run().ok());
+  ASSERT_EQ(results.size(), 12u);
+  int failed = 0;
+  for (const auto& r : results) {
+    if (r.dst().node() == "node1") {
+      ++failed;
+      EXPECT_EQ(r.status(), v1::RESULT_STATUS_ERROR);
+      EXPECT_EQ(r.attempts(), 3u);
+      EXPECT_THAT(r.reason(), HasSubstr("OpenTarget on node1: OpenTarget: out of pinned memory"));
+    } else {
+      EXPECT_EQ(r.status(), v1::RESULT_STATUS_OK);
+    }
+  }
+  EXPECT_EQ(failed, 3);
+}
+
+TEST(Runner, ADeadAgentFailsItsCellsFastWithTheReason) {
+  FakeCluster c(4, 1, 100);
+  auto plan = PlanFor(c);
+  ASSERT_TRUE(plan.ok());
+  c.SetDown(2, true);  // dies after the probe
+  AgentPairTester tester(c.agents(), {});
+  std::vector<v1::PairResult> results;
+  RunnerOptions ro;
+  ro.parallelism = 1;
+  ro.on_result = [&](const v1::PairResult& r) {
+    results.push_back(r);
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run().ok());
+  for (const auto& r : results) {
+    bool involves = r.src().node() == "node2" || r.dst().node() == "node2";
+    EXPECT_EQ(r.status() == v1::RESULT_STATUS_OK, !involves) << r.reason();
+    if (involves) EXPECT_THAT(r.reason(), HasSubstr("unreachable"));
+  }
+  // 6 tests touch node2 with 2 attempts each; after 2 UNAVAILABLE answers the
+  // agent counts as down and its later tests cost no RPC.
+  EXPECT_LT(c.rpcs(), 4u * 3 * 4 + 10);
+}
+
+TEST(Runner, ExcludedNodesBecomeSkippedCells) {
+  FakeCluster c(3, 1, 100);
+  c.SetPreflight(0, v1::CHECK_STATUS_FAIL);
+  auto plan = PlanFor(c);
+  ASSERT_TRUE(plan.ok());
+  AgentPairTester tester(c.agents(), {});
+  int skipped = 0;
+  RunnerOptions ro;
+  ro.on_result = [&](const v1::PairResult& r) {
+    if (r.status() == v1::RESULT_STATUS_SKIPPED) {
+      ++skipped;
+      EXPECT_THAT(r.reason(), HasSubstr("node0 left out: preflight FAIL"));
+    }
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run().ok());
+  EXPECT_EQ(skipped, 4);
+  EXPECT_EQ(c.sweeps(), 2u);
+}
+
+TEST(Journal, ResumeRunsOnlyWhatWasNotFinished) {
+  FakeCluster c(6, 1, 100);
+  auto plan = PlanFor(c);
+  ASSERT_TRUE(plan.ok());
+  const std::string path = TmpPath("journal_resume");
+  v1::JournalHeader h;
+  h.set_run_id("r1");
+  h.set_plan_fingerprint(plan->fingerprint);
+  {
+    auto w = JournalWriter::Create(path, h);
+    ASSERT_TRUE(w.ok()) << w.status();
+    AgentPairTester tester(c.agents(), {});
+    RunnerOptions ro;
+    size_t n = 0;
+    // The controller "dies" after 7 tests: on_result fails from then on.
+    ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
+      if (n++ >= 7) return absl::AbortedError("controller killed");
+      return (*w)->Append(r);
+    };
+    EXPECT_FALSE(SweepRunner(*plan, tester, ro).Run().ok());
+  }
+  // A torn tail: half a record written when the process died.
+  {
+    FILE* f = std::fopen(path.c_str(), "ab");
+    std::fwrite("\x40\x00\x00\x00\x01\x02", 1, 6, f);
+    std::fclose(f);
+  }
+  auto j = ReadJournal(path);
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_TRUE(j->torn_tail);
+  EXPECT_EQ(j->header.run_id(), "r1");
+  ASSERT_EQ(j->pairs.size(), 7u);
+  std::unordered_set<std::string> done;
+  for (const auto& r : j->pairs) done.insert(TestKey(r));
+
+  const uint64_t sweeps_before = c.sweeps();
+  auto w = JournalWriter::Reopen(path, j->valid_bytes);
+  ASSERT_TRUE(w.ok());
+  AgentPairTester tester(c.agents(), {});
+  RunnerOptions ro;
+  std::vector<std::string> rerun;
+  ro.on_result = [&](const v1::PairResult& r) {
+    rerun.push_back(TestKey(r));
+    return (*w)->Append(r);
+  };
+  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run(done).ok());
+  EXPECT_EQ(rerun.size(), 30u - 7u);
+  for (const auto& k : rerun) EXPECT_FALSE(done.count(k)) << "repeated " << k;
+  EXPECT_EQ(c.sweeps() - sweeps_before, 23u);
+  auto all = ReadJournal(path);
+  ASSERT_TRUE(all.ok());
+  EXPECT_FALSE(all->torn_tail);
+  EXPECT_EQ(all->pairs.size(), 30u);
+  std::filesystem::remove(path);
+}
+
+TEST(Journal, MissingOrHeaderlessFilesAreErrors) {
+  EXPECT_EQ(ReadJournal("/nonexistent/j").status().code(), absl::StatusCode::kNotFound);
+  const std::string path = TmpPath("journal_bad");
+  FILE* f = std::fopen(path.c_str(), "wb");
+  std::fclose(f);
+  EXPECT_EQ(ReadJournal(path).status().code(), absl::StatusCode::kDataLoss);
+  std::filesystem::remove(path);
+}
+
+TEST(Plan, FingerprintChangesWithThePlan) {
+  FakeCluster c(4, 1, 100);
+  auto a = PlanFor(c);
+  auto b = PlanFor(c);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->fingerprint, b->fingerprint);
+  v1::SweepParams p = Params();
+  p.set_iterations(101);
+  auto d = MakePlan(a->nodes, "host", {}, p);
+  EXPECT_NE(d->fingerprint, a->fingerprint);
+  auto g = MakePlan(a->nodes, "gpu", {}, Params());
+  ASSERT_TRUE(g.ok()) << g.status();  // the fake's rails carry GPUs
+  EXPECT_EQ(EndpointMemory(g->nodes[0], 0, "gpu"), "gpu:0");
+  std::vector<PlanNode> no_gpu = a->nodes;
+  no_gpu[1].rails[0].gpu.reset();
+  auto bad = MakePlan(no_gpu, "gpu", {}, Params());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("node1 has no GPU"));
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::run
