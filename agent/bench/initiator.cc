@@ -23,7 +23,14 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
                                                    " buffers for ", o.qps, " QPs"));
   }
   BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify);
+  // The local buffer is sliced with the target's stride, so that a verify
+  // region sits at the same buffer offset on both sides (the pattern is a
+  // function of the offset).
+  const uint64_t stride = c.remote.empty() ? 0 : c.remote.front().length;
   for (size_t q = 0; q < c.remote.size(); ++q) {
+    if (c.remote[q].length != stride) {
+      return absl::InvalidArgumentError("the target's per-QP buffers differ in length");
+    }
     if (c.remote[q].length < layout.slice_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the target's buffer for QP ", q, " has ", c.remote[q].length, " B; this sweep needs ",
@@ -38,7 +45,7 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   ASSIGN_OR_RETURN(sockaddr_storage dst, verbs::ParseSockAddr(c.target_address, c.target_port));
 
   std::unique_ptr<Initiator> in(new Initiator());
-  in->slice_bytes_ = layout.slice_bytes;
+  in->slice_bytes_ = stride;
   in->remote_ = c.remote;
   in->seed_ = o.seed;
   ASSIGN_OR_RETURN(in->channel_, verbs::CreateEventChannel());
@@ -57,7 +64,7 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   }
   ibv_context* ctx = in->ids_.front()->verbs;
   ASSIGN_OR_RETURN(in->pd_, verbs::AllocPd(ctx));
-  ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(c.memory, layout.slice_bytes * o.qps,
+  ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(c.memory, stride * o.qps,
                                                  DeviceNumaNode(fs, c.device)));
   ASSIGN_OR_RETURN(memory::Registration reg,
                    memory::Register(in->pd_.get(), *in->buffer_,
@@ -76,8 +83,8 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   for (uint32_t q = 0; q < o.qps; ++q) {
     ConnectData cd{.qp_index = q,
                    .rkey = in->mr_->rkey,
-                   .addr = reinterpret_cast<uint64_t>(base + q * layout.slice_bytes),
-                   .length = layout.slice_bytes};
+                   .addr = reinterpret_cast<uint64_t>(base + q * stride),
+                   .length = stride};
     uint8_t wire[ConnectData::kBytes];
     cd.Encode(wire);
     absl::Status st = verbs::Connect(in->ids_[q].get(), in->channel_.get(), wire, sizeof(wire),

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,8 @@
 #include "gdrbench/v1/agent.pb.h"
 
 namespace gdrbench::agent::service {
+
+class TargetRegistry;  // target_registry.h
 
 struct AgentConfig {
   std::string fs_root = "/";
@@ -41,8 +45,15 @@ class AgentHandler {
   virtual absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const v1::CloseTargetRequest& request);
 
  protected:
+  // The data path's targets (datapath_rpc.cc), made on first use.
+  TargetRegistry& targets();
+
   const AgentConfig config_;
   const FsRoot fs_;
+
+ private:
+  std::once_flag targets_once_;
+  std::shared_ptr<TargetRegistry> targets_;  // shared_ptr: the type is incomplete here
 };
 
 }  // namespace gdrbench::agent::service

@@ -1,30 +1,165 @@
 // OpenTarget, RunWriteSweep, VerifyTarget, CloseTarget: the data path RPCs.
+// Validation and conversion here; hardware in agent/bench and agent/verbs;
+// targets and their leases in target_registry.cc.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "agent/bench/initiator.h"
+#include "agent/bench/write_sweep.h"
 #include "agent/service/agent_handler.h"
+#include "agent/service/sweep_convert.h"
+#include "agent/service/target_registry.h"
+#include "agent/verbs/cm.h"
+#include "common/status.h"
+#include "spdlog/spdlog.h"
 
 namespace gdrbench::agent::service {
+namespace {
 
-absl::StatusOr<v1::OpenTargetResponse> AgentHandler::OpenTarget(const v1::OpenTargetRequest&) {
-  return absl::UnimplementedError(
-      "OpenTarget is not in this agent yet: the RDMA data path (agent/verbs, agent/memory) has "
-      "not landed");
+// The ib_write_bw line for the whole sweep: "-a" when the sizes are perftest's.
+std::string SweepPerftestCommand(const bench::SweepOptions& o, const std::string& device,
+                                 int gid_index, const std::string& server) {
+  std::string one = bench::PerftestCommand(o, o.sizes_bytes.front(), device, gid_index, server);
+  if (o.sizes_bytes == bench::AllSizes()) {
+    std::string needle = absl::StrCat(" -s ", o.sizes_bytes.front());
+    if (auto pos = one.find(needle); pos != std::string::npos) one.replace(pos, needle.size(), " -a");
+  }
+  return one;
 }
 
-absl::Status AgentHandler::RunWriteSweep(
-    const v1::RunWriteSweepRequest&, const std::function<bool(const v1::RunWriteSweepResponse&)>&,
-    const std::atomic<bool>&) {
-  return absl::UnimplementedError(
-      "RunWriteSweep is not in this agent yet: the RDMA WRITE sweep (agent/bench) has not landed");
+}  // namespace
+
+TargetRegistry& AgentHandler::targets() {
+  std::call_once(targets_once_, [this] {
+    targets_ = std::make_shared<TargetRegistry>(fs_, config_.devices, TargetLimits{});
+  });
+  return *targets_;
+}
+
+absl::StatusOr<v1::OpenTargetResponse> AgentHandler::OpenTarget(const v1::OpenTargetRequest& r) {
+  return targets().Open(r);
 }
 
 absl::StatusOr<v1::VerifyTargetResponse> AgentHandler::VerifyTarget(
-    const v1::VerifyTargetRequest&) {
-  return absl::UnimplementedError(
-      "VerifyTarget is not in this agent yet: the RDMA data path has not landed");
+    const v1::VerifyTargetRequest& r) {
+  return targets().Verify(r, std::chrono::seconds(30));
 }
 
-absl::StatusOr<v1::CloseTargetResponse> AgentHandler::CloseTarget(const v1::CloseTargetRequest&) {
-  return absl::UnimplementedError(
-      "CloseTarget is not in this agent yet: the RDMA data path has not landed");
+absl::StatusOr<v1::CloseTargetResponse> AgentHandler::CloseTarget(const v1::CloseTargetRequest& r) {
+  RETURN_IF_ERROR(targets().Close(r.target_id()));
+  return v1::CloseTargetResponse{};
+}
+
+absl::Status AgentHandler::RunWriteSweep(
+    const v1::RunWriteSweepRequest& r,
+    const std::function<bool(const v1::RunWriteSweepResponse&)>& emit,
+    const std::atomic<bool>& cancelled) {
+  // Validation: every field, before any hardware is touched.
+  ASSIGN_OR_RETURN(bench::SweepOptions options, ToSweepOptions(r.params()));
+  ASSIGN_OR_RETURN(memory::MemorySpec spec,
+                   memory::MemorySpec::Parse(r.params().memory().empty() ? "host"
+                                                                         : r.params().memory()));
+  if (r.target_address().empty()) {
+    return absl::InvalidArgumentError("no target_address given (the target's rdma_cm address)");
+  }
+  RETURN_IF_ERROR(verbs::ParseSockAddr(r.target_address(), 0).status());
+  if (!r.bind_address().empty()) RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
+  if (r.target_cm_port() == 0 || r.target_cm_port() > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target_cm_port ", r.target_cm_port(), " is not a port (1 .. 65535)"));
+  }
+  if (static_cast<uint32_t>(r.remote_buffers_size()) != options.qps) {
+    return absl::InvalidArgumentError(absl::StrCat(r.remote_buffers_size(),
+                                                   " remote buffers for ", options.qps,
+                                                   " QPs: give one per QP (from OpenTarget)"));
+  }
+  std::vector<bench::RemoteSlice> remote;
+  for (const v1::RemoteBuffer& b : r.remote_buffers()) {
+    if (b.addr() == 0 || b.length_bytes() == 0) {
+      return absl::InvalidArgumentError("a remote buffer has no address or length");
+    }
+    if (b.length_bytes() > bench::kMaxBufferBytes / options.qps) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "remote buffers of ", b.length_bytes(), " B x ", options.qps,
+          " QPs exceed the limit of ", bench::kMaxBufferBytes, " B"));
+    }
+    remote.push_back(bench::RemoteSlice{b.addr(), b.rkey(), b.length_bytes()});
+  }
+  RETURN_IF_ERROR(CheckDevice(fs_, config_.devices, r.device()));
+
+  v1::RunWriteSweepResponse summary_msg;
+  v1::SweepSummary& summary = *summary_msg.mutable_summary();
+  summary.set_device(r.device());
+  summary.set_qps(options.qps);
+  summary.set_remote_address(absl::StrCat(r.target_address(), ":", r.target_cm_port()));
+
+  bench::InitiatorConfig ic{.device = r.device(),
+                            .bind_address = r.bind_address(),
+                            .target_address = r.target_address(),
+                            .target_port = static_cast<uint16_t>(r.target_cm_port()),
+                            .memory = spec,
+                            .options = options,
+                            .remote = remote};
+  auto initiator = bench::Initiator::Connect(fs_, ic);
+  if (!initiator.ok()) {
+    // A test that could not run is data, not a failed RPC.
+    summary.set_status(v1::RESULT_STATUS_ERROR);
+    summary.set_error(std::string(initiator.status().message()));
+    spdlog::warn("sweep {} -> {}: {}", r.device(), r.target_address(),
+                 std::string(initiator.status().message()));
+    emit(summary_msg);
+    return absl::OkStatus();
+  }
+  bench::Initiator& in = **initiator;
+  const verbs::PathInfo& path = in.path();
+  summary.set_memory_kind(in.memory_kind());
+  summary.set_registration(in.registration());
+  summary.set_port(path.port);
+  summary.set_gid_index(path.gid_index);
+  summary.set_gid(path.gid);
+  summary.set_gid_type(path.gid_type);
+  summary.set_local_address(path.local_address);
+  summary.set_remote_address(path.remote_address);
+  summary.set_path_mtu_bytes(path.path_mtu_bytes);
+  summary.set_perftest_command(
+      SweepPerftestCommand(options, r.device(), path.gid_index, r.target_address()));
+
+  bench::SweepIdentity ident{r.device(), path.gid_index, r.target_address()};
+  uint64_t total_bytes = 0;
+  int64_t total_ns = 0;
+  double best = 0;
+  std::string first_error;
+  bool caller_gone = false;
+  size_t ran = bench::RunSweep(options, in.endpoint(), ident, cancelled,
+                               [&](const bench::SizeOutcome& o) {
+                                 v1::RunWriteSweepResponse msg;
+                                 ToProto(o, msg.mutable_size());
+                                 if (o.ok) {
+                                   total_bytes += o.iterations * o.size_bytes;
+                                   total_ns += o.duration_ns;
+                                   best = std::max(best, o.bw_avg_gbps);
+                                 } else if (first_error.empty()) {
+                                   first_error = o.error;
+                                 }
+                                 if (!emit(msg)) caller_gone = true;
+                               });
+  summary.set_total_bytes(total_bytes);
+  summary.set_duration_ns(total_ns);
+  summary.set_bw_avg_gbps_best(best);
+  if (!first_error.empty()) {
+    summary.set_status(v1::RESULT_STATUS_FAILED);
+    summary.set_error(first_error);
+  } else if (ran < options.sizes_bytes.size()) {
+    summary.set_status(v1::RESULT_STATUS_ERROR);
+    summary.set_error(absl::StrCat("cancelled after ", ran, " of ", options.sizes_bytes.size(),
+                                   " sizes (the caller went away or the deadline passed)"));
+  } else {
+    summary.set_status(v1::RESULT_STATUS_OK);
+  }
+  spdlog::info("sweep {} -> {}: {} of {} sizes, best {:.3f} Gb/s, {}", r.device(),
+               path.remote_address, ran, options.sizes_bytes.size(), best,
+               v1::ResultStatus_Name(summary.status()));
+  if (!caller_gone) emit(summary_msg);
+  return absl::OkStatus();
 }
 
 }  // namespace gdrbench::agent::service
