@@ -137,6 +137,7 @@ absl::Status GpuBuffer::CopyFromHost(const void* src, size_t offset, size_t leng
 }
 
 absl::StatusOr<GpuPattern*> GpuBuffer::Pattern() {
+  std::lock_guard<std::mutex> lock(pattern_mu_);
   if (pattern_ == nullptr) {
     ASSIGN_OR_RETURN(pattern_, GpuPattern::ForContext(ctx_));
   }

@@ -17,12 +17,15 @@
 // export covers whole, page-aligned ranges, and carries
 // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS so CUDA copies are ordered with RDMA.
 //
-// Thread safety: as Buffer; pattern checks of one GPU are serialised.
+// Thread safety: the buffers are immutable after creation; FillPattern,
+// CheckPattern and the copies may be called from several threads on disjoint
+// ranges (the kernels load once, under a mutex; checks on one GPU serialise).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -103,6 +106,7 @@ class GpuBuffer final : public Buffer {
   CUdeviceptr dptr_;
   size_t size_;
   size_t allocated_;
+  std::mutex pattern_mu_;  // guards the lazy load of pattern_
   std::shared_ptr<GpuPattern> pattern_;
 };
 
