@@ -1,0 +1,114 @@
+# Helpers for lab tests (tests/lab/*_test.sh), sourced inside the lab guest:
+#   source "$(dirname "$0")/lib.sh"
+# Provides node lookups over LAB_NODES / LAB_NODE_IPS / LAB_NODE_DEVS / LAB_NODE_NETDEVS,
+# interface byte counters, a bounded wait for a TCP listener, and lab_write_bw, which runs a
+# perftest ib_write_bw server and client between two nodes with every step bounded.
+# Process starts cost ~0.5 s each in the emulated guest: the helpers poll with bash builtins.
+# Every helper that can fail prints one "FAIL: ..." line and returns 1 (or exits via lab_fail).
+
+set -uo pipefail
+
+LAB_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# The binaries of the build that runs the tests (ctest passes GDRBENCH_BUILD_DIR).
+GDRBENCH_BIN=${GDRBENCH_BUILD_DIR:-$LAB_REPO/build}/bin
+export GDRBENCH_BIN
+
+lab_fail() { echo "FAIL: $*" >&2; exit 1; }
+lab_log() { echo "[$(cut -d' ' -f1 /proc/uptime)s] $*"; }
+
+[[ -n "${LAB_NODES:-}" ]] ||
+  lab_fail "LAB_NODES is not set: run this inside the lab (deploy/lab/lab run -- $0)"
+read -ra LAB_NODE_LIST <<<"$LAB_NODES"
+read -ra LAB_IP_LIST <<<"$LAB_NODE_IPS"
+read -ra LAB_DEV_LIST <<<"$LAB_NODE_DEVS"
+read -ra LAB_NETDEV_LIST <<<"$LAB_NODE_NETDEVS"
+
+# lab_index NODE: prints NODE's position (0-based) in LAB_NODES.
+lab_index() {
+  local i
+  for i in "${!LAB_NODE_LIST[@]}"; do
+    [[ "${LAB_NODE_LIST[$i]}" == "$1" ]] && { echo "$i"; return 0; }
+  done
+  lab_fail "no node '$1' in LAB_NODES ($LAB_NODES)"
+}
+lab_ip() { local i; i=$(lab_index "$1") && echo "${LAB_IP_LIST[$i]}"; }
+lab_dev() { local i; i=$(lab_index "$1") && echo "${LAB_DEV_LIST[$i]}"; }
+lab_netdev() { local i; i=$(lab_index "$1") && echo "${LAB_NETDEV_LIST[$i]}"; }
+
+# lab_bytes NETDEV rx|tx: the interface's byte counter.
+lab_bytes() { echo $(<"/sys/class/net/$1/statistics/${2}_bytes"); }
+
+# lab_wait_tcp_listen PORT SECONDS [PID]: waits until something listens on TCP PORT; gives up
+# early when process PID (the server that should listen) has exited.
+lab_wait_tcp_listen() {
+  local port_hex deadline pid=${3:-}
+  port_hex=$(printf ':%04X' "$1")
+  deadline=$((SECONDS + $2))
+  while ((SECONDS <= deadline)); do
+    if [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null; then
+      echo "FAIL: the process that should listen on TCP port $1 exited" >&2
+      return 1
+    fi
+    while read -r _ local_addr _ state _; do
+      [[ "$local_addr" == *"$port_hex" && "$state" == 0A ]] && return 0
+    done </proc/net/tcp
+    sleep 0.2
+  done
+  echo "FAIL: nothing listens on TCP port $1 after $2 s" >&2
+  return 1
+}
+
+# lab_write_bw SERVER CLIENT [ib_write_bw args]: RC RDMA WRITE from CLIENT's rxe device to
+# SERVER's (GID index 1, the RoCE v2 IPv4 GID). Sets LAB_BW to the client's "BW average"
+# in MB/s. With -R (rdma_cm) the client retries while the server's listener is not up yet
+# (rdma_cm rejects a connect without a listener). Server and client are each bounded by
+# LAB_BW_TIMEOUT seconds (default 60). Returns 1 with one FAIL line and both outputs on failure.
+lab_write_bw() {
+  local server=$1 client=$2
+  shift 2
+  local sdev cdev sip port=${LAB_BW_PORT:-18515} limit=${LAB_BW_TIMEOUT:-60}
+  sdev=$(lab_dev "$server") && cdev=$(lab_dev "$client") && sip=$(lab_ip "$server") || return 1
+  local rdma_cm=0 a
+  for a in "$@"; do [[ "$a" == -R ]] && rdma_cm=1; done
+  local sout cout
+  sout=$(mktemp) cout=$(mktemp)
+  timeout "$limit" ib_write_bw -d "$sdev" -x 1 -p "$port" -F "$@" >"$sout" 2>&1 &
+  local spid=$! crc=1 attempt
+  if ((rdma_cm)); then
+    for ((attempt = 1; attempt <= 20; attempt++)); do
+      timeout "$limit" ib_write_bw -d "$cdev" -x 1 -p "$port" -F "$@" "$sip" >"$cout" 2>&1
+      crc=$?
+      ((crc == 0)) && break
+      kill -0 "$spid" 2>/dev/null || break
+      sleep 0.5
+    done
+  elif lab_wait_tcp_listen "$port" 30 "$spid"; then
+    timeout "$limit" ib_write_bw -d "$cdev" -x 1 -p "$port" -F "$@" "$sip" >"$cout" 2>&1
+    crc=$?
+  fi
+  ((crc == 0)) || kill "$spid" 2>/dev/null
+  wait "$spid"
+  local src=$?
+  # The result line: "#bytes #iterations BW-peak BW-average MsgRate".
+  LAB_BW=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $3 ~ /^[0-9.]+$/ {bw = $4} END {print bw}' "$cout")
+  if ((crc != 0 || src != 0)) || [[ -z "$LAB_BW" ]]; then
+    echo "FAIL: ib_write_bw $client -> $server ($*): client exit $crc, server exit $src" >&2
+    sed 's/^/  client: /' "$cout" | tail -n 8 >&2
+    sed 's/^/  server: /' "$sout" | tail -n 8 >&2
+    rm -f "$sout" "$cout"
+    return 1
+  fi
+  # perftest derives time from the TSC and the CPU MHz it reads; under emulation a bad reading
+  # gives absurd numbers with exit 0. A result this low is an error, not a measurement.
+  if ! lab_ge "$LAB_BW" 0.01; then
+    echo "FAIL: ib_write_bw $client -> $server ($*) reported $LAB_BW MB/s" >&2
+    sed 's/^/  client: /' "$cout" >&2
+    rm -f "$sout" "$cout"
+    return 1
+  fi
+  rm -f "$sout" "$cout"
+  return 0
+}
+
+# lab_ge A B: A >= B for decimal numbers.
+lab_ge() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a >= b)}'; }
