@@ -8,18 +8,6 @@
 
 namespace gdrbench::agent::memory {
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = o.release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) close(fd_);
-}
-
 #if GDRBENCH_HAVE_CUDA_H
 
 absl::StatusOr<std::unique_ptr<GpuBuffer>> GpuBuffer::Create(const std::string& gpu,

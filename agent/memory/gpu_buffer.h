@@ -30,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/memory/memory.h"
+#include "agent/memory/unique_fd.h"
 
 #if GDRBENCH_HAVE_CUDA_H
 #include "agent/cuda/context.h"
@@ -40,25 +41,6 @@
 namespace gdrbench::agent::memory {
 
 inline constexpr size_t kGpuPageBytes = size_t{2} << 20;
-
-// A file descriptor closed on destruction.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept;
-  ~UniqueFd();
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 #if GDRBENCH_HAVE_CUDA_H
 

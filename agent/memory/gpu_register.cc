@@ -1,4 +1,6 @@
 // GPU memory registration: dma-buf first, then peermem, never host memory.
+#include "agent/memory/gpu_register.h"
+
 #include <infiniband/verbs.h>
 
 #include <cerrno>
@@ -13,91 +15,123 @@
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::agent::memory {
-
-#if GDRBENCH_HAVE_CUDA_H
-
 namespace {
 
-// One attempt: success fills `mr`; failure returns why and what to do.
+// One attempt: success sets `mr`; failure says why and what to do.
 struct Attempt {
   ibv_mr* mr = nullptr;
   std::string why;
   std::string remedy;
 };
 
-Attempt TryDmaBuf(ibv_pd* pd, const GpuBuffer& buffer, int access, const std::string& nic) {
+Attempt TryDmaBuf(GpuRegistrationOps& ops) {
   Attempt a;
-  absl::StatusOr<UniqueFd> fd = buffer.ExportDmaBuf();
+  absl::StatusOr<UniqueFd> fd = ops.ExportDmaBuf();
   if (!fd.ok()) {
     a.why = std::string(fd.status().message());
     a.remedy = "use the NVIDIA open kernel modules (driver >= 515) on Linux >= 5.12";
     return a;
   }
-  // iova = the device pointer, so work requests address GPU memory by the
-  // same virtual address as with peermem.
-  a.mr = ibv_reg_dmabuf_mr(pd, 0, buffer.allocated_bytes(), buffer.device_ptr(), fd->get(),
-                           access);
-  // The MR holds its own reference on the dma-buf; our fd closes here.
+  int err = 0;
+  // The MR takes its own reference on the dma-buf; our fd closes on return.
+  a.mr = ops.RegisterDmaBuf(fd->get(), &err);
   if (a.mr != nullptr) return a;
-  int err = errno;
   if (err == EOPNOTSUPP || err == ENOSYS) {
-    a.why = absl::StrCat("ibv_reg_dmabuf_mr on ", nic, ": ", std::strerror(err),
-                         ": the NIC driver or kernel does not support dma-buf memory regions");
+    a.why = absl::StrCat("ibv_reg_dmabuf_mr on ", ops.NicName(), ": ", std::strerror(err),
+                         ": the NIC driver or kernel does not import dma-bufs");
     a.remedy = "use rdma-core >= 34 with a NIC driver that imports dma-bufs (mlx5, Linux >= 5.12)";
   } else {
-    a.why = absl::StrCat("ibv_reg_dmabuf_mr on ", nic, ": ", std::strerror(err), " (errno ", err,
-                         ")");
-    a.remedy = err == ENOMEM || err == EPERM ? "raise the locked-memory limit (ulimit -l)" : "";
+    a.why = absl::StrCat("ibv_reg_dmabuf_mr on ", ops.NicName(), ": ", std::strerror(err),
+                         " (errno ", err, ")");
+    if (err == ENOMEM || err == EPERM) a.remedy = "raise the locked-memory limit (ulimit -l)";
   }
   return a;
 }
 
-Attempt TryPeermem(ibv_pd* pd, const GpuBuffer& buffer, int access, const std::string& nic) {
+Attempt TryPeermem(GpuRegistrationOps& ops) {
   Attempt a;
-  a.mr = ibv_reg_mr(pd, buffer.data(), buffer.allocated_bytes(), access);
+  int err = 0;
+  a.mr = ops.RegisterPeermem(&err);
   if (a.mr != nullptr) return a;
-  int err = errno;
-  const FsRoot fs("/");
-  const bool loaded = fs.Exists("/sys/module/nvidia_peermem");
-  a.why = absl::StrCat("ibv_reg_mr of the device pointer on ", nic, ": ", std::strerror(err),
-                       " (errno ", err, ")",
+  const bool loaded = ops.PeermemLoaded();
+  a.why = absl::StrCat("ibv_reg_mr of the device pointer on ", ops.NicName(), ": ",
+                       std::strerror(err), " (errno ", err, ")",
                        loaded ? " although nvidia_peermem is loaded"
                               : ": nvidia-peermem is not loaded (/sys/module/nvidia_peermem absent)");
-  a.remedy = loaded ? "check dmesg for nvidia-peermem / NIC driver errors"
-                    : "`modprobe nvidia-peermem` and add it to /etc/modules-load.d/";
+  a.remedy = loaded ? "check dmesg for nvidia-peermem and NIC driver errors"
+                    : "`modprobe nvidia-peermem` and persist it in /etc/modules-load.d/";
   return a;
+}
+
+Registration Made(ibv_mr* mr, const char* method) {
+  Registration reg;
+  reg.mr.reset(mr);
+  reg.method = method;
+  return reg;
 }
 
 }  // namespace
 
-absl::StatusOr<Registration> RegisterGpu(ibv_pd* pd, GpuBuffer& buffer, int access) {
-  const std::string nic = ibv_get_device_name(pd->context->device);
-  Attempt dmabuf = TryDmaBuf(pd, buffer, access, nic);
+absl::StatusOr<Registration> RegisterGpuWith(GpuRegistrationOps& ops) {
+  Attempt dmabuf = TryDmaBuf(ops);
   if (dmabuf.mr != nullptr) {
-    spdlog::info("memory: registered {} bytes on {} with {} via dma-buf (lkey {:#x})",
-                 buffer.allocated_bytes(), buffer.Describe(), nic, dmabuf.mr->lkey);
-    Registration reg;
-    reg.mr.reset(dmabuf.mr);
-    reg.method = "ibv_reg_dmabuf_mr";
-    return reg;
+    spdlog::info("memory: registered {} memory with {} via dma-buf (lkey {:#x})", ops.GpuName(),
+                 ops.NicName(), dmabuf.mr->lkey);
+    return Made(dmabuf.mr, "ibv_reg_dmabuf_mr");
   }
-  Attempt peermem = TryPeermem(pd, buffer, access, nic);
+  Attempt peermem = TryPeermem(ops);
   if (peermem.mr != nullptr) {
-    spdlog::info("memory: registered {} bytes on {} with {} via nvidia-peermem (dma-buf: {})",
-                 buffer.allocated_bytes(), buffer.Describe(), nic, dmabuf.why);
-    Registration reg;
-    reg.mr.reset(peermem.mr);
-    reg.method = "ibv_reg_mr+peermem";
-    return reg;
+    spdlog::info("memory: registered {} memory with {} via nvidia-peermem (dma-buf: {})",
+                 ops.GpuName(), ops.NicName(), dmabuf.why);
+    return Made(peermem.mr, "ibv_reg_mr+peermem");
   }
   std::vector<std::string> remedies;
   for (const Attempt* a : {&dmabuf, &peermem}) {
     if (!a->remedy.empty()) remedies.push_back(a->remedy);
   }
   return absl::FailedPreconditionError(absl::StrCat(
-      "GPU memory on ", buffer.Describe(), " cannot be registered with ", nic,
+      "GPU memory on ", ops.GpuName(), " cannot be registered with ", ops.NicName(),
       " (no fallback to host memory): tried dma-buf: ", dmabuf.why, "; tried peermem: ",
       peermem.why, ". Remedy: ", absl::StrJoin(remedies, ", or ")));
+}
+
+#if GDRBENCH_HAVE_CUDA_H
+
+namespace {
+
+class LiveOps final : public GpuRegistrationOps {
+ public:
+  LiveOps(ibv_pd* pd, const GpuBuffer& buffer, int access)
+      : pd_(pd), buffer_(buffer), access_(access) {}
+  std::string NicName() const override { return ibv_get_device_name(pd_->context->device); }
+  std::string GpuName() const override { return buffer_.Describe(); }
+  absl::StatusOr<UniqueFd> ExportDmaBuf() override { return buffer_.ExportDmaBuf(); }
+  ibv_mr* RegisterDmaBuf(int fd, int* err) override {
+    // iova = the device pointer, so work requests address GPU memory by the
+    // same virtual address as with peermem.
+    ibv_mr* mr = ibv_reg_dmabuf_mr(pd_, 0, buffer_.allocated_bytes(), buffer_.device_ptr(), fd,
+                                   access_);
+    *err = mr == nullptr ? errno : 0;
+    return mr;
+  }
+  ibv_mr* RegisterPeermem(int* err) override {
+    ibv_mr* mr = ibv_reg_mr(pd_, buffer_.data(), buffer_.allocated_bytes(), access_);
+    *err = mr == nullptr ? errno : 0;
+    return mr;
+  }
+  bool PeermemLoaded() const override { return FsRoot("/").Exists("/sys/module/nvidia_peermem"); }
+
+ private:
+  ibv_pd* pd_;
+  const GpuBuffer& buffer_;
+  int access_;
+};
+
+}  // namespace
+
+absl::StatusOr<Registration> RegisterGpu(ibv_pd* pd, GpuBuffer& buffer, int access) {
+  LiveOps ops(pd, buffer, access);
+  return RegisterGpuWith(ops);
 }
 
 #endif  // GDRBENCH_HAVE_CUDA_H

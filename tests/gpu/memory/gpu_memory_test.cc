@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "agent/cuda/driver.h"
+#include "agent/cuda/module.h"
 #include "agent/memory/gpu_buffer.h"
+#include "agent/memory/gpu_pattern.h"
 #include "agent/memory/memory.h"
 #include "agent/memory/pattern.h"
 #include "agent/memory/probe.h"
@@ -190,6 +192,21 @@ TEST(GpuPattern, KernelThroughput) {
   // degenerated (serial loop, one block) without flaking on a busy GPU.
   EXPECT_GT(check_gbps, 100.0);
   EXPECT_GT(fill_gbps, 100.0);
+}
+
+TEST(GpuPattern, EmptyPtxSaysWhyInsteadOfChecking) {
+  // What a build without nvcc embeds: an empty PTX and the reason.
+  REQUIRE_GPU();
+  auto driver = cuda::CudaDriver::Shared();
+  ASSERT_TRUE(driver.ok());
+  auto ctx = cuda::GpuContext::Retain(**driver, 0);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  auto module = cuda::Module::Load(*ctx, "", "built without nvcc: no kernels");
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(module.status().message(), "built without nvcc: no kernels");
+  // And this build's embedded PTX is the real thing.
+  EXPECT_NE(kPatternKernelsPtx[0], '\0') << kPatternKernelsMissing;
 }
 
 TEST(GpuStaged, PatternTravelsGpuHostGpu) {
