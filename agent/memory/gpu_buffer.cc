@@ -11,7 +11,8 @@ namespace gdrbench::agent::memory {
 #if GDRBENCH_HAVE_CUDA_H
 
 absl::StatusOr<std::unique_ptr<GpuBuffer>> GpuBuffer::Create(const std::string& gpu,
-                                                             size_t bytes) {
+                                                             size_t bytes,
+                                                             const std::string& memory) {
   if (bytes == 0) return absl::InvalidArgumentError("buffer size must be at least 1 byte");
   absl::StatusOr<const cuda::CudaDriver*> driver = cuda::CudaDriver::Shared();
   if (!driver.ok()) {
@@ -20,9 +21,16 @@ absl::StatusOr<std::unique_ptr<GpuBuffer>> GpuBuffer::Create(const std::string& 
         driver.status().code() == absl::StatusCode::kNotFound
             ? absl::StatusCode::kFailedPrecondition
             : driver.status().code(),
-        absl::StrCat("memory gpu:", gpu, " needs a GPU: ", driver.status().message()));
+        absl::StrCat("memory ", memory.empty() ? absl::StrCat("gpu:", gpu) : memory,
+                     " needs a GPU (no fallback to host memory): ", driver.status().message()));
   }
-  ASSIGN_OR_RETURN(int ordinal, (*driver)->ResolveDevice(gpu));
+  const std::string name = memory.empty() ? absl::StrCat("gpu:", gpu) : memory;
+  absl::StatusOr<int> resolved = (*driver)->ResolveDevice(gpu);
+  if (!resolved.ok()) {
+    return absl::Status(resolved.status().code(),
+                        absl::StrCat("memory ", name, ": ", resolved.status().message()));
+  }
+  const int ordinal = *resolved;
   ASSIGN_OR_RETURN(std::shared_ptr<cuda::GpuContext> ctx,
                    cuda::GpuContext::Retain(**driver, ordinal));
   cuda::ScopedCurrent current(*ctx);
@@ -149,7 +157,8 @@ absl::StatusOr<int64_t> GpuBuffer::CheckPattern(size_t offset, size_t length, ui
 absl::StatusOr<std::unique_ptr<GpuStagedBuffer>> GpuStagedBuffer::Create(const std::string& gpu,
                                                                          size_t bytes,
                                                                          int numa_node) {
-  ASSIGN_OR_RETURN(std::unique_ptr<GpuBuffer> dev, GpuBuffer::Create(gpu, bytes));
+  ASSIGN_OR_RETURN(std::unique_ptr<GpuBuffer> dev,
+                   GpuBuffer::Create(gpu, bytes, absl::StrCat("gpu-staged:", gpu)));
   ASSIGN_OR_RETURN(std::unique_ptr<HostBuffer> host,
                    HostBuffer::Create(Kind::kHost, bytes, numa_node));
   // A NIC-local HostBuffer page-locked for CUDA (rather than cuMemHostAlloc,

@@ -48,8 +48,10 @@ class GpuBuffer final : public Buffer {
  public:
   // `gpu`: a CUDA index or PCI BDF. Errors: NOT_FOUND (no such GPU, with the
   // list), FAILED_PRECONDITION (no driver / no GPU), RESOURCE_EXHAUSTED
-  // (cuMemAlloc out of memory), INVALID_ARGUMENT (zero size).
-  static absl::StatusOr<std::unique_ptr<GpuBuffer>> Create(const std::string& gpu, size_t bytes);
+  // (cuMemAlloc out of memory), INVALID_ARGUMENT (zero size). `memory` is
+  // the spec named in messages (default "gpu:<gpu>").
+  static absl::StatusOr<std::unique_ptr<GpuBuffer>> Create(const std::string& gpu, size_t bytes,
+                                                           const std::string& memory = "");
   ~GpuBuffer() override;
   GpuBuffer(const GpuBuffer&) = delete;
   GpuBuffer& operator=(const GpuBuffer&) = delete;

@@ -12,6 +12,16 @@
 // Never a silent fallback to host memory: when GPU memory cannot be had or
 // registered the call fails with the reason and the remedy.
 //
+// Where things are: host_buffer.h (host, hugepage; NUMA binding),
+// gpu_buffer.h (gpu, gpu-staged and the staging semantics), pattern.h and
+// pattern_word.h (the integrity pattern), gpu_pattern.h and pattern_kernels.cu
+// (the CUDA kernels), gpu_register.h (the GPU registration policy), probe.h
+// (a one-shot registration probe for preflight).
+//
+// Thread safety: a Buffer is immutable after Allocate; FillPattern and
+// CheckPattern may run from several threads on disjoint ranges. Register and
+// Allocate are stateless (the CUDA driver is loaded once, process-wide).
+//
 // This library never includes gRPC or protobuf headers.
 #pragma once
 
@@ -54,6 +64,9 @@ class Buffer {
   // into [offset, offset+length) / checked there. CheckPattern returns the
   // first mismatching offset (absolute, in the buffer), or -1 when all match.
   // GPU buffers use a CUDA kernel; others the CPU.
+  // Errors: INVALID_ARGUMENT when the range is outside the buffer;
+  // FAILED_PRECONDITION for GPU buffers when the kernels are not available
+  // (built without nvcc, or the driver cannot load the PTX), saying so.
   virtual absl::Status FillPattern(size_t offset, size_t length, uint64_t seed) = 0;
   virtual absl::StatusOr<int64_t> CheckPattern(size_t offset, size_t length, uint64_t seed) = 0;
   // "cpu" or "cuda-kernel".
@@ -65,7 +78,10 @@ uint8_t PatternByte(uint64_t seed, uint64_t offset);
 
 // NOT_FOUND for a GPU that does not exist (with the list), FAILED_PRECONDITION
 // when there is no NVIDIA driver / GPU (no host fallback), RESOURCE_EXHAUSTED
-// when the allocation fails. `numa_node` < 0: no preference.
+// when the allocation fails (for hugepages, with how to reserve them),
+// INVALID_ARGUMENT for zero bytes or a NUMA node the kernel does not have.
+// `numa_node` (the NIC's node; < 0: no preference) places host, hugepage and
+// the gpu-staged bounce buffer; GPU memory is on its GPU.
 absl::StatusOr<std::unique_ptr<Buffer>> Allocate(const MemorySpec& spec, size_t bytes,
                                                  int numa_node);
 

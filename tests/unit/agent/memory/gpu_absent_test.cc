@@ -35,6 +35,8 @@ TEST(GpuAbsent, GpuKindsFailWithTheReasonAndNoFallback) {
                 AnyOf(HasSubstr("no NVIDIA driver"), HasSubstr("CUDA_ERROR_NO_DEVICE"),
                       HasSubstr("built without cuda.h"), HasSubstr("0 GPU(s)")))
         << buf.status();
+    EXPECT_THAT(buf.status().message(), HasSubstr(spec->ToString()))
+        << buf.status();
   }
 }
 
