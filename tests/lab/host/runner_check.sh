@@ -55,14 +55,14 @@ grep '^lab: 2 node(s) ready' "$work/err"
 # --- 2. --timeout ----------------------------------------------------------------------------
 mkdir -p "$work/tmp2"
 start=$SECONDS
-TMPDIR=$work/tmp2 "$lab" run --nodes 1 --timeout 20 -- sleep 600 </dev/null >"$work/out" 2>"$work/err"
+TMPDIR=$work/tmp2 "$lab" run --nodes 1 --timeout 15 -- sleep 600 </dev/null >"$work/out" 2>"$work/err"
 rc=$?
 took=$((SECONDS - start))
-((rc == 124)) || { cat "$work/err" >&2; fail "--timeout 20 on 'sleep 600' gave exit $rc, expected 124"; }
-((took <= 35)) || fail "--timeout 20 took $took s"
+((rc == 124)) || { cat "$work/err" >&2; fail "--timeout 15 on 'sleep 600' gave exit $rc, expected 124"; }
+((took <= 30)) || fail "--timeout 15 took $took s"
 grep -q '^lab: .*timed out' "$work/err" || fail "no 'timed out' line: $(<"$work/err")"
 [[ -z "$(lab_qemus "$work/tmp2")" ]] || fail "qemu left running after --timeout"
-ok "--timeout 20: exit 124 after $took s, no qemu left: $(grep 'timed out' "$work/err")"
+ok "--timeout 15: exit 124 after $took s, no qemu left: $(grep 'timed out' "$work/err")"
 
 # --- 3. SIGKILL, then a second run -------------------------------------------------------
 mkdir -p "$work/tmp3"
