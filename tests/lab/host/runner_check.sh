@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Checks deploy/lab/lab's contract from the host (ctest: lab.runner, label lab):
-#  1. COMMAND's exit code, stdout and stderr come back separately; the lab's own lines are on
-#     stderr, prefixed "lab: "; the working directory, the host environment and the LAB_*
-#     variables reach the guest; the checkout and --share folders are writable; `shape` is on
-#     PATH; all with standard input closed (as in CI).
-#  2. --timeout bounds a COMMAND that never ends: exit 124, one line, no qemu left.
-#  3. A lab killed with SIGKILL leaves no qemu behind, and the next run works and removes the
-#     killed run's directory.
+#  1. A lab killed with SIGKILL leaves no qemu behind.
+#  2. The next run works and removes the killed run's directory. In it, COMMAND's exit code,
+#     stdout and stderr come back separately; the lab's own lines are on stderr, prefixed
+#     "lab: "; the working directory, the host environment and the LAB_* variables reach the
+#     guest; the checkout and --share folders are writable; `shape` is on PATH; all with
+#     standard input closed (as in CI).
+#  3. --timeout bounds a COMMAND that never ends: exit 124, one line, no qemu left.
 #  4. Bad usage and a missing package give exit 125 and one line, without booting.
 set -uo pipefail
 
@@ -22,10 +22,31 @@ ok() { echo "ok $*"; }
 # qemu processes started by labs whose run directories live under $1.
 lab_qemus() { pgrep -f "qemu-system-x86_64 .*$1" || true; }
 
-# --- 1. output, exit code, environment --------------------------------------------------
-mkdir -p "$work/share" "$work/tmp1"
+# --- 1. SIGKILL: no qemu left -----------------------------------------------------------
+mkdir -p "$work/tmp3"
+: >"$work/err"
+TMPDIR=$work/tmp3 "$lab" run --nodes 1 --timeout 120 -- sleep 600 </dev/null >/dev/null 2>"$work/err" &
+pid=$!
+for ((i = 0; i < 600; i++)); do
+  grep -q 'ready in' "$work/err" && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+grep -q 'ready in' "$work/err" || { cat "$work/err" >&2; fail "the lab to be killed never became ready"; }
+[[ -n "$(lab_qemus "$work/tmp3")" ]] || fail "no qemu found for the running lab"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+for ((i = 0; i < 50; i++)); do
+  [[ -z "$(lab_qemus "$work/tmp3")" ]] && break
+  sleep 0.1
+done
+[[ -z "$(lab_qemus "$work/tmp3")" ]] || fail "qemu still running 5 s after its lab was SIGKILLed"
+ok "SIGKILLed lab: its qemu is gone"
+
+# --- 2. the next run: output, exit code, environment; the killed run's directory goes
+mkdir -p "$work/share"
 cd "$repo/tests/lab" || fail "cannot cd"
-TMPDIR=$work/tmp1 LAB_CHECK_TOKEN='a b$c' "$lab" run --nodes 2 --timeout 120 --share "$work/share" -- \
+TMPDIR=$work/tmp3 LAB_CHECK_TOKEN='a b$c' "$lab" run --nodes 2 --timeout 120 --share "$work/share" -- \
   bash -c 'echo "out: $PWD"
            echo "token: $LAB_CHECK_TOKEN"
            echo "nodes: $LAB_NODES | $LAB_NODE_IPS | $LAB_NODE_DEVS | $LAB_NODE_NETDEVS"
@@ -51,8 +72,11 @@ grep -q '^lab: 2 node(s) ready in' "$work/err" || fail "no ready line on stderr"
 [[ -e "$marker" ]] || fail "the checkout is not writable from the guest"
 ok "exit code, stdout/stderr, cwd, env, LAB_* variables, writable shares, closed stdin"
 grep '^lab: 2 node(s) ready' "$work/err"
+left=$(find "$work/tmp3" -maxdepth 1 -name 'gdrbench-lab.*')
+[[ -z "$left" ]] || fail "run directories left behind: $left"
+ok "the run after the killed run removed both run directories"
 
-# --- 2. --timeout ----------------------------------------------------------------------------
+# --- 3. --timeout ----------------------------------------------------------------------------
 mkdir -p "$work/tmp2"
 start=$SECONDS
 TMPDIR=$work/tmp2 "$lab" run --nodes 1 --timeout 15 -- sleep 600 </dev/null >"$work/out" 2>"$work/err"
@@ -63,31 +87,6 @@ took=$((SECONDS - start))
 grep -q '^lab: .*timed out' "$work/err" || fail "no 'timed out' line: $(<"$work/err")"
 [[ -z "$(lab_qemus "$work/tmp2")" ]] || fail "qemu left running after --timeout"
 ok "--timeout 15: exit 124 after $took s, no qemu left: $(grep 'timed out' "$work/err")"
-
-# --- 3. SIGKILL, then a second run -------------------------------------------------------
-mkdir -p "$work/tmp3"
-TMPDIR=$work/tmp3 "$lab" run --nodes 1 --timeout 120 -- sleep 600 </dev/null >/dev/null 2>"$work/err" &
-pid=$!
-for ((i = 0; i < 600; i++)); do
-  grep -q 'ready in' "$work/err" && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-grep -q 'ready in' "$work/err" || { cat "$work/err" >&2; fail "the lab to be killed never became ready"; }
-[[ -n "$(lab_qemus "$work/tmp3")" ]] || fail "no qemu found for the running lab"
-kill -KILL "$pid"
-wait "$pid" 2>/dev/null
-for ((i = 0; i < 50; i++)); do
-  [[ -z "$(lab_qemus "$work/tmp3")" ]] && break
-  sleep 0.1
-done
-[[ -z "$(lab_qemus "$work/tmp3")" ]] || fail "qemu still running 5 s after its lab was SIGKILLed"
-ok "SIGKILLed lab: its qemu is gone"
-TMPDIR=$work/tmp3 "$lab" run --nodes 1 --timeout 60 -- true </dev/null >/dev/null 2>"$work/err" ||
-  { cat "$work/err" >&2; fail "the run after a killed run failed"; }
-left=$(find "$work/tmp3" -maxdepth 1 -name 'gdrbench-lab.*')
-[[ -z "$left" ]] || fail "run directories left behind: $left"
-ok "a run after the killed run works and removed its run directory"
 
 # --- 4. errors without a boot ------------------------------------------------------------
 expect_one_line() {  # expect_one_line WHAT PATTERN CMD...
