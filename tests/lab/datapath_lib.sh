@@ -18,7 +18,7 @@ dp_start_agent() {
   dev=$(lab_dev "$node") || return 1
   rm -f "$DP_DIR/$node.port"
   "$GDRBENCH_BIN/gdrbench-agent" --insecure --listen 127.0.0.1:0 --devices "$dev" \
-    --port-file "$DP_DIR/$node.port" --log-level info >"$DP_DIR/$node.log" 2>&1 &
+    --port-file "$DP_DIR/$node.port" --log-level ${DP_LOG_LEVEL:-info} >"$DP_DIR/$node.log" 2>&1 &
   DP_PID[$node]=$!
   DP_PIDS+=($!)
   for ((i = 0; i < 200; i++)); do
