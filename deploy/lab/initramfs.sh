@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by deploy/lab/lab. Builds the lab's initramfs from packages already on the machine:
 # busybox-static, the kernel's own modules needed to reach the host root over virtio 9p
 # (resolved with `modprobe --show-depends`), and deploy/lab/guest/init as /init.

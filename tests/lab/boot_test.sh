@@ -2,6 +2,7 @@
 # lab: nodes=4 timeout=120
 # The lab boots N nodes, each with an rxe device on its own veth, its own address, an ACTIVE
 # port (per ibv_devinfo) and the RoCE v2 IPv4 GID at index 1.
+# shellcheck source=tests/lab/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 ((${#LAB_NODE_LIST[@]} == 4)) || lab_fail "expected 4 nodes, LAB_NODES='$LAB_NODES'"

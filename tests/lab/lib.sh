@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for lab tests (tests/lab/*_test.sh), sourced inside the lab guest:
 #   source "$(dirname "$0")/lib.sh"
 # Provides node lookups over LAB_NODES / LAB_NODE_IPS / LAB_NODE_DEVS / LAB_NODE_NETDEVS,
@@ -36,7 +37,7 @@ lab_dev() { local i; i=$(lab_index "$1") && echo "${LAB_DEV_LIST[$i]}"; }
 lab_netdev() { local i; i=$(lab_index "$1") && echo "${LAB_NETDEV_LIST[$i]}"; }
 
 # lab_bytes NETDEV rx|tx: the interface's byte counter.
-lab_bytes() { echo $(<"/sys/class/net/$1/statistics/${2}_bytes"); }
+lab_bytes() { local v; read -r v <"/sys/class/net/$1/statistics/${2}_bytes" && echo "$v"; }
 
 # lab_wait_tcp_listen PORT SECONDS [PID]: waits until something listens on TCP PORT; gives up
 # early when process PID (the server that should listen) has exited.

@@ -3,6 +3,7 @@
 # deploy/lab/shape makes one link bad on purpose: a rate limit toward one peer lowers that pair
 # only, a limit on the whole link lowers every pair of the node, --down takes the node's port
 # out (ib_write_bw fails) and --up brings it back.
+# shellcheck source=tests/lab/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 size=65536

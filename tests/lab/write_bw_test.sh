@@ -4,6 +4,7 @@
 # the right virtual wire (the client's veth sends, the server's veth receives, the third node
 # sees none of it); with -R (rdma_cm) it succeeds; and rdma_cm with the source address bound
 # (rping -I) goes over the wire as well.
+# shellcheck source=tests/lab/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 size=65536 iters=300
