@@ -8,6 +8,7 @@
 #include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 #include "controller/cli/commands.h"
+#include "controller/cli/pair_command.h"
 
 namespace {
 
@@ -26,6 +27,27 @@ void AddCommon(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag("--json", o.json, "print the result as JSON (the v1 proto)");
 }
 
+// The sweep options shared by `pair` (and the later `sweep`); defaults in
+// controller/cli/sweep_flags.h.
+void AddSweepFlags(CLI::App* cmd, gdrbench::controller::cli::SweepFlags& f) {
+  cmd->add_option("--sizes", f.sizes, "message sizes: all (2 B .. 8 MiB), 2,64K,1M or 2-8M")
+      ->capture_default_str();
+  cmd->add_option("--iterations", f.iterations, "WRITEs per size and QP (default 5000)");
+  cmd->add_option("--duration", f.duration_s, "seconds per size instead of --iterations");
+  cmd->add_option("--warmup", f.warmup, "unmeasured WRITEs per size and QP first")
+      ->capture_default_str();
+  cmd->add_option("--qps", f.qps, "QPs per test")->capture_default_str();
+  cmd->add_option("--tx-depth", f.tx_depth, "outstanding WRITEs per QP")->capture_default_str();
+  cmd->add_option("--cq-moderation", f.cq_moderation,
+                  "signal every N WRITEs (default min(100, tx depth))");
+  cmd->add_option("--post-list", f.post_list, "WRITEs per ibv_post_send")->capture_default_str();
+  cmd->add_option("--memory", f.memory, "host, hugepage, gpu:<i|BDF>, gpu-staged:<i|BDF>")
+      ->capture_default_str();
+  cmd->add_flag("--bidirectional", f.bidirectional, "both directions at once");
+  cmd->add_flag("--verify", f.verify, "check the data of each size's last pass on the target");
+  cmd->add_option("--seed", f.seed, "verify pattern seed")->capture_default_str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -42,6 +64,21 @@ int main(int argc, char** argv) {
   node_info_cmd->add_option("--agent", node_info.agent, "agent HOST:PORT")->required();
   AddCommon(node_info_cmd, node_info.common);
 
+  cli::PairOptions pair;
+  CLI::App* pair_cmd =
+      app.add_subcommand("pair", "one RDMA WRITE bandwidth sweep between two agents' NICs");
+  pair_cmd->add_option("--server", pair.server, "target agent HOST:PORT")->required();
+  pair_cmd->add_option("--client", pair.client, "initiator agent HOST:PORT")->required();
+  pair_cmd->add_option("--server-device", pair.server_device, "target RDMA device");
+  pair_cmd->add_option("--client-device", pair.client_device, "initiator RDMA device");
+  pair_cmd->add_option("--server-bind", pair.server_bind, "target rdma_cm address");
+  pair_cmd->add_option("--client-bind", pair.client_bind, "initiator rdma_cm source address");
+  pair_cmd->add_option("--sweep-timeout", pair.sweep_timeout_s, "seconds for the whole sweep")
+      ->capture_default_str();
+  pair_cmd->add_option("--lease", pair.lease_s, "target lease in seconds (0: sweep timeout + 60)");
+  AddSweepFlags(pair_cmd, pair.sweep);
+  AddCommon(pair_cmd, pair.common);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -50,5 +87,6 @@ int main(int argc, char** argv) {
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return cli::PrintError(st);
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (*node_info_cmd) return cli::NodeInfoCommand(node_info);
+  if (*pair_cmd) return cli::PairCommand(pair);
   return 2;
 }

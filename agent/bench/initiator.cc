@@ -52,6 +52,8 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   for (uint32_t q = 0; q < o.qps; ++q) {
     ASSIGN_OR_RETURN(verbs::CmIdPtr id, verbs::CreateCmId(in->channel_.get()));
     RETURN_IF_ERROR(verbs::ResolveRoute(id.get(), in->channel_.get(), src, dst, c.timeout_ms));
+    spdlog::debug("initiator {}: QP {} route to {}:{} resolved", c.device, q, c.target_address,
+                  c.target_port);
     std::string dev = verbs::DeviceName(id->verbs);
     if (dev != c.device) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -89,6 +91,7 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
     cd.Encode(wire);
     absl::Status st = verbs::Connect(in->ids_[q].get(), in->channel_.get(), wire, sizeof(wire),
                                c.timeout_ms);
+    spdlog::debug("initiator {}: QP {} connect: {}", c.device, q, st.ok() ? "ok" : "failed");
     if (!st.ok()) {
       return absl::Status(st.code(), absl::StrCat("connecting QP ", q, " to ", c.target_address,
                                                   ":", c.target_port, ": ", st.message()));

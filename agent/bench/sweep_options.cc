@@ -2,47 +2,9 @@
 
 #include <algorithm>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 
 namespace gdrbench::agent::bench {
-namespace {
-
-constexpr absl::string_view kSizesForms =
-    "expected 'all', a list like '2,64K,1M' or a power-of-two range like '2-8M' "
-    "(suffixes K, M, G)";
-
-absl::StatusOr<uint64_t> ParseOneSize(absl::string_view text) {
-  std::string t = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
-  absl::string_view v = t;
-  if (!absl::ConsumeSuffix(&v, "IB")) (void)absl::ConsumeSuffix(&v, "B");
-  uint64_t mult = 1;
-  if (absl::ConsumeSuffix(&v, "K")) {
-    mult = 1ull << 10;
-  } else if (absl::ConsumeSuffix(&v, "M")) {
-    mult = 1ull << 20;
-  } else if (absl::ConsumeSuffix(&v, "G")) {
-    mult = 1ull << 30;
-  }
-  uint64_t n = 0;
-  if (v.empty() || !absl::SimpleAtoi(v, &n) || n == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad message size '", text, "': ", kSizesForms));
-  }
-  if (n > kMaxSizeBytes / mult) {
-    return absl::InvalidArgumentError(absl::StrCat("message size '", text, "' is above the ",
-                                                   FormatSize(kMaxSizeBytes), " limit"));
-  }
-  return n * mult;
-}
-
-bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
-}  // namespace
 
 std::vector<uint64_t> AllSizes() {
   std::vector<uint64_t> out;
@@ -55,41 +17,6 @@ std::string FormatSize(uint64_t bytes) {
   if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return absl::StrCat(bytes >> 20, "M");
   if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) return absl::StrCat(bytes >> 10, "K");
   return absl::StrCat(bytes);
-}
-
-absl::StatusOr<std::vector<uint64_t>> ParseSizes(absl::string_view text) {
-  absl::string_view t = absl::StripAsciiWhitespace(text);
-  if (t.empty()) return absl::InvalidArgumentError(absl::StrCat("no sizes given: ", kSizesForms));
-  if (absl::AsciiStrToLower(t) == "all") return AllSizes();
-  std::vector<uint64_t> out;
-  if (absl::StrContains(t, '-')) {
-    std::vector<absl::string_view> ends = absl::StrSplit(t, '-');
-    if (ends.size() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat("bad size range '", t, "': ", kSizesForms));
-    }
-    auto lo = ParseOneSize(ends[0]);
-    if (!lo.ok()) return lo.status();
-    auto hi = ParseOneSize(ends[1]);
-    if (!hi.ok()) return hi.status();
-    if (!IsPowerOfTwo(*lo) || !IsPowerOfTwo(*hi) || *lo > *hi) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "bad size range '", t, "': both ends must be powers of two, low <= high"));
-    }
-    for (uint64_t s = *lo; s <= *hi; s <<= 1) out.push_back(s);
-  } else {
-    for (absl::string_view part : absl::StrSplit(t, ',')) {
-      auto s = ParseOneSize(part);
-      if (!s.ok()) return s.status();
-      out.push_back(*s);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  if (out.size() > kMaxSizes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(out.size(), " sizes given; at most ", kMaxSizes, " per sweep"));
-  }
-  return out;
 }
 
 absl::Status Validate(const SweepOptions& o) {

@@ -32,14 +32,9 @@ inline constexpr uint32_t kMaxTxDepth = 8192;
 inline constexpr uint32_t kMaxPostList = 64;
 inline constexpr uint64_t kMaxBufferBytes = 16ull << 30;      // per test, all QPs
 
-// perftest -a: 2 B .. 8 MiB, powers of two.
+// perftest -a: 2 B .. 8 MiB, powers of two. (Parsing size flags is the
+// controller's: controller/cli/sweep_flags.h.)
 std::vector<uint64_t> AllSizes();
-
-// "all" | a comma list of sizes ("2,64K,1M") | a power-of-two range
-// ("2-8M", "64K-1M"); suffixes K, M, G are powers of 1024 (B optional).
-// Returns sizes ascending, without duplicates. INVALID_ARGUMENT with the
-// accepted forms otherwise.
-absl::StatusOr<std::vector<uint64_t>> ParseSizes(absl::string_view text);
 
 struct SweepOptions {
   std::vector<uint64_t> sizes_bytes;  // ascending

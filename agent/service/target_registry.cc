@@ -141,11 +141,8 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
   if (r.buffer_bytes() > bench::kMaxBufferBytes) {
     return bad("buffer_bytes ", r.buffer_bytes(), " above the limit of ", bench::kMaxBufferBytes);
   }
-  if (r.buffer_bytes() != 0 && r.buffer_bytes() < layout.slice_bytes) {
-    return bad("buffer_bytes ", r.buffer_bytes(), " is too small for these sizes",
-               options.verify ? " and their verify regions" : "", ": at least ",
-               layout.slice_bytes, " B per QP");
-  }
+  // buffer_bytes is a floor: the layout of the sizes (data area plus, with
+  // verify, one region per size) decides the rest.
   uint64_t slice = std::max<uint64_t>(r.buffer_bytes(), layout.slice_bytes);
   slice = (slice + 4095) & ~uint64_t{4095};
   if (slice > bench::kMaxBufferBytes / options.qps) {

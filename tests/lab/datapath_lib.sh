@@ -1,0 +1,54 @@
+# Helpers for the data path lab tests (tests/lab/datapath_*_test.sh), sourced after lib.sh:
+# agents per node and `gdrbench pair` between them. Every wait is bounded.
+DP_DIR=$(mktemp -d)
+DP_PIDS=()
+
+dp_cleanup() {
+  local pid
+  for pid in "${DP_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${DP_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+}
+trap dp_cleanup EXIT
+
+# dp_start_agent NODE: starts an agent owning NODE's rxe device; sets DP_ADDR[NODE] and
+# DP_PID[NODE]; its log is $DP_DIR/NODE.log.
+declare -A DP_ADDR DP_PID
+dp_start_agent() {
+  local node=$1 dev i
+  dev=$(lab_dev "$node") || return 1
+  rm -f "$DP_DIR/$node.port"
+  "$GDRBENCH_BIN/gdrbench-agent" --insecure --listen 127.0.0.1:0 --devices "$dev" \
+    --port-file "$DP_DIR/$node.port" --log-level ${DP_LOG_LEVEL:-info} >"$DP_DIR/$node.log" 2>&1 &
+  DP_PID[$node]=$!
+  DP_PIDS+=($!)
+  for ((i = 0; i < 200; i++)); do
+    [[ -s "$DP_DIR/$node.port" ]] && break
+    kill -0 "${DP_PID[$node]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  [[ -s "$DP_DIR/$node.port" ]] || {
+    sed 's/^/  agent: /' "$DP_DIR/$node.log" >&2
+    lab_fail "agent on $node did not start"
+  }
+  DP_ADDR[$node]=127.0.0.1:$(<"$DP_DIR/$node.port")
+}
+
+# dp_pair SERVER CLIENT [gdrbench pair flags]: runs one pair test; its stdout goes to
+# $DP_DIR/pair.out, stderr to $DP_DIR/pair.err; returns gdrbench's exit code.
+dp_pair() {
+  local server=$1 client=$2
+  shift 2
+  timeout "${DP_PAIR_TIMEOUT:-200}" "$GDRBENCH_BIN/gdrbench" pair --insecure \
+    --server "${DP_ADDR[$server]}" --client "${DP_ADDR[$client]}" "$@" \
+    >"$DP_DIR/pair.out" 2>"$DP_DIR/pair.err"
+}
+
+dp_show() {
+  sed 's/^/  /' "$DP_DIR/pair.out"
+  sed 's/^/  stderr: /' "$DP_DIR/pair.err"
+}
+
+dp_agent_logs() {
+  local n
+  for n in "$@"; do sed "s/^/  $n: /" "$DP_DIR/$n.log" | tail -n 15 >&2; done
+}
