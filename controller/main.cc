@@ -8,6 +8,7 @@
 #include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 #include "controller/cli/commands.h"
+#include "controller/cli/sweep_command.h"
 #include "controller/cli/pair_command.h"
 
 namespace {
@@ -79,6 +80,9 @@ int main(int argc, char** argv) {
   AddSweepFlags(pair_cmd, pair.sweep);
   AddCommon(pair_cmd, pair.common);
 
+  cli::SweepOptions sweep;
+  CLI::App* sweep_cmd = cli::AddSweepSubcommand(app, sweep);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -88,5 +92,6 @@ int main(int argc, char** argv) {
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (*node_info_cmd) return cli::NodeInfoCommand(node_info);
   if (*pair_cmd) return cli::PairCommand(pair);
+  if (*sweep_cmd) return cli::SweepCommand(sweep);
   return 2;
 }

@@ -42,7 +42,7 @@ void MatrixSet::Add(const v1::PairResult& r) {
     ++unknown_;
     return;
   }
-  const float expected = static_cast<float>(r.expected_gbps() * (bidirectional_ ? 2 : 1));
+  const float expected = static_cast<float>(r.expected_gbps());
   auto put = [&](Matrix& m, uint32_t a, uint32_t b, float gbps, v1::ResultStatus st,
                  const std::string& reason) {
     Cell& c = m.at(a, b);
@@ -50,16 +50,24 @@ void MatrixSet::Add(const v1::PairResult& r) {
     c.expected_gbps = expected;
     c.status = st;
     if (st != v1::RESULT_STATUS_OK) m.reasons[a * m.n + b] = reason;
-    if (bidirectional_) {
-      Cell& back = m.at(b, a);
-      back = c;
-      if (st != v1::RESULT_STATUS_OK) m.reasons[b * m.n + a] = reason;
+    // A failed bidirectional test fails both directions.
+    if (bidirectional_ && st != v1::RESULT_STATUS_OK) {
+      m.at(b, a) = c;
+      m.reasons[b * m.n + a] = reason;
     }
   };
   if (r.status() == v1::RESULT_STATUS_OK && r.sizes_size() > 0) {
     for (const auto& sz : r.sizes()) {
       Matrix& m = Get(r.rail(), sz.size_bytes());
       put(m, s->second, d->second, static_cast<float>(sz.bw_avg_gbps()), v1::RESULT_STATUS_OK, "");
+    }
+    // The target's direction of a bidirectional test.
+    for (const auto& sz : r.reverse_sizes()) {
+      Matrix& m = Get(r.rail(), sz.size_bytes());
+      Cell& c = m.at(d->second, s->second);
+      c.gbps = static_cast<float>(sz.bw_avg_gbps());
+      c.expected_gbps = expected;
+      c.status = v1::RESULT_STATUS_OK;
     }
     return;
   }

@@ -3,8 +3,8 @@
 // results. Compact (a float per cell) so 1024 nodes x 8 rails fit easily;
 // ToProto renders the v1 messages for reports.
 //
-// Bidirectional tests fill both (src, dst) and (dst, src) with the reported
-// (aggregate) bandwidth and expect twice the link rate.
+// Bidirectional tests fill (src, dst) from `sizes` and (dst, src) from
+// `reverse_sizes`; a failed one fails both cells.
 // Thread safety: none; one thread builds, then read-only.
 #pragma once
 

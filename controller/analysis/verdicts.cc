@@ -289,12 +289,31 @@ Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* b
     if (out.fail) parts.push_back(absl::StrCat(out.fail, " failed"));
     if (!excluded.empty()) parts.push_back(absl::StrCat(excluded.size(), " node(s) left out"));
     std::vector<std::string> who;
-    for (const auto& b : out.blame) who.push_back(absl::StrCat(b.kind(), " ", b.subject()));
+    for (const auto& b : out.blame) {
+      if (who.size() == 8) {
+        who.push_back(absl::StrCat("and ", out.blame.size() - 8, " more"));
+        break;
+      }
+      who.push_back(absl::StrCat(b.kind(), " ", b.subject()));
+    }
     out.summary = absl::StrCat("FAIL: ", out.pass, "/", out.cells, " cells pass; ",
                                absl::StrJoin(parts, ", "),
                                who.empty() ? "" : absl::StrCat("; blame: ", absl::StrJoin(who, ", ")));
   }
   return out;
+}
+
+}  // namespace gdrbench::controller::analysis
+
+namespace gdrbench::controller::analysis {
+
+void FillRun(MatrixSet& set, const Outcome& outcome, v1::Run* run) {
+  run->clear_matrices();
+  for (const Matrix* m : set.matrices()) *run->add_matrices() = ToProto(*m, set.nodes());
+  run->clear_blame();
+  for (const auto& b : outcome.blame) *run->add_blame() = b;
+  run->set_passed(outcome.passed);
+  run->set_summary(outcome.summary);
 }
 
 }  // namespace gdrbench::controller::analysis

@@ -63,3 +63,10 @@ Outcome Judge(MatrixSet& matrices, const v1::VerdictPolicy& policy, const Baseli
               const std::vector<std::string>& excluded);
 
 }  // namespace gdrbench::controller::analysis
+
+namespace gdrbench::controller::analysis {
+
+// Copies the matrices (all sizes), blame, pass/fail and summary into `run`.
+void FillRun(MatrixSet& matrices, const Outcome& outcome, v1::Run* run);
+
+}  // namespace gdrbench::controller::analysis

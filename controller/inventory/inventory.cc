@@ -299,11 +299,29 @@ absl::StatusOr<Inventory> LoadInventoryFile(const std::string& path) {
   return ParseInventoryYaml(ss.str(), path);
 }
 
+namespace {
+
+absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
+                                   const std::string& flag);
+
+}  // namespace
+
 absl::StatusOr<Inventory> InventoryFromAgents(absl::string_view agents, int default_port) {
+  return FromList(agents, default_port, "--agents");
+}
+
+absl::StatusOr<Inventory> InventoryFromHostlist(absl::string_view expression, int default_port) {
+  return FromList(expression, default_port, "--hostlist");
+}
+
+namespace {
+
+absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
+                                   const std::string& flag) {
   Inventory inv;
-  inv.source = "--agents";
+  inv.source = flag;
   std::set<std::string> names;
-  if (agents.empty()) return absl::InvalidArgumentError("--agents: empty list");
+  if (agents.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": empty list"));
   for (const std::string& entry : SplitTopLevel(agents)) {
     std::string host;
     int port = -1;
@@ -320,17 +338,17 @@ absl::StatusOr<Inventory> InventoryFromAgents(absl::string_view agents, int defa
       if (port < 0) port = default_port;
       Node n{host, WithPort(host, port), {}, 0, 0};
       if (!names.insert(n.name).second) {
-        return absl::InvalidArgumentError(absl::StrCat("--agents: '", host, "' listed twice"));
+        return absl::InvalidArgumentError(absl::StrCat(flag, ": '", host, "' listed twice"));
       }
       inv.nodes.push_back(std::move(n));
       continue;
     }
     if (port < 0) port = default_port;
     auto hosts = ExpandHostlist(hostpart);
-    if (!hosts.ok()) return absl::InvalidArgumentError(absl::StrCat("--agents: ", hosts.status().message()));
+    if (!hosts.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", hosts.status().message()));
     for (const auto& h : *hosts) {
       if (!names.insert(h).second) {
-        return absl::InvalidArgumentError(absl::StrCat("--agents: '", h, "' listed twice"));
+        return absl::InvalidArgumentError(absl::StrCat(flag, ": '", h, "' listed twice"));
       }
       inv.nodes.push_back(Node{h, WithPort(h, port), {}, 0, 0});
     }
@@ -338,11 +356,8 @@ absl::StatusOr<Inventory> InventoryFromAgents(absl::string_view agents, int defa
   return inv;
 }
 
-absl::StatusOr<Inventory> InventoryFromHostlist(absl::string_view expression, int default_port) {
-  ASSIGN_OR_RETURN(Inventory inv, InventoryFromAgents(expression, default_port));
-  inv.source = "--hostlist";
-  return inv;
-}
+}  // namespace
+
 
 size_t MaxRails(const Inventory& inventory) {
   size_t m = 0;

@@ -76,7 +76,7 @@ class FakeCluster::Agent final : public AgentApi {
     const std::string& id = req.target_id();
     std::from_chars(id.data(), id.data() + id.size(), dst);
     double gbps = c_->model_ ? c_->model_(index_, dst, req.device()) : 0.95 * c_->link_gbps_;
-    v1::RunWriteSweepResponse m;
+    thread_local v1::RunWriteSweepResponse m;
     for (uint64_t size : c_->sizes_) {
       auto* s = m.mutable_size();
       s->set_size_bytes(size);
@@ -101,10 +101,22 @@ class FakeCluster::Agent final : public AgentApi {
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& req) override {
     RETURN_IF_DOWN();
     v1::VerifyTargetResponse resp;
-    for (uint64_t s : req.sizes_bytes()) {
+    uint32_t dst = 0;
+    const std::string& id = req.target_id();
+    auto slash = id.find('/');
+    std::from_chars(id.data(), id.data() + id.size(), dst);
+    std::string nic = slash == std::string::npos ? "" : id.substr(slash + 1);
+    for (uint64_t s : c_->sizes_) {
       auto* r = resp.add_sizes();
       r->set_size_bytes(s);
       r->set_verified(true);
+      // The target's own direction of a bidirectional test (this fake
+      // cannot tell which initiator wrote, so it models dst -> dst-1).
+      auto* rev = resp.add_reverse_sizes();
+      rev->set_size_bytes(s);
+      double g = c_->model_ ? c_->model_(dst, dst, nic) : 0.95 * c_->link_gbps_;
+      rev->set_bw_avg_gbps(g);
+      rev->set_status(g > 0 ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
     }
     resp.set_method("cpu");
     return resp;

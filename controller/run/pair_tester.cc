@@ -96,7 +96,11 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
   }
   const v1::SweepParams& p = plan.params;
 
-  v1::OpenTargetRequest open;
+  // Requests reused per worker thread (Clear keeps their storage).
+  thread_local v1::OpenTargetRequest open;
+  thread_local v1::RunWriteSweepRequest sweep;
+  open.Clear();
+  sweep.Clear();
   open.set_device(dst.rails[t.rail].nic);
   open.set_memory(r->dst().memory());
   uint64_t max_size = 0;
@@ -106,6 +110,13 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
   open.set_bidirectional(t.bidirectional);
   open.set_verify(p.verify());
   *open.mutable_sizes_bytes() = p.sizes_bytes();
+  *open.mutable_params() = p;
+  open.mutable_params()->set_memory(r->dst().memory());
+  open.mutable_params()->set_bidirectional(t.bidirectional);
+  // The lease outlives the sweep's deadline, so only a vanished controller
+  // leaves the agent to reclaim the target.
+  open.set_lease_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(options_.sweep_timeout).count() +
+                    60'000'000'000LL);
   auto target = agents_[t.dst]->OpenTarget(open);
   NoteAnswer(t.dst, target.status());
   if (!target.ok()) {
@@ -114,7 +125,6 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
     return finish();
   }
 
-  v1::RunWriteSweepRequest sweep;
   sweep.set_device(src.rails[t.rail].nic);
   sweep.set_target_address(target->address());
   sweep.set_target_cm_port(target->cm_port());
@@ -134,7 +144,10 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
       });
   NoteAnswer(t.src, st);
 
-  if (st.ok() && got_summary && p.verify() && r->summary().status() == v1::RESULT_STATUS_OK) {
+  // VerifyTarget checks the pattern (verify) and returns the target's own
+  // direction of a bidirectional test (reverse_sizes).
+  if (st.ok() && got_summary && (p.verify() || t.bidirectional) &&
+      r->summary().status() == v1::RESULT_STATUS_OK) {
     v1::VerifyTargetRequest vr;
     vr.set_target_id(target->target_id());
     vr.set_seed(p.seed());
@@ -151,12 +164,15 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
           if (s.size_bytes() != v.size_bytes()) continue;
           s.set_verified(v.verified());
           s.set_verify_first_bad_offset(v.verify_first_bad_offset());
-          if (!v.verified()) {
+          if (p.verify() && !v.verified()) {
             s.set_status(v1::RESULT_STATUS_FAILED);
-            bad.push_back(absl::StrCat(v.size_bytes(), " B at offset ", v.verify_first_bad_offset()));
+            s.set_error(v.error());
+            bad.push_back(absl::StrCat(v.size_bytes(), " B at offset ", v.verify_first_bad_offset(),
+                                       v.error().empty() ? "" : absl::StrCat(" (", v.error(), ")")));
           }
         }
       }
+      *r->mutable_reverse_sizes() = verified->reverse_sizes();
       if (!bad.empty()) {
         Fail(r, v1::RESULT_STATUS_FAILED,
              absl::StrCat("data mismatch on ", dst.name, ": ", absl::StrJoin(bad, ", ")));
@@ -187,11 +203,14 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
          absl::StrCat(src.name, "->", dst.name, ": ", r->summary().error()));
     return finish();
   }
-  for (const auto& s : r->sizes()) {
-    if (s.status() != v1::RESULT_STATUS_OK) {
-      Fail(r, v1::RESULT_STATUS_FAILED,
-           absl::StrCat("size ", s.size_bytes(), " B: ", s.error().empty() ? "failed" : s.error()));
-      return finish();
+  for (const auto* list : {&r->sizes(), &r->reverse_sizes()}) {
+    for (const auto& s : *list) {
+      if (s.status() != v1::RESULT_STATUS_OK) {
+        Fail(r, v1::RESULT_STATUS_FAILED,
+             absl::StrCat("size ", s.size_bytes(), " B", list == &r->sizes() ? "" : " (reverse)", ": ",
+                          s.error().empty() ? "failed" : s.error()));
+        return finish();
+      }
     }
   }
   r->set_status(v1::RESULT_STATUS_OK);

@@ -162,20 +162,31 @@ TEST(Verdicts, ExcludedNodesFailTheRun) {
   EXPECT_THAT(o.summary, HasSubstr("1 node(s) left out"));
 }
 
-TEST(Matrix, ProtoHasCellsStatsAndBidirectionalMirrors) {
+TEST(Matrix, ProtoHasCellsStatsAndBidirectionalReverseCells) {
   MatrixSet set(Names(3), /*bidirectional=*/true);
-  set.Add(Pair(0, 1, 0, 190, 100));
-  set.Add(Pair(1, 2, 0, 195, 100));
-  set.Add(Pair(2, 0, 0, 185, 100));
+  auto add = [&](uint32_t a, uint32_t b, double fwd, double rev) {
+    v1::PairResult p = Pair(a, b, 0, fwd, 100);
+    for (const auto& s : p.sizes()) {
+      auto* r = p.add_reverse_sizes();
+      *r = s;
+      r->set_bw_avg_gbps(s.bw_avg_gbps() * rev / fwd);
+    }
+    set.Add(p);
+  };
+  add(0, 1, 95, 94);
+  add(1, 2, 96, 97);
+  v1::PairResult failed = Pair(2, 0, 0, 0, 100, v1::RESULT_STATUS_FAILED, "retry exceeded");
+  set.Add(failed);
   auto o = Judge(set, DefaultPolicy(), nullptr, {});
-  EXPECT_TRUE(o.passed) << o.summary;  // 185..195 of 2 x 100
+  EXPECT_EQ(o.fail, 2u);  // both directions of the failed test
   auto pm = ToProto(*set.VerdictMatrices()[0], set.nodes());
   EXPECT_EQ(pm.cells_size(), 6);
   EXPECT_EQ(pm.rows_size(), 3);
-  EXPECT_EQ(pm.fleet().ok_cells(), 6u);
-  EXPECT_NEAR(pm.fleet().median_gbps(), 190, 1e-3);
-  EXPECT_NEAR(pm.rows(0).min_gbps(), 185, 1e-3);
-  EXPECT_EQ(pm.cells(0).expected_gbps(), 200);
+  EXPECT_EQ(pm.fleet().ok_cells(), 4u);
+  EXPECT_EQ(pm.fleet().bad_cells(), 2u);
+  EXPECT_NEAR(pm.fleet().median_gbps(), 95.5, 1e-3);
+  EXPECT_NEAR(pm.rows(1).min_gbps(), 94, 1e-3);  // 1 -> 0 is the reverse of 0 -> 1
+  EXPECT_EQ(pm.cells(0).expected_gbps(), 100);
 }
 
 }  // namespace

@@ -1,0 +1,155 @@
+// The controller against N in-process fake agents with R rails each:
+// discovery + preflight fan-out, scheduling, running every pair test (the
+// fakes take zero time, so what is measured is the controller's own cost per
+// test: request building, the four agent calls, result bookkeeping, the
+// journal write(2) and the matrix update) and analysis (verdicts, blame).
+//
+//   gdrbench-controller-bench [--nodes 1024] [--rails 8] [--bidirectional]
+//                             [--journal /tmp/j.bin | --no-journal] [--parallel 2]
+// Prints one JSON object.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "CLI/CLI.hpp"
+#include "controller/analysis/verdicts.h"
+#include "controller/run/fake_cluster.h"
+#include "controller/run/journal.h"
+#include "controller/run/probe.h"
+#include "controller/run/runner.h"
+
+namespace run = gdrbench::controller::run;
+namespace analysis = gdrbench::controller::analysis;
+namespace v1 = gdrbench::v1;
+
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gdrbench controller-at-scale bench (fake agents, zero-time tests)"};
+  uint32_t nodes = 1024, rails = 8, parallel = 2;
+  bool bidirectional = false, no_journal = false;
+  std::string journal_path = (std::filesystem::temp_directory_path() /
+                              ("gdrbench-bench-journal." + std::to_string(getpid())))
+                                 .string();
+  app.add_option("--nodes", nodes)->check(CLI::Range(2u, 100000u));
+  app.add_option("--rails", rails)->check(CLI::Range(1u, 64u));
+  app.add_option("--parallel", parallel, "worker threads")->check(CLI::Range(1u, 1024u));
+  app.add_flag("--bidirectional", bidirectional);
+  app.add_option("--journal", journal_path);
+  app.add_flag("--no-journal", no_journal);
+  CLI11_PARSE(app, argc, argv);
+
+  run::FakeCluster cluster(nodes, rails, 400);
+  // A realistic fleet: one slow link, one slow NIC, everything else at 94-97 %.
+  cluster.SetBandwidth([nodes](uint32_t s, uint32_t d, const std::string& nic) {
+    if (s == 1 && d == 2) return 120.0;
+    if ((s == nodes - 1 || d == nodes - 1) && nic == "nic3") return 200.0;
+    return 376.0 + (s * 7 + d * 13) % 12;
+  });
+  gdrbench::controller::inventory::Inventory inv;
+  for (uint32_t i = 0; i < nodes; ++i) {
+    inv.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
+  }
+
+  const double cpu0 = CpuSeconds();
+  auto t0 = std::chrono::steady_clock::now();
+  run::ProbeOptions po;
+  po.parallelism = parallel;
+  run::ProbeResult probe = run::ProbeNodes(inv, cluster.agents(), po);
+  const double probe_s = Since(t0);
+
+  auto t1 = std::chrono::steady_clock::now();
+  gdrbench::controller::schedule::ScheduleOptions so;
+  so.bidirectional = bidirectional;
+  v1::SweepParams params;
+  params.add_sizes_bytes(1 << 20);
+  params.set_iterations(1000);
+  params.set_qps(1);
+  auto plan = run::MakePlan(probe.nodes, "host", so, params);
+  if (!plan.ok()) {
+    std::fprintf(stderr, "plan: %s\n", std::string(plan.status().message()).c_str());
+    return 1;
+  }
+  const double schedule_s = Since(t1);
+
+  std::unique_ptr<run::JournalWriter> journal;
+  if (!no_journal) {
+    v1::JournalHeader h;
+    h.set_run_id("bench");
+    h.set_plan_fingerprint(plan->fingerprint);
+    auto w = run::JournalWriter::Create(journal_path, h);
+    if (!w.ok()) {
+      std::fprintf(stderr, "journal: %s\n", std::string(w.status().message()).c_str());
+      return 1;
+    }
+    journal = std::move(*w);
+  }
+  std::vector<std::string> names;
+  for (const auto& n : plan->nodes) names.push_back(n.name);
+  analysis::MatrixSet matrices(names, bidirectional);
+  run::AgentPairTester tester(cluster.agents(), {});
+  run::RunnerOptions ro;
+  ro.parallelism = parallel;
+  ro.retries = 1;
+  ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
+    if (journal) {
+      if (auto st = journal->Append(r); !st.ok()) return st;
+    }
+    matrices.Add(r);
+    return absl::OkStatus();
+  };
+  auto t2 = std::chrono::steady_clock::now();
+  const double cpu_run0 = CpuSeconds();
+  absl::Status st = run::SweepRunner(*plan, tester, ro).Run();
+  const double run_s = Since(t2);
+  const double run_cpu = CpuSeconds() - cpu_run0;
+  if (!st.ok()) {
+    std::fprintf(stderr, "run: %s\n", std::string(st.message()).c_str());
+    return 1;
+  }
+
+  auto t3 = std::chrono::steady_clock::now();
+  analysis::Outcome outcome = analysis::Judge(matrices, analysis::DefaultPolicy(), nullptr, {});
+  const double analysis_s = Since(t3);
+  const double total_s = Since(t0);
+  const double cpu = CpuSeconds() - cpu0;
+  uint64_t journal_bytes = 0;
+  if (journal) {
+    journal_bytes = std::filesystem::file_size(journal_path);
+    journal.reset();
+    std::filesystem::remove(journal_path);
+  }
+  const size_t tests = plan->schedule.tests();
+  std::printf(
+      "{\"nodes\":%u,\"rails\":%u,\"bidirectional\":%s,\"threads\":%u,\"rounds\":%zu,\"tests\":%zu,"
+      "\"cells\":%zu,\"rpcs\":%llu,\"journal_bytes\":%llu,\n"
+      " \"probe_s\":%.3f,\"schedule_s\":%.3f,\"run_s\":%.3f,\"analysis_s\":%.3f,\"total_s\":%.3f,"
+      "\"cpu_s\":%.3f,\n \"per_test_overhead_us\":%.3f,\"per_test_cpu_us\":%.3f,\n"
+      " \"open_targets_left\":%lld,\"blame\":[",
+      nodes, rails, bidirectional ? "true" : "false", parallel, plan->schedule.rounds(), tests,
+      outcome.cells, static_cast<unsigned long long>(cluster.rpcs()),
+      static_cast<unsigned long long>(journal_bytes), probe_s, schedule_s, run_s, analysis_s, total_s,
+      cpu, 1e6 * run_s / tests, 1e6 * run_cpu / tests,
+      static_cast<long long>(cluster.open_targets()));
+  for (size_t i = 0; i < outcome.blame.size() && i < 10; ++i) {
+    std::printf("%s\"%s %s\"", i ? "," : "", outcome.blame[i].kind().c_str(),
+                outcome.blame[i].subject().c_str());
+  }
+  std::printf("],\"blame_count\":%zu,\"summary\":\"%s\"}\n", outcome.blame.size(), outcome.summary.c_str());
+  return 0;
+}

@@ -1,0 +1,86 @@
+// The flags of `gdrbench sweep` (kept beside the command so main.cc gains
+// one line per subcommand).
+#include "controller/cli/sweep_command.h"
+
+namespace gdrbench::controller::cli {
+
+CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
+  CLI::App* c = app.add_subcommand(
+      "sweep", "all-pairs bandwidth sweep over every agent: matrix, verdicts, blame, reports");
+  auto* src = c->add_option_group("nodes", "where the nodes come from (one of)");
+  src->add_option("--inventory", o.inventory, "YAML inventory (nodes, rails, link rate, TLS)");
+  src->add_option("--agents", o.agents, "HOST:PORT,... (entries may be hostlists: node[1-4]:7000)");
+  src->add_option("--hostlist", o.hostlist, "Slurm hostlist, e.g. node[01-16] (agents on --port)");
+  src->require_option(1);
+  c->add_option("--port", o.port, "agent port for --hostlist/--agents entries without one")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+
+  c->add_option("--mode", o.mode, "all-pairs | quick | ring | pairs")->capture_default_str();
+  c->add_option("--pairs", o.pairs_file, "pair list file for --mode pairs: 'SRC DST' per line");
+  c->add_option("--quick-rounds", o.quick_rounds, "random perfect matchings in --mode quick")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  c->add_option("--seed", o.schedule_seed, "seed of --mode quick")->capture_default_str();
+  c->add_option("--max-concurrent", o.max_concurrent,
+                "at most this many tests per round (oversubscribed fabrics); 0 = no cap")
+      ->capture_default_str();
+
+  SweepFlags& f = o.sweep;
+  f.sizes = "64K,1M";
+  f.iterations = 1000;
+  c->add_option("--sizes", f.sizes, "message sizes: 'all', '2,64K,1M' or '2-8M'")->capture_default_str();
+  c->add_option("--iterations", f.iterations, "per size and QP (0 with --duration)")->capture_default_str();
+  c->add_option("--duration", f.duration_s, "seconds per size instead of --iterations");
+  c->add_option("--warmup", f.warmup, "warm-up iterations per size")->capture_default_str();
+  c->add_option("--qps", f.qps, "QPs per test")->capture_default_str()->check(CLI::Range(1, 64));
+  c->add_option("--tx-depth", f.tx_depth, "send queue depth")->capture_default_str();
+  c->add_option("--post-list", f.post_list, "work requests per ibv_post_send")->capture_default_str();
+  c->add_flag("--bidirectional", f.bidirectional,
+              "bidirectional tests (half the rounds); default one direction per sub-round");
+  c->add_flag("--verify", f.verify, "checksum the target buffer after each test");
+  c->add_option("--memory", o.memory,
+                "host | hugepage | gpu | gpu-staged (gpu: each rail's GPU); default: the inventory's");
+
+  c->add_option("--retries", o.retries, "extra attempts for a failed test")->capture_default_str();
+  c->add_option("--parallel", o.parallel, "concurrent tests and preflights at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  c->add_option("--sweep-timeout", o.sweep_timeout_s,
+                "deadline of each RunWriteSweep in seconds (0 = estimate x 4 + 30)");
+  c->add_flag("--no-preflight", o.no_preflight, "skip the preflight fan-out");
+  c->add_flag("--force", o.force, "test nodes whose preflight FAILs too");
+
+  c->add_option("--link-gbps", o.link_gbps, "expected link rate for every port (overrides the agents')");
+  c->add_option("--min-link-fraction", o.min_link_fraction,
+                "absolute verdict: pass at >= this fraction of the link rate (0 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  c->add_option("--mad-k", o.mad_k, "fleet-relative verdict: low below median - k x MAD (0 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  c->add_option("--baseline", o.baseline, "run.json of an earlier sweep to compare with");
+  c->add_option("--baseline-tolerance", o.baseline_tolerance,
+                "low when below the baseline by more than this fraction")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+
+  c->add_option("--out", o.out, "report folder: run.json pairs.csv summary.md report.html junit.xml journal");
+  c->add_option("--resume", o.resume, "continue the run recorded in this journal (same inventory and flags)");
+  c->add_flag("--dry-run", o.dry_run, "print the plan and its estimated duration; contact no agent");
+  c->add_option("--progress", o.progress, "auto | bar | json | none")->capture_default_str();
+
+  c->add_option("--tls-ca", o.common.tls.ca_file, "PEM CA that signed the agents' certificates");
+  c->add_option("--tls-cert", o.common.tls.cert_file, "PEM client certificate (mTLS)");
+  c->add_option("--tls-key", o.common.tls.key_file, "PEM client key (mTLS)");
+  c->add_option("--tls-server-name", o.common.tls.server_name,
+                "name to check in the agents' certificates instead of the host");
+  c->add_flag("--insecure", o.common.tls.insecure, "talk plaintext to agents started with --insecure");
+  c->add_option("--timeout-ms", o.common.timeout_ms, "deadline of each unary RPC")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 3600 * 1000));
+  c->add_flag("--json", o.common.json, "with --dry-run: the plan as JSON");
+  return c;
+}
+
+}  // namespace gdrbench::controller::cli

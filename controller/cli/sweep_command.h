@@ -1,0 +1,59 @@
+// `gdrbench sweep`: all-pairs (or quick, ring, custom) sweeps over every
+// agent of an inventory, the bandwidth matrix, verdicts, blame and reports.
+//
+// Exit codes: 0 every cell passes; 1 the sweep ran and something failed (or
+// an error stopped it); 2 bad usage or input (one line on stderr).
+// Progress goes to stderr: a bar with ETA on a terminal, JSON lines
+// otherwise. stdout: the plan (--dry-run), else the matrix and the summary.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "controller/cli/commands.h"
+#include "controller/cli/sweep_flags.h"
+
+namespace gdrbench::controller::cli {
+
+struct SweepOptions {
+  CommonOptions common;
+  // Where the nodes come from: exactly one.
+  std::string inventory;          // YAML file
+  std::string agents;             // "h1:port,h2:port" or "node[1-4]:port"
+  std::string hostlist;           // Slurm hostlist, with --port
+  int port = 50051;
+
+  std::string mode = "all-pairs"; // all-pairs | quick | ring | pairs
+  std::string pairs_file;         // mode pairs
+  uint32_t quick_rounds = 3;
+  uint64_t schedule_seed = 1;
+  uint32_t max_concurrent = 0;    // tests per round, 0 = no cap
+
+  SweepFlags sweep;               // sizes, iterations, qps, ... (memory: see below)
+  std::string memory;             // host | hugepage | gpu | gpu-staged; empty = inventory's
+
+  uint32_t retries = 1;
+  uint32_t parallel = 64;         // concurrent tests (and preflights) at most
+  double sweep_timeout_s = 0;     // per RunWriteSweep; 0 = estimate x 4 + 30 s
+  bool no_preflight = false;
+  bool force = false;             // keep nodes whose preflight FAILs
+
+  double link_gbps = 0;           // override every port's link rate
+  double min_link_fraction = 0.9; // absolute verdict; 0 = off
+  double mad_k = 3.0;             // fleet-relative verdict; 0 = off
+  std::string baseline;           // a previous run.json
+  double baseline_tolerance = 0.05;
+
+  std::string out;                // report folder (required unless --dry-run)
+  std::string resume;             // journal of an interrupted run
+  bool dry_run = false;
+  std::string progress = "auto";  // auto | bar | json | none
+};
+
+// Registers the `sweep` subcommand and its flags on `app`, filling `options`.
+CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& options);
+
+int SweepCommand(const SweepOptions& options);
+
+}  // namespace gdrbench::controller::cli

@@ -1,0 +1,149 @@
+#include "controller/cli/sweep_output.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_format.h"
+
+namespace gdrbench::controller::cli {
+namespace {
+
+std::string Hms(double s) {
+  if (s < 0) return "?";
+  auto t = static_cast<long long>(s + 0.5);
+  if (t >= 3600) return absl::StrFormat("%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
+  return absl::StrFormat("%lld:%02lld", t / 60, t % 60);
+}
+
+size_t RailCount(const run::Plan& plan) {
+  size_t r = 0;
+  for (const auto& n : plan.nodes) r = std::max(r, n.rails.size());
+  return r;
+}
+
+std::string RailName(const run::Plan& plan, const schedule::Test& t) {
+  const auto& a = plan.nodes[t.src].rails[t.rail].nic;
+  const auto& b = plan.nodes[t.dst].rails[t.rail].nic;
+  if (a.empty() && b.empty()) return absl::StrFormat("rail %u", t.rail);
+  return absl::StrFormat("rail %u %s>%s", t.rail, a.empty() ? "auto" : a, b.empty() ? "auto" : b);
+}
+
+}  // namespace
+
+std::string JsonEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\t': o += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          o += absl::StrFormat("\\u%04x", c);
+        } else {
+          o.push_back(c);
+        }
+    }
+  }
+  return o;
+}
+
+void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, std::FILE* out) {
+  const auto& s = plan.schedule;
+  const auto& o = plan.schedule_options;
+  std::fprintf(out, "plan %s: %s, %zu nodes, %zu rail(s), %s, memory %s\n", plan.fingerprint.c_str(),
+               schedule::ModeName(o.mode), plan.nodes.size(), RailCount(plan),
+               o.bidirectional ? "bidirectional tests" : "one direction per sub-round",
+               plan.memory.c_str());
+  std::fprintf(out, "rounds: %zu, tests: %zu, at most %zu tests per round%s\n", s.rounds(), s.tests(),
+               s.MaxRoundSize(),
+               o.max_concurrent ? absl::StrFormat(" (cap %u)", o.max_concurrent).c_str() : "");
+  const double per_test = schedule::EstimateTestSeconds(est);
+  std::fprintf(out, "estimated duration: %s (%.3g s per round at %.4g Gb/s, rounds in sequence)\n",
+               Hms(schedule::EstimateScheduleSeconds(s, est)).c_str(), per_test, est.link_gbps);
+  for (const auto& n : plan.nodes) {
+    if (n.excluded) std::fprintf(out, "left out: %s: %s\n", n.name.c_str(), n.excluded_reason.c_str());
+  }
+  for (size_t r = 0; r < s.rounds(); ++r) {
+    std::fprintf(out, "round %zu:", r);
+    bool first = true;
+    for (const auto& t : s.Round(r)) {
+      std::fprintf(out, "%s %s%s%s [%s]", first ? "" : ",", plan.nodes[t.src].name.c_str(),
+                   t.bidirectional ? "<->" : "->", plan.nodes[t.dst].name.c_str(),
+                   RailName(plan, t).c_str());
+      first = false;
+    }
+    std::fputc('\n', out);
+  }
+}
+
+void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, std::FILE* out) {
+  const auto& s = plan.schedule;
+  const auto& o = plan.schedule_options;
+  std::fprintf(out,
+               "{\"fingerprint\":\"%s\",\"mode\":\"%s\",\"bidirectional\":%s,\"memory\":\"%s\","
+               "\"rails\":%zu,\"rounds_total\":%zu,\"tests\":%zu,\"max_tests_per_round\":%zu,"
+               "\"estimated_seconds\":%.6g,\"estimated_seconds_per_round\":%.6g,"
+               "\"assumed_link_gbps\":%.6g,\n\"nodes\":[",
+               plan.fingerprint.c_str(), schedule::ModeName(o.mode), o.bidirectional ? "true" : "false",
+               JsonEscape(plan.memory).c_str(), RailCount(plan), s.rounds(), s.tests(),
+               s.MaxRoundSize(), schedule::EstimateScheduleSeconds(s, est),
+               schedule::EstimateTestSeconds(est), est.link_gbps);
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const auto& n = plan.nodes[i];
+    std::fprintf(out, "%s{\"name\":\"%s\",\"address\":\"%s\",\"rails\":[", i ? "," : "",
+                 JsonEscape(n.name).c_str(), JsonEscape(n.address).c_str());
+    for (size_t r = 0; r < n.rails.size(); ++r) {
+      std::fprintf(out, "%s{\"nic\":\"%s\",\"gpu\":%d}", r ? "," : "", JsonEscape(n.rails[r].nic).c_str(),
+                   n.rails[r].gpu ? static_cast<int>(*n.rails[r].gpu) : -1);
+    }
+    std::fprintf(out, "]}");
+  }
+  std::fprintf(out, "],\n\"rounds\":[\n");
+  for (size_t r = 0; r < s.rounds(); ++r) {
+    std::fprintf(out, "%s{\"round\":%zu,\"tests\":[", r ? ",\n" : "", r);
+    bool first = true;
+    for (const auto& t : s.Round(r)) {
+      std::fprintf(out, "%s{\"src\":\"%s\",\"dst\":\"%s\",\"rail\":%u,\"bidirectional\":%s}",
+                   first ? "" : ",", JsonEscape(plan.nodes[t.src].name).c_str(),
+                   JsonEscape(plan.nodes[t.dst].name).c_str(), t.rail,
+                   t.bidirectional ? "true" : "false");
+      first = false;
+    }
+    std::fprintf(out, "]}");
+  }
+  std::fprintf(out, "\n]}\n");
+}
+
+void ProgressPrinter::Update(const run::Progress& p) {
+  if (style_ == Style::kNone) return;
+  auto now = std::chrono::steady_clock::now();
+  bool last = p.tests_done == p.tests_total;
+  if (!last && drew_ && now - last_ < interval_) return;
+  last_ = now;
+  drew_ = true;
+  if (style_ == Style::kJson) {
+    std::fprintf(out_,
+                 "{\"event\":\"progress\",\"tests_done\":%zu,\"tests_total\":%zu,\"tests_bad\":%zu,"
+                 "\"tests_resumed\":%zu,\"round\":%zu,\"rounds\":%zu,\"elapsed_s\":%.3f,\"eta_s\":%.3f}\n",
+                 p.tests_done, p.tests_total, p.tests_bad, p.tests_resumed, p.round, p.rounds,
+                 p.elapsed_s, p.eta_s);
+    std::fflush(out_);
+    return;
+  }
+  constexpr int kWidth = 30;
+  int filled = p.tests_total ? static_cast<int>(kWidth * p.tests_done / p.tests_total) : kWidth;
+  std::string bar(filled, '#');
+  bar.resize(kWidth, '.');
+  std::fprintf(out_, "\r[%s] %zu/%zu tests, %zu bad, round %zu/%zu, elapsed %s, ETA %s   ", bar.c_str(),
+               p.tests_done, p.tests_total, p.tests_bad, p.round + 1, p.rounds, Hms(p.elapsed_s).c_str(),
+               Hms(p.eta_s).c_str());
+  std::fflush(out_);
+}
+
+void ProgressPrinter::Finish() {
+  if (style_ == Style::kBar && drew_) std::fputc('\n', out_);
+}
+
+}  // namespace gdrbench::controller::cli

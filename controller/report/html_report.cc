@@ -1,0 +1,229 @@
+// The self-contained HTML report: inline CSS and SVG, no scripts, no
+// external resources, so it opens from a CI artifact store or a mail.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "controller/report/report.h"
+#include "controller/report/report_util.h"
+
+namespace gdrbench::controller::report {
+namespace {
+
+using internal::Gbps;
+using internal::HtmlEscape;
+using internal::SizeName;
+
+constexpr char kStyle[] = R"(
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fff}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #dde}
+.verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:600}
+.pass{background:#1f8a3b}.fail{background:#c62828}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f2f4f8}.muted{color:#667}.legend rect{stroke:#445;stroke-width:.5}
+svg text{font:11px system-ui,sans-serif;fill:#1d2330}
+)";
+
+// Green at >= 100 % of the reference, through yellow, to red at 0.
+std::string Color(double fraction) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  return absl::StrFormat("hsl(%d,70%%,%d%%)", static_cast<int>(120 * fraction * fraction),
+                         42 + static_cast<int>(8 * (1 - fraction)));
+}
+
+std::string Heatmap(const v1::BandwidthMatrix& m) {
+  const int n = m.nodes_size();
+  const int cell = n <= 16 ? 44 : n <= 64 ? 14 : std::max(2, 900 / std::max(n, 1));
+  const bool labels = n <= 64;
+  const int margin = labels ? 110 : 20;
+  const int size = margin + n * cell + 10;
+  double ref_default = m.fleet().max_gbps();
+  std::string svg = absl::StrFormat(
+      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+      "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"bandwidth heatmap rail %d\">\n",
+      size, size + 30, size, size + 30, m.rail());
+  absl::StrAppend(&svg, "<rect x=\"0\" y=\"0\" width=\"", size, "\" height=\"", size + 30,
+                  "\" fill=\"#fff\"/>\n");
+  if (labels) {
+    for (int i = 0; i < n; ++i) {
+      absl::StrAppend(&svg, "<text x=\"", margin - 6, "\" y=\"", margin + i * cell + cell / 2 + 4,
+                      "\" text-anchor=\"end\">", HtmlEscape(m.nodes(i)), "</text>\n");
+      absl::StrAppend(&svg, "<text transform=\"translate(", margin + i * cell + cell / 2 + 4, ",",
+                      margin - 6, ") rotate(-60)\">", HtmlEscape(m.nodes(i)), "</text>\n");
+    }
+  }
+  // The diagonal and untested cells in light grey.
+  absl::StrAppend(&svg, "<rect x=\"", margin, "\" y=\"", margin, "\" width=\"", n * cell,
+                  "\" height=\"", n * cell, "\" fill=\"#eef0f4\"/>\n");
+  for (const auto& c : m.cells()) {
+    std::string fill, label, title;
+    const std::string pair = absl::StrCat(m.nodes(c.src()), " -> ", m.nodes(c.dst()));
+    if (c.status() == v1::RESULT_STATUS_OK) {
+      double ref = c.expected_gbps() > 0 ? c.expected_gbps() : ref_default;
+      fill = Color(ref > 0 ? c.bw_avg_gbps() / ref : 1);
+      label = Gbps(c.bw_avg_gbps());
+      title = absl::StrCat(pair, ": ", label, " Gb/s (", c.verdict(), ")",
+                           c.reason().empty() ? "" : absl::StrCat(" ", c.reason()));
+    } else {
+      fill = c.status() == v1::RESULT_STATUS_SKIPPED ? "#9aa1ad" : "#3a3f4b";
+      label = c.status() == v1::RESULT_STATUS_SKIPPED ? "skip" : "fail";
+      title = absl::StrCat(pair, ": ", internal::StatusName(c.status()), ": ", c.reason());
+    }
+    int x = margin + static_cast<int>(c.dst()) * cell, y = margin + static_cast<int>(c.src()) * cell;
+    absl::StrAppend(&svg, "<rect x=\"", x, "\" y=\"", y, "\" width=\"", cell - (cell > 4),
+                    "\" height=\"", cell - (cell > 4), "\" fill=\"", fill, "\"",
+                    c.verdict() == "low" ? " stroke=\"#000\" stroke-width=\"2\"" : "", "><title>",
+                    HtmlEscape(title), "</title></rect>\n");
+    if (cell >= 40) {
+      absl::StrAppend(&svg, "<text x=\"", x + cell / 2, "\" y=\"", y + cell / 2 + 4,
+                      "\" text-anchor=\"middle\" style=\"fill:#fff;font-weight:600\">",
+                      HtmlEscape(label), "</text>\n");
+    }
+  }
+  // Legend.
+  int ly = margin + n * cell + 12;
+  for (int k = 0; k <= 10; ++k) {
+    absl::StrAppend(&svg, "<rect x=\"", margin + k * 16, "\" y=\"", ly, "\" width=\"16\" height=\"10\" fill=\"",
+                    Color(k / 10.0), "\"/>\n");
+  }
+  absl::StrAppend(&svg, "<text x=\"", margin + 11 * 16 + 6, "\" y=\"", ly + 9,
+                  "\">0 .. 100 % of link rate (dark: failed)</text>\n</svg>\n");
+  return svg;
+}
+
+// Bandwidth vs message size, one polyline per pair of a rail (log2 x axis).
+std::string Curves(const v1::Run& run, uint32_t rail) {
+  std::vector<const v1::PairResult*> pairs;
+  std::set<uint64_t> sizes;
+  double ymax = 0;
+  for (const auto& p : run.pairs()) {
+    if (p.rail() != rail || p.sizes().empty()) continue;
+    pairs.push_back(&p);
+    for (const auto& s : p.sizes()) {
+      sizes.insert(s.size_bytes());
+      ymax = std::max(ymax, s.bw_avg_gbps());
+    }
+  }
+  if (pairs.empty() || sizes.size() < 2) return "<p class=\"muted\">one message size only: no curves</p>\n";
+  constexpr size_t kMaxCurves = 64;
+  const size_t shown = std::min(pairs.size(), kMaxCurves);
+  const int w = 640, h = 300, l = 60, b = 40, t = 10, r = 20;
+  const double x0 = std::log2(static_cast<double>(*sizes.begin()));
+  const double x1 = std::log2(static_cast<double>(*sizes.rbegin()));
+  ymax = ymax > 0 ? ymax * 1.05 : 1;
+  auto X = [&](uint64_t s) { return l + (std::log2(static_cast<double>(s)) - x0) / (x1 - x0) * (w - l - r); };
+  auto Y = [&](double v) { return t + (1 - v / ymax) * (h - t - b); };
+  std::string svg = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" "
+      "aria-label=\"bandwidth vs size rail %d\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n",
+      w, h, rail, w, h);
+  absl::StrAppend(&svg, absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#445\"/>\n",
+                                        l, h - b, w - r, h - b));
+  absl::StrAppend(&svg, absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#445\"/>\n",
+                                        l, t, l, h - b));
+  for (uint64_t s : sizes) {
+    absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+                                          X(s), h - b + 14, HtmlEscape(SizeName(s))));
+  }
+  for (int k = 0; k <= 4; ++k) {
+    double v = ymax * k / 4;
+    absl::StrAppend(&svg, absl::StrFormat("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                                          l - 6, Y(v) + 4, Gbps(v)));
+  }
+  absl::StrAppend(&svg, absl::StrFormat("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">message size</text>\n",
+                                        (l + w - r) / 2, h - 6));
+  absl::StrAppend(&svg, "<text x=\"12\" y=\"150\" transform=\"rotate(-90 12 150)\">Gb/s</text>\n");
+  for (size_t i = 0; i < shown; ++i) {
+    const auto* p = pairs[i];
+    std::string pts;
+    for (const auto& s : p->sizes()) {
+      absl::StrAppend(&pts, absl::StrFormat("%.1f,%.1f ", X(s.size_bytes()), Y(s.bw_avg_gbps())));
+    }
+    int hue = static_cast<int>((i * 137) % 360);
+    absl::StrAppend(&svg, "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"hsl(", hue,
+                    ",60%,45%)\" points=\"", pts, "\"><title>",
+                    HtmlEscape(absl::StrCat(p->src().node(), " -> ", p->dst().node())),
+                    "</title></polyline>\n");
+  }
+  svg += "</svg>\n";
+  if (shown < pairs.size()) {
+    absl::StrAppend(&svg, "<p class=\"muted\">", shown, " of ", pairs.size(),
+                    " pairs drawn (pairs.csv has all)</p>\n");
+  }
+  return svg;
+}
+
+}  // namespace
+
+std::string RenderHtml(const v1::Run& run) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  absl::StrAppend(&out, "<title>gdrbench sweep ", HtmlEscape(run.run_id()), "</title>\n<style>", kStyle,
+                  "</style></head><body>\n");
+  absl::StrAppend(&out, "<h1>gdrbench sweep ", HtmlEscape(run.run_id()), "</h1>\n");
+  absl::StrAppend(&out, "<p><span class=\"verdict ", run.passed() ? "pass\">PASS" : "fail\">FAIL",
+                  "</span> ", HtmlEscape(run.summary()), "</p>\n");
+  absl::StrAppend(&out, "<p class=\"muted\">mode ", HtmlEscape(run.mode()), " &middot; ",
+                  run.pairs_size(), " pair tests &middot; memory ",
+                  HtmlEscape(run.params().memory().empty() ? "host" : run.params().memory()),
+                  " &middot; pass &ge; ", absl::StrFormat("%.0f", 100 * run.policy().min_fraction_of_link()),
+                  " % of link rate</p>\n");
+  if (!run.excluded_nodes().empty()) {
+    out += "<h2>Nodes left out</h2><ul>\n";
+    for (const auto& e : run.excluded_nodes()) absl::StrAppend(&out, "<li>", HtmlEscape(e), "</li>\n");
+    out += "</ul>\n";
+  }
+  if (!run.blame().empty()) {
+    out += "<h2>Blame</h2>\n<table><tr><th>kind</th><th>subject</th><th>Gb/s</th><th>reason</th></tr>\n";
+    for (const auto& b : run.blame()) {
+      absl::StrAppend(&out, "<tr><td>", HtmlEscape(b.kind()), "</td><td>", HtmlEscape(b.subject()),
+                      "</td><td>", Gbps(b.evidence_gbps()), "</td><td>", HtmlEscape(b.reason()),
+                      "</td></tr>\n");
+    }
+    out += "</table>\n";
+  }
+  for (const auto* m : internal::VerdictMatrices(run)) {
+    absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": BW average at ", SizeName(m->size_bytes()),
+                    " (rows: initiator, columns: target)</h2>\n", Heatmap(*m));
+    absl::StrAppend(&out, "<p class=\"muted\">fleet median ", Gbps(m->fleet().median_gbps()),
+                    " Gb/s, min ", Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()),
+                    "; ", m->fleet().bad_cells(), " failed, ", m->fleet().low_cells(), " low</p>\n");
+    absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": bandwidth vs message size</h2>\n",
+                    Curves(run, m->rail()));
+  }
+  auto problems = internal::PreflightProblems(run);
+  std::string failing;
+  for (const auto* m : internal::VerdictMatrices(run)) {
+    for (const auto& c : m->cells()) {
+      if (c.verdict() == "pass") continue;
+      std::string remedy;
+      for (uint32_t idx : {c.src(), c.dst()}) {
+        auto it = problems.find(m->nodes(idx));
+        if (it == problems.end()) continue;
+        for (const auto& p : it->second) absl::StrAppend(&remedy, HtmlEscape(m->nodes(idx)), ": ", HtmlEscape(p), "<br>");
+      }
+      absl::StrAppend(&failing, "<tr><td>", HtmlEscape(m->nodes(c.src())), " &rarr; ",
+                      HtmlEscape(m->nodes(c.dst())), "</td><td>", m->rail(), "</td><td>",
+                      HtmlEscape(c.verdict()), "</td><td>", HtmlEscape(c.reason()), "</td><td>",
+                      remedy.empty() ? "&mdash;" : remedy, "</td></tr>\n");
+    }
+  }
+  if (!failing.empty()) {
+    absl::StrAppend(&out, "<h2>Failing cells</h2>\n<table><tr><th>pair</th><th>rail</th><th>verdict</th>"
+                          "<th>reason</th><th>preflight findings and remedies</th></tr>\n",
+                    failing, "</table>\n");
+  }
+  if (!problems.empty()) {
+    out += "<h2>Preflight findings</h2><ul>\n";
+    for (const auto& [node, list] : problems) {
+      for (const auto& p : list) absl::StrAppend(&out, "<li>", HtmlEscape(node), ": ", HtmlEscape(p), "</li>\n");
+    }
+    out += "</ul>\n";
+  }
+  out += "</body></html>\n";
+  return out;
+}
+
+}  // namespace gdrbench::controller::report

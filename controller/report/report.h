@@ -1,0 +1,36 @@
+// Reports of a finished run, all rendered from the one schema, v1::Run
+// (pairs, matrices with verdicts, blame, preflight): JSON (the proto through
+// protobuf's json_util), CSV (a row per pair and size), a Markdown summary, a
+// self-contained HTML page (heatmap per rail, bandwidth-vs-size curves per
+// pair, failing cells with reasons and remedies) and JUnit XML (a test case
+// per pair, for CI gates). Pure functions of the run; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gdrbench/v1/run.pb.h"
+
+namespace gdrbench::controller::report {
+
+// INTERNAL if json_util fails (it does not for well-formed messages).
+absl::StatusOr<std::string> RenderJson(const v1::Run& run);
+std::string RenderCsv(const v1::Run& run);
+std::string RenderMarkdown(const v1::Run& run);
+std::string RenderHtml(const v1::Run& run);
+std::string RenderJUnit(const v1::Run& run);
+// The verdict matrices as terminal text: one table per rail, Gb/s per cell,
+// "FAIL"/"ERR"/"SKIP" for cells without a value, '*' after low values.
+std::string RenderMatrixText(const v1::Run& run);
+
+// Writes run.json, pairs.csv, summary.md, report.html and junit.xml into
+// `dir` (created if missing). Returns the paths written. INTERNAL /
+// PERMISSION_DENIED naming the path on failure.
+absl::StatusOr<std::vector<std::string>> WriteReports(const v1::Run& run, const std::string& dir);
+
+// Reads a run.json (e.g. a baseline). NOT_FOUND naming the path;
+// INVALID_ARGUMENT when it does not parse as a v1::Run.
+absl::StatusOr<v1::Run> LoadRunJson(const std::string& path);
+
+}  // namespace gdrbench::controller::report

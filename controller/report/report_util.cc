@@ -1,0 +1,120 @@
+#include "controller/report/report_util.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace gdrbench::controller::report::internal {
+
+std::string HtmlEscape(absl::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string XmlEscape(absl::string_view s) {
+  std::string out;
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\n' && c != '\t' && c != '\r') continue;  // not allowed in XML 1.0
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string CsvField(absl::string_view s) {
+  if (s.find_first_of(",\"\n\r") == absl::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += "\"\"";
+    else out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string StatusName(v1::ResultStatus s) {
+  switch (s) {
+    case v1::RESULT_STATUS_OK: return "ok";
+    case v1::RESULT_STATUS_FAILED: return "failed";
+    case v1::RESULT_STATUS_ERROR: return "error";
+    case v1::RESULT_STATUS_SKIPPED: return "skipped";
+    default: return "";
+  }
+}
+
+std::string SizeName(uint64_t b) {
+  if (b >= (1ull << 30) && b % (1ull << 30) == 0) return absl::StrCat(b >> 30, " GiB");
+  if (b >= (1ull << 20) && b % (1ull << 20) == 0) return absl::StrCat(b >> 20, " MiB");
+  if (b >= (1ull << 10) && b % (1ull << 10) == 0) return absl::StrCat(b >> 10, " KiB");
+  return absl::StrCat(b, " B");
+}
+
+std::string Gbps(double v) { return absl::StrFormat("%.3g", v); }
+
+std::vector<const v1::BandwidthMatrix*> VerdictMatrices(const v1::Run& run) {
+  std::map<uint32_t, const v1::BandwidthMatrix*> best;
+  for (const auto& m : run.matrices()) {
+    auto& b = best[m.rail()];
+    if (b == nullptr || m.size_bytes() > b->size_bytes()) b = &m;
+  }
+  std::vector<const v1::BandwidthMatrix*> out;
+  for (const auto& [r, m] : best) out.push_back(m);
+  return out;
+}
+
+CellIndex::CellIndex(const v1::Run& run) {
+  for (const auto& m : run.matrices()) {
+    auto& vs = verdict_size_[m.rail()];
+    vs = std::max(vs, m.size_bytes());
+    for (const auto& c : m.cells()) {
+      if (c.src() >= static_cast<uint32_t>(m.nodes_size()) ||
+          c.dst() >= static_cast<uint32_t>(m.nodes_size())) {
+        continue;
+      }
+      cells_[{m.nodes(c.src()), m.nodes(c.dst()), m.rail(), m.size_bytes()}] = &c;
+    }
+  }
+}
+
+const v1::MatrixCell* CellIndex::Find(const std::string& src, const std::string& dst,
+                                      uint32_t rail, uint64_t size) const {
+  auto it = cells_.find({src, dst, rail, size});
+  return it == cells_.end() ? nullptr : it->second;
+}
+
+const v1::MatrixCell* CellIndex::FindVerdict(const std::string& src, const std::string& dst,
+                                             uint32_t rail) const {
+  auto it = verdict_size_.find(rail);
+  return it == verdict_size_.end() ? nullptr : Find(src, dst, rail, it->second);
+}
+
+std::map<std::string, std::vector<std::string>> PreflightProblems(const v1::Run& run) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& rep : run.preflight()) {
+    for (const auto& c : rep.checks()) {
+      if (c.status() != v1::CHECK_STATUS_FAIL && c.status() != v1::CHECK_STATUS_WARN) continue;
+      out[rep.hostname()].push_back(absl::StrCat(
+          c.status() == v1::CHECK_STATUS_FAIL ? "FAIL " : "WARN ", c.id(), ": ", c.summary(),
+          c.remediation().empty() ? "" : absl::StrCat(" -> fix: ", c.remediation())));
+    }
+  }
+  return out;
+}
+
+}  // namespace gdrbench::controller::report::internal

@@ -1,0 +1,43 @@
+// Helpers shared by the report renderers (internal to controller/report).
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "gdrbench/v1/run.pb.h"
+
+namespace gdrbench::controller::report::internal {
+
+std::string HtmlEscape(absl::string_view s);
+std::string XmlEscape(absl::string_view s);
+std::string CsvField(absl::string_view s);
+std::string StatusName(v1::ResultStatus s);   // "ok", "failed", "error", "skipped", ""
+std::string SizeName(uint64_t bytes);         // "64 KiB"
+std::string Gbps(double v);                   // "%.3g"
+
+// The verdict-size matrix of each rail (the largest size), in rail order.
+std::vector<const v1::BandwidthMatrix*> VerdictMatrices(const v1::Run& run);
+
+// Looks up a cell of a run's matrices by node names, rail and size.
+class CellIndex {
+ public:
+  explicit CellIndex(const v1::Run& run);
+  // nullptr when absent.
+  const v1::MatrixCell* Find(const std::string& src, const std::string& dst, uint32_t rail,
+                             uint64_t size) const;
+  // The verdict-size cell of (src, dst, rail), nullptr when absent.
+  const v1::MatrixCell* FindVerdict(const std::string& src, const std::string& dst,
+                                    uint32_t rail) const;
+
+ private:
+  std::map<std::tuple<std::string, std::string, uint32_t, uint64_t>, const v1::MatrixCell*> cells_;
+  std::map<uint32_t, uint64_t> verdict_size_;
+};
+
+// Preflight checks that did not pass, per node: "id: summary -> remedy".
+std::map<std::string, std::vector<std::string>> PreflightProblems(const v1::Run& run);
+
+}  // namespace gdrbench::controller::report::internal

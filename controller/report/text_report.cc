@@ -1,0 +1,126 @@
+// The terminal matrix and the Markdown summary.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "controller/report/report.h"
+#include "controller/report/report_util.h"
+
+namespace gdrbench::controller::report {
+namespace {
+
+using internal::Gbps;
+using internal::SizeName;
+
+std::string CellText(const v1::MatrixCell& c) {
+  switch (c.status()) {
+    case v1::RESULT_STATUS_OK: return absl::StrCat(Gbps(c.bw_avg_gbps()), c.verdict() == "low" ? "*" : "");
+    case v1::RESULT_STATUS_FAILED: return "FAIL";
+    case v1::RESULT_STATUS_ERROR: return "ERR";
+    case v1::RESULT_STATUS_SKIPPED: return "SKIP";
+    default: return "?";
+  }
+}
+
+// One grid per verdict matrix: rows = sources, columns = targets.
+std::vector<std::vector<std::string>> Grid(const v1::BandwidthMatrix& m) {
+  const size_t n = m.nodes_size();
+  std::vector<std::vector<std::string>> g(n + 1, std::vector<std::string>(n + 1));
+  g[0][0] = "src\\dst";
+  for (size_t i = 0; i < n; ++i) {
+    g[0][i + 1] = m.nodes(i);
+    g[i + 1][0] = m.nodes(i);
+    for (size_t j = 0; j < n; ++j) g[i + 1][j + 1] = i == j ? "-" : ".";
+  }
+  for (const auto& c : m.cells()) g[c.src() + 1][c.dst() + 1] = CellText(c);
+  return g;
+}
+
+}  // namespace
+
+std::string RenderMatrixText(const v1::Run& run) {
+  std::string out;
+  for (const auto* m : internal::VerdictMatrices(run)) {
+    absl::StrAppend(&out, "rail ", m->rail(), ", ", SizeName(m->size_bytes()),
+                    ": BW average, Gb/s (* low, FAIL/ERR/SKIP no value, . not tested)\n");
+    auto g = Grid(*m);
+    std::vector<size_t> w(g[0].size(), 0);
+    for (const auto& row : g) {
+      for (size_t j = 0; j < row.size(); ++j) w[j] = std::max(w[j], row[j].size());
+    }
+    for (const auto& row : g) {
+      for (size_t j = 0; j < row.size(); ++j) {
+        absl::StrAppend(&out, j ? "  " : "", std::string(w[j] - row[j].size(), ' '), row[j]);
+      }
+      out += "\n";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string RenderMarkdown(const v1::Run& run) {
+  std::string out = absl::StrCat("# gdrbench sweep ", run.run_id(), "\n\n");
+  absl::StrAppend(&out, "**", run.passed() ? "PASS" : "FAIL", "** — ", run.summary(), "\n\n");
+  const auto vms = internal::VerdictMatrices(run);
+  absl::StrAppend(&out, "- mode: ", run.mode(), ", nodes: ", vms.empty() ? 0 : vms[0]->nodes_size(),
+                  ", pair tests: ", run.pairs_size(), "\n");
+  absl::StrAppend(&out, "- memory: ", run.params().memory().empty() ? "host" : run.params().memory(),
+                  run.params().bidirectional() ? ", bidirectional" : ", one direction per test",
+                  "\n");
+  const auto& p = run.policy();
+  absl::StrAppend(&out, "- verdicts: pass >= ", absl::StrFormat("%.0f", 100 * p.min_fraction_of_link()),
+                  " % of link rate; fleet-relative k = ", p.mad_k(), " x MAD",
+                  p.baseline_run().empty() ? "" : absl::StrCat("; baseline ", p.baseline_run(), " -",
+                                                               100 * p.baseline_tolerance(), " %"),
+                  "\n\n");
+  if (!run.excluded_nodes().empty()) {
+    out += "## Nodes left out\n\n";
+    for (const auto& e : run.excluded_nodes()) absl::StrAppend(&out, "- ", e, "\n");
+    out += "\n";
+  }
+  if (!run.blame().empty()) {
+    out += "## Blame\n\n| kind | subject | evidence Gb/s | reason |\n|---|---|---|---|\n";
+    for (const auto& b : run.blame()) {
+      absl::StrAppend(&out, "| ", b.kind(), " | ", b.subject(), " | ", Gbps(b.evidence_gbps()), " | ",
+                      b.reason(), " |\n");
+    }
+    out += "\n";
+  }
+  for (const auto* m : internal::VerdictMatrices(run)) {
+    absl::StrAppend(&out, "## Rail ", m->rail(), " at ", SizeName(m->size_bytes()), " (Gb/s)\n\n");
+    auto g = Grid(*m);
+    for (size_t i = 0; i < g.size(); ++i) {
+      out += "|";
+      for (const auto& c : g[i]) absl::StrAppend(&out, " ", c, " |");
+      out += "\n";
+      if (i == 0) {
+        out += "|";
+        for (size_t j = 0; j < g[i].size(); ++j) out += "---|";
+        out += "\n";
+      }
+    }
+    absl::StrAppend(&out, "\nfleet: median ", Gbps(m->fleet().median_gbps()), ", min ",
+                    Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()), " Gb/s; ",
+                    m->fleet().bad_cells(), " failed, ", m->fleet().low_cells(), " low\n\n");
+  }
+  std::string failing;
+  for (const auto* m : internal::VerdictMatrices(run)) {
+    for (const auto& c : m->cells()) {
+      if (c.verdict() == "pass") continue;
+      absl::StrAppend(&failing, "- ", m->nodes(c.src()), " -> ", m->nodes(c.dst()), " rail ", m->rail(),
+                      ": ", c.verdict(), " — ", c.reason(), "\n");
+    }
+  }
+  if (!failing.empty()) absl::StrAppend(&out, "## Failing cells\n\n", failing, "\n");
+  auto problems = internal::PreflightProblems(run);
+  if (!problems.empty()) {
+    out += "## Preflight findings\n\n";
+    for (const auto& [node, list] : problems) {
+      for (const auto& l : list) absl::StrAppend(&out, "- ", node, ": ", l, "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace gdrbench::controller::report

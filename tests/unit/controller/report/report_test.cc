@@ -1,0 +1,94 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "controller/report/report.h"
+#include "report_fixture.h"
+
+namespace gdrbench::controller::report {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(Report, JsonRoundTripsThroughTheProto) {
+  v1::Run run = SampleRun();
+  auto json = RenderJson(run);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr("\"run_id\": \"20261130-000000-abcd\""));
+  const std::string dir = ::testing::TempDir() + "/report_json";
+  auto files = WriteReports(run, dir);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ(files->size(), 5u);
+  auto back = LoadRunJson(dir + "/run.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->pairs_size(), 12);
+  EXPECT_EQ(back->matrices_size(), run.matrices_size());
+  EXPECT_EQ(back->blame_size(), run.blame_size());
+  EXPECT_FALSE(back->passed());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Report, LoadRunJsonNamesTheProblem) {
+  EXPECT_EQ(LoadRunJson("/nonexistent/run.json").status().code(), absl::StatusCode::kNotFound);
+  const std::string path = ::testing::TempDir() + "/bad_run.json";
+  std::ofstream(path) << "{\"pairs\": 3}";
+  auto r = LoadRunJson(path);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("bad_run.json"));
+}
+
+TEST(Report, CsvHasARowPerPairAndSizeWithQuotedReasons) {
+  std::string csv = RenderCsv(SampleRun());
+  std::istringstream in(csv);
+  std::string line;
+  int rows = 0;
+  std::getline(in, line);
+  EXPECT_THAT(line, HasSubstr("src,src_nic,dst"));
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 11 * 5 + 1);  // 11 OK pairs x 5 sizes + the failed one
+  EXPECT_THAT(csv, HasSubstr("\"OpenTarget on node1: agent 10.0.0.1:50051 unreachable, \"\"refused\"\" <&>\""));
+  EXPECT_THAT(csv, HasSubstr(",node1,rxe0,node3,rxe2,0,host,1048576,ok,30,31.5,0,100,low,1,"));
+}
+
+TEST(Report, JUnitHasATestCasePerPairWithFailuresAndErrors) {
+  std::string xml = RenderJUnit(SampleRun());
+  EXPECT_THAT(xml, HasSubstr("tests=\"12\" failures=\"1\" errors=\"1\" skipped=\"0\""));
+  EXPECT_THAT(xml, HasSubstr("name=\"node1 -&gt; node3 (round 1)\""));
+  EXPECT_THAT(xml, HasSubstr("<failure type=\"low\""));
+  EXPECT_THAT(xml, HasSubstr("&quot;refused&quot; &lt;&amp;&gt;"));
+  EXPECT_THAT(xml, Not(HasSubstr("<&>")));
+}
+
+TEST(Report, MarkdownAndTextShowTheMatrixBlameAndRemedies) {
+  v1::Run run = SampleRun();
+  std::string md = RenderMarkdown(run);
+  EXPECT_THAT(md, HasSubstr("**FAIL**"));
+  EXPECT_THAT(md, HasSubstr("| link | node1->node3 |"));
+  EXPECT_THAT(md, HasSubstr("| node4 | ERR | 97 | 97 | - |"));
+  EXPECT_THAT(md, HasSubstr("node1: WARN peermem_persisted"));
+  std::string text = RenderMatrixText(run);
+  EXPECT_THAT(text, HasSubstr("rail 0, 1 MiB"));
+  EXPECT_THAT(text, HasSubstr("30*"));
+  EXPECT_THAT(text, HasSubstr("ERR"));
+}
+
+TEST(Report, HtmlIsSelfContainedWithHeatmapCurvesAndRemedies) {
+  std::string html = RenderHtml(SampleRun());
+  EXPECT_THAT(html, HasSubstr("<svg class=\"heatmap\""));
+  EXPECT_THAT(html, HasSubstr("<polyline"));
+  EXPECT_THAT(html, HasSubstr("Failing cells"));
+  EXPECT_THAT(html, HasSubstr("modules-load.d/nvidia-peermem.conf"));
+  EXPECT_THAT(html, HasSubstr("&quot;refused&quot; &lt;&amp;&gt;"));
+  // Self-contained: nothing fetched from elsewhere.
+  EXPECT_THAT(html, Not(HasSubstr("http://www.w3.org/1999/xhtml\" src")));
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(html, Not(HasSubstr("<link")));
+  EXPECT_THAT(html, Not(HasSubstr("src=\"http")));
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::report
