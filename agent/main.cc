@@ -7,6 +7,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "agent/service/preflight_offline.h"
 #include "agent/service/server.h"
 #include "common/logging.h"
 #include "common/rpc/grpc_logging.h"
@@ -47,6 +48,22 @@ int main(int argc, char** argv) {
   app.add_option("--port-file", port_file, "write the bound port here once serving");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
+
+  // One-shot modes (support tickets, tests): run the checks once, or capture
+  // the files they read into a tarball that `preflight --fs-root` accepts.
+  gdrbench::agent::service::OfflinePreflightConfig once;
+  CLI::App* preflight_cmd = app.add_subcommand(
+      "preflight", "run the preflight checks once and exit (1 when a check FAILs)");
+  preflight_cmd->add_option("--fs-root", once.fs_root,
+                            "a captured tree or capture .tar.gz (default: this node, live)")
+      ->capture_default_str();
+  preflight_cmd->add_flag("--json", once.json, "print the v1 PreflightReport as JSON");
+  preflight_cmd->add_option("--checks", once.checks, "only these checks (comma-separated ids)")
+      ->delimiter(',');
+  std::string capture_out;
+  CLI::App* capture_cmd = app.add_subcommand(
+      "capture", "pack the files the preflight checks read into FILE.tar.gz and exit");
+  capture_cmd->add_option("--out", capture_out, "the tarball to write")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -54,6 +71,19 @@ int main(int argc, char** argv) {
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
+  if (*preflight_cmd) {
+    auto out = gdrbench::agent::service::RunPreflightOnce(once);
+    if (!out.ok()) return Fail(std::string(out.status().message()));
+    std::fputs(out->text.c_str(), stdout);
+    return out->any_failed ? 1 : 0;
+  }
+  if (*capture_cmd) {
+    if (auto st = gdrbench::agent::service::CaptureNode(capture_out); !st.ok()) {
+      return Fail(std::string(st.message()));
+    }
+    std::fprintf(stderr, "gdrbench-agent: wrote %s\n", capture_out.c_str());
+    return 0;
+  }
 
   // Block the stop signals in every thread gRPC starts; main waits for them.
   sigset_t stop;

@@ -65,6 +65,29 @@ int main(int argc, char** argv) {
   node_info_cmd->add_option("--agent", node_info.agent, "agent HOST:PORT")->required();
   AddCommon(node_info_cmd, node_info.common);
 
+  cli::PreflightOptions preflight;
+  CLI::App* preflight_cmd = app.add_subcommand(
+      "preflight", "one node's GPUDirect RDMA checklist (exit 1 when a check FAILs)");
+  preflight_cmd->add_option("--agent", preflight.agent, "agent HOST:PORT")->required();
+  preflight_cmd->add_option("--checks", preflight.checks, "only these checks (comma-separated ids)")
+      ->delimiter(',');
+  preflight_cmd->add_option_function<std::string>(
+      "--expect-driver", [&](const std::string& v) { preflight.expect.set_nvidia_driver(v); },
+      "pinned NVIDIA driver version (\"580\" pins a branch)");
+  preflight_cmd->add_option_function<std::string>(
+      "--expect-cuda", [&](const std::string& v) { preflight.expect.set_cuda_driver(v); },
+      "pinned CUDA driver API version, e.g. 13.0");
+  preflight_cmd->add_option_function<std::string>(
+      "--expect-rdma-core", [&](const std::string& v) { preflight.expect.set_rdma_core(v); },
+      "pinned rdma-core version");
+  preflight_cmd->add_option_function<std::string>(
+      "--expect-ofed", [&](const std::string& v) { preflight.expect.set_ofed(v); },
+      "pinned MLNX_OFED/DOCA version");
+  preflight_cmd->add_option_function<uint32_t>(
+      "--min-mtu", [&](uint32_t v) { preflight.expect.set_min_mtu_bytes(v); },
+      "fail ports whose active RDMA MTU is below this (bytes)");
+  AddCommon(preflight_cmd, preflight.common);
+
   cli::PairOptions pair;
   CLI::App* pair_cmd =
       app.add_subcommand("pair", "one RDMA WRITE bandwidth sweep between two agents' NICs");
@@ -92,6 +115,7 @@ int main(int argc, char** argv) {
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (*node_info_cmd) return cli::NodeInfoCommand(node_info);
   if (*pair_cmd) return cli::PairCommand(pair);
+  if (*preflight_cmd) return cli::PreflightCommand(preflight);
   if (*sweep_cmd) return cli::SweepCommand(sweep);
   return 2;
 }

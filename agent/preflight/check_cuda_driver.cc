@@ -6,6 +6,9 @@ namespace gdrbench::agent::preflight {
 
 CheckResult CheckCudaDriver(Context& ctx) {
   const char* kId = "cuda_driver";
+  if (!CudaWorthAsking(ctx)) {
+    return Result(kId, Status::kSkip, "no NVIDIA GPU on the PCI bus and no NVIDIA driver");
+  }
   auto version = ctx.cuda().DriverVersion();
   if (absl::IsUnavailable(version.status())) {
     return Result(kId, Status::kSkip, absl::StrCat("needs the live CUDA driver: ", version.status().message()));

@@ -9,6 +9,7 @@ namespace gdrbench::agent::preflight {
 
 CheckResult CheckGpuComputeMode(Context& ctx) {
   const char* kId = "gpu_compute_mode";
+  if (!CudaWorthAsking(ctx)) return Result(kId, Status::kSkip, "no NVIDIA GPU on the PCI bus");
   const auto& gpus = ctx.CudaGpus();
   if (!gpus.ok()) {
     if (!HasNvidiaGpu(ctx)) return Result(kId, Status::kSkip, "no NVIDIA GPU on the PCI bus");

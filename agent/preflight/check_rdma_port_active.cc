@@ -22,11 +22,12 @@ CheckResult CheckRdmaPortActive(Context& ctx) {
       ++ports;
       std::string where = absl::StrCat(d.name, " port ", p.port_num);
       r.Saw(absl::StrCat(ctx.rdma().source(), "(", d.name, ", ", p.port_num, ")"),
-            absl::StrCat(p.state, ", ", p.physical_state, ", ", p.link_layer,
+            absl::StrCat(NormalizePortState(p.state), ", ", p.physical_state, ", ", p.link_layer,
                          p.active_rate_gbps > 0 ? absl::StrCat(", ", p.active_rate_gbps, " Gb/s") : ""));
-      if (p.state != "PORT_ACTIVE") {
-        down.push_back(absl::StrCat(where, " ", p.state, "/", p.physical_state));
-        if (p.state == "PORT_INIT" && p.link_layer == "InfiniBand") init_on_ib = true;
+      std::string state = NormalizePortState(p.state);
+      if (state != "PORT_ACTIVE") {
+        down.push_back(absl::StrCat(where, " ", state, "/", p.physical_state));
+        if (state == "PORT_INIT" && p.link_layer == "InfiniBand") init_on_ib = true;
       }
     }
   }

@@ -62,7 +62,7 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
   std::string kmod = ctx.NvidiaDriverVersion();
   r.Saw(ctx.Where("/proc/driver/nvidia/version"), kmod.empty() ? "absent" : kmod);
   std::string libcuda_path;
-  std::string libcuda = LibcudaVersion(ctx.fs(), &libcuda_path);
+  std::string libcuda = kmod.empty() ? "" : LibcudaVersion(ctx.fs(), &libcuda_path);
   if (!libcuda.empty()) r.Saw(ctx.Where(libcuda_path), libcuda);
   if (!kmod.empty() && !libcuda.empty() && kmod != libcuda) {
     problems.push_back(absl::StrCat("user-space libcuda ", libcuda, " != kernel module ", kmod));
@@ -77,7 +77,9 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
     }
   }
   std::string cuda;
-  if (auto v = ctx.cuda().DriverVersion(); v.ok()) {
+  if (auto v = CudaWorthAsking(ctx) ? ctx.cuda().DriverVersion()
+                                    : absl::StatusOr<std::string>(absl::NotFoundError(""));
+      v.ok()) {
     cuda = *v;
     r.Saw("cuDriverGetVersion", cuda);
   }
@@ -109,7 +111,7 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
   }
   if (kmod.empty() && rdma_core.empty() && ofed.empty() && cuda.empty()) {
     r.status = Status::kSkip;
-    r.summary = "no GPU driver and no RDMA stack installed";
+    r.summary = "no NVIDIA driver, CUDA, rdma-core or OFED version found to compare";
     return r;
   }
   r.status = Status::kPass;

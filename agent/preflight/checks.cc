@@ -1,6 +1,10 @@
 // The registry of checks and the helpers they share.
 #include "agent/preflight/checks.h"
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+
 namespace gdrbench::agent::preflight {
 
 const std::vector<CheckDef>& AllChecks() {
@@ -49,6 +53,18 @@ CheckResult Result(const char* id, Status status, std::string summary, std::stri
 bool HasNvidiaGpu(Context& ctx) {
   const auto& topo = ctx.Topo();
   return topo.ok() && !topo->gpus.empty();
+}
+
+bool CudaWorthAsking(Context& ctx) {
+  return HasNvidiaGpu(ctx) || ctx.fs().Exists("/proc/driver/nvidia/version");
+}
+
+std::string NormalizePortState(const std::string& state) {
+  std::string s = absl::AsciiStrToUpper(state);
+  if (auto colon = s.find(": "); colon != std::string::npos) s = s.substr(colon + 2);
+  if (absl::StartsWith(s, "PORT_")) return s;
+  absl::StrReplaceAll({{" ", "_"}}, &s);
+  return "PORT_" + s;
 }
 
 }  // namespace gdrbench::agent::preflight

@@ -49,5 +49,11 @@ CheckResult Result(const char* id, Status status, std::string summary,
                    std::string remediation = "");
 // Whether the node has an NVIDIA GPU on its PCI bus (reads the topology).
 bool HasNvidiaGpu(Context& ctx);
+// Whether the CUDA driver is worth asking: a GPU on the PCI bus or a loaded
+// NVIDIA driver. Loading libcuda where neither exists only costs time.
+bool CudaWorthAsking(Context& ctx);
+// "active" (ibv_port_state_str), "4: ACTIVE" (sysfs) or "PORT_ACTIVE" ->
+// "PORT_ACTIVE", and likewise for the other states.
+std::string NormalizePortState(const std::string& state);
 
 }  // namespace gdrbench::agent::preflight

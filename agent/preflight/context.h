@@ -31,7 +31,9 @@ class Context {
 
   // "/sys/..." -> the path as an operator sees it in evidence: unchanged on a
   // live node, "<root>/sys/..." offline.
-  std::string Where(const std::string& path) const { return fs_.Resolve(path); }
+  std::string Where(const std::string& path) const {
+    return fs_.is_live() ? path : fs_.root() + path;
+  }
 
   const absl::StatusOr<topology::Topology>& Topo();
   // The RDMA devices and, when there are none, why.

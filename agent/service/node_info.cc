@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/cuda/driver.h"
+#include "agent/topology/topology.h"
 #include "agent/verbs/device_info.h"
 #include "common/status.h"
 #include "common/version.h"
@@ -43,6 +44,34 @@ void FillGpus(const FsRoot& fs, v1::NodeInfo& info) {
       (void)absl::SimpleAtoi(*s, &numa);
     }
     out->set_numa_node(numa);
+  }
+}
+
+// The GPU x NIC relations and the rail map from the PCI tree. GPUs are
+// numbered by CUDA when the driver listed them (matched by PCI address),
+// otherwise in PCI bus order as nvidia-smi numbers them.
+void FillTopology(const FsRoot& fs, v1::NodeInfo& info) {
+  auto topo = topology::DiscoverTopology(fs);
+  if (!topo.ok()) return;
+  auto index_of = [&](int pci_index) -> uint32_t {
+    const std::string& bdf = topo->gpus[pci_index].pci.bdf;
+    for (const auto& g : info.gpus()) {
+      if (g.pci_bdf() == bdf) return g.index();
+    }
+    return static_cast<uint32_t>(pci_index);
+  };
+  auto path = [](topology::PathType p) { return static_cast<v1::PathType>(static_cast<int>(p)); };
+  for (const auto& r : topo->relations) {
+    v1::GpuNicRelation* out = info.add_relations();
+    out->set_gpu_index(index_of(r.gpu_index));
+    out->set_nic_device(r.nic);
+    out->set_path(path(r.path));
+  }
+  for (const auto& r : topo->rails) {
+    v1::RailAssignment* out = info.add_rails();
+    out->set_nic_device(r.nic);
+    out->set_gpu_index(index_of(r.gpu_index));
+    out->set_path(path(r.path));
   }
 }
 
@@ -111,6 +140,7 @@ absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoCon
     }
   }
   FillGpus(fs, info);
+  FillTopology(fs, info);
   absl::Time now = absl::Now();
   info.mutable_collected_at()->set_seconds(absl::ToUnixSeconds(now));
   return info;

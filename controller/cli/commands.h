@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "controller/client/agent_client.h"
 
@@ -21,6 +22,16 @@ struct NodeInfoOptions {
 };
 
 int NodeInfoCommand(const NodeInfoOptions& options);
+
+struct PreflightOptions {
+  CommonOptions common;
+  std::string agent;                // HOST:PORT
+  std::vector<std::string> checks;  // empty = all
+  v1::PreflightExpectations expect;
+};
+
+// Exit code 0 when no check FAILs (WARN and SKIP allowed), 1 when one does.
+int PreflightCommand(const PreflightOptions& options);
 
 // Prints "gdrbench: <message>" on stderr and returns 1 (2 for bad usage).
 int PrintError(const absl::Status& status);

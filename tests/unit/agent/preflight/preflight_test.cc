@@ -281,3 +281,47 @@ TEST(RoceMtu, FollowsTheKernelRule) {
 
 }  // namespace
 }  // namespace gdrbench::agent::preflight
+
+namespace gdrbench::agent::preflight {
+namespace {
+
+TEST(NormalizePortState, AllSpellings) {
+  EXPECT_EQ(NormalizePortState("active"), "PORT_ACTIVE");  // ibv_port_state_str
+  EXPECT_EQ(NormalizePortState("PORT_ACTIVE"), "PORT_ACTIVE");
+  EXPECT_EQ(NormalizePortState("4: ACTIVE"), "PORT_ACTIVE");  // sysfs
+  EXPECT_EQ(NormalizePortState("down"), "PORT_DOWN");
+  EXPECT_EQ(NormalizePortState("active defer"), "PORT_ACTIVE_DEFER");
+}
+
+// Live verbs spell the state "active" (rdma-core's ibv_port_state_str): such
+// ports pass, as the rxe ports of the lab do.
+class LowercaseRdma : public RdmaQuery {
+ public:
+  std::string source() const override { return "ibv_query_port"; }
+  absl::StatusOr<std::vector<verbs::DeviceInfo>> ListDevices(std::string*) override {
+    verbs::DeviceInfo d;
+    d.name = "rxe0";
+    verbs::PortInfo p;
+    p.port_num = 1;
+    p.state = "active";
+    p.physical_state = "LINK_UP";
+    p.link_layer = "Ethernet";
+    d.ports.push_back(p);
+    return std::vector<verbs::DeviceInfo>{d};
+  }
+  absl::StatusOr<bool> DmabufRegistrationSupported(const std::string&) override { return false; }
+};
+
+TEST(Preflight, LiveLowercaseActivePortPasses) {
+  FsRoot fs("/nonexistent-gdrbench-root");
+  LowercaseRdma rdma;
+  testing_fakes::FakeCuda cuda;
+  testing_fakes::FakeProbe probe;
+  Context ctx(fs, rdma, cuda, probe, {});
+  auto report = RunPreflight(ctx, {"rdma_port_active"});
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->checks.at(0).status, Status::kPass) << report->checks.at(0).summary;
+}
+
+}  // namespace
+}  // namespace gdrbench::agent::preflight

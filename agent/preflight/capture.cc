@@ -1,0 +1,309 @@
+#include "agent/preflight/capture.h"
+
+#include <ftw.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/topology/pci.h"
+#include "common/status.h"
+#include "spdlog/spdlog.h"
+
+extern char** environ;
+
+namespace gdrbench::agent::preflight {
+namespace {
+
+class Stager {
+ public:
+  Stager(const FsRoot& src, std::string dest) : src_(src), dest_(std::move(dest)) {}
+
+  // A regular file, written at its canonical path with every symlink on the
+  // way recreated. Missing or unreadable files are skipped (sysfs has many).
+  void File(const std::string& path) {
+    auto real = Canonical(path);
+    if (!real) return;
+    auto content = src_.ReadFile(*real);
+    if (!content.ok()) return;
+    Write(*real, *content);
+  }
+
+  // Files in a sysfs directory: the named attributes only.
+  void Attributes(const std::string& dir, std::initializer_list<const char*> names) {
+    for (const char* n : names) File(absl::StrCat(dir, "/", n));
+  }
+
+  // A symlink as stored, plus the symlinks on the way to it.
+  void Link(const std::string& path) { Canonical(path, /*keep_last=*/true); }
+
+  void Write(const std::string& path, const std::string& content) {
+    MakeParents(path);
+    std::ofstream out(dest_ + path, std::ios::binary | std::ios::trunc);
+    out << content;
+  }
+
+  void Empty(const std::string& path) { Write(path, ""); }
+
+  void Dir(const std::string& path) { MakeParents(path + "/."); }
+
+ private:
+  void MakeParents(const std::string& path) {
+    std::string cur = dest_;
+    std::vector<std::string> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      cur += "/" + parts[i];
+      mkdir(cur.c_str(), 0755);
+    }
+  }
+
+  // Walks `path` component by component in the source; recreates each
+  // symlink met in the staging tree; returns the canonical path.
+  std::optional<std::string> Canonical(const std::string& path, bool keep_last = false) {
+    std::vector<std::string> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
+    std::string cur;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      std::string next = cur + "/" + parts[i];
+      auto target = src_.ReadLink(next);
+      if (target.ok()) {
+        if (!links_.count(next)) {
+          links_.insert(next);
+          MakeParents(next);
+          std::string host = dest_ + next;
+          unlink(host.c_str());
+          if (symlink(target->c_str(), host.c_str()) != 0) return std::nullopt;
+        }
+        if (keep_last && i + 1 == parts.size()) return next;
+        auto real = src_.RealPath(next);
+        if (!real.ok()) return std::nullopt;
+        // Recreate links inside the target's own path too.
+        auto again = Canonical(*real);
+        if (!again) return std::nullopt;
+        cur = *again;
+      } else {
+        if (!src_.Exists(next)) return std::nullopt;
+        cur = next;
+      }
+    }
+    return cur;
+  }
+
+  const FsRoot& src_;
+  std::string dest_;
+  std::set<std::string> links_;
+};
+
+// Keeps the dpkg status blocks of the packages the checks look at.
+std::string FilterDpkg(const std::string& status) {
+  std::string out;
+  for (absl::string_view block : absl::StrSplit(status, "\n\n")) {
+    for (const char* pkg : {"Package: libibverbs1\n", "Package: rdma-core\n", "Package: nvidia-",
+                            "Package: libnvidia-", "Package: cuda-drivers", "Package: mlnx-",
+                            "Package: doca-", "Package: ofed"}) {
+      if (absl::StartsWith(block, pkg)) {
+        absl::StrAppend(&out, block, "\n\n");
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+absl::Status Spawn(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  if (rc != 0) return ErrnoToStatus(rc, absl::StrCat("spawn ", argv[0]));
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return ErrnoToStatus(errno, "waitpid tar");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::InternalError(absl::StrCat(argv[0], " ", argv[1], " failed (status ", status, ")"));
+  }
+  return absl::OkStatus();
+}
+
+std::string MakeTempDir(const char* prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = absl::StrCat(tmp ? tmp : "/tmp", "/", prefix, "XXXXXX");
+  if (mkdtemp(templ.data()) == nullptr) return "";
+  return templ;
+}
+
+}  // namespace
+
+absl::Status StageTree(const FsRoot& src, const std::string& dest) {
+  Stager s(src, dest);
+  for (const char* f : {"/proc/driver/nvidia/version", "/proc/sys/kernel/osrelease", "/proc/cmdline",
+                        "/proc/self/limits", "/proc/self/status", "/proc/1/cgroup", "/proc/modules",
+                        "/etc/modules", "/usr/bin/ofed_info", "/.dockerenv", "/run/.containerenv",
+                        "/etc/os-release", "/etc/hostname"}) {
+    s.File(f);
+  }
+  if (auto dpkg = src.ReadFile("/var/lib/dpkg/status"); dpkg.ok()) {
+    s.Write("/var/lib/dpkg/status", FilterDpkg(*dpkg));
+  }
+  if (auto rel = src.ReadLine("/proc/sys/kernel/osrelease"); rel.ok()) {
+    if (auto cfg = src.ReadFile(absl::StrCat("/boot/config-", *rel)); cfg.ok()) {
+      std::string kept;
+      for (absl::string_view line : absl::StrSplit(*cfg, '\n')) {
+        if (absl::StrContains(line, "DMA_SHARED_BUFFER") || absl::StrContains(line, "IOMMU")) {
+          absl::StrAppend(&kept, line, "\n");
+        }
+      }
+      s.Write(absl::StrCat("/boot/config-", *rel), kept);
+    }
+  }
+  for (const char* dir : {"/etc/modules-load.d", "/run/modules-load.d", "/usr/lib/modules-load.d",
+                          "/lib/modules-load.d", "/etc/modprobe.d"}) {
+    if (auto names = src.ListDir(dir); names.ok()) {
+      for (const auto& n : *names) s.File(absl::StrCat(dir, "/", n));
+    }
+  }
+  for (const char* m : {"nvidia", "nvidia_peermem", "nv_peer_mem", "nvidia_uvm", "ib_core",
+                        "ib_uverbs", "rdma_ucm", "mlx5_core", "mlx5_ib", "rdma_rxe", "siw"}) {
+    s.Attributes(absl::StrCat("/sys/module/", m), {"version", "initstate"});
+  }
+  if (auto peers = src.ListDir("/sys/kernel/mm/memory_peers"); peers.ok()) {
+    for (const auto& p : *peers) s.File(absl::StrCat("/sys/kernel/mm/memory_peers/", p, "/version"));
+  }
+  if (src.Exists("/sys/firmware/efi")) {
+    s.Dir("/sys/firmware/efi");
+    if (auto vars = src.ListDir("/sys/firmware/efi/efivars"); vars.ok()) {
+      for (const auto& v : *vars) {
+        if (absl::StartsWith(v, "SecureBoot-") || absl::StartsWith(v, "SetupMode-")) {
+          s.File(absl::StrCat("/sys/firmware/efi/efivars/", v));
+        }
+      }
+    }
+  }
+  if (auto units = src.ListDir("/sys/class/iommu"); units.ok()) {
+    s.Dir("/sys/class/iommu");
+    for (const auto& u : *units) s.Link(absl::StrCat("/sys/class/iommu/", u));
+  }
+  // PCI: every function's identity (the topology scans them all); links,
+  // NUMA, config space and IOMMU group of GPUs, RDMA NICs and their bridges.
+  std::set<std::string> wanted;
+  if (auto fns = topology::ListPciFunctions(src); fns.ok()) {
+    for (const auto& bdf : *fns) {
+      std::string dev = absl::StrCat("/sys/bus/pci/devices/", bdf);
+      s.Link(dev);
+      s.Attributes(dev, {"class", "vendor", "device"});
+      auto cls = src.ReadLine(dev + "/class");
+      auto ven = src.ReadLine(dev + "/vendor");
+      if (cls.ok() && ven.ok() && *ven == "0x10de" && absl::StartsWith(*cls, "0x03")) wanted.insert(bdf);
+    }
+  }
+  std::set<std::string> netdevs;
+  if (auto ibdevs = src.ListDir("/sys/class/infiniband"); ibdevs.ok()) {
+    s.Dir("/sys/class/infiniband");
+    for (const auto& name : *ibdevs) {
+      std::string ib = absl::StrCat("/sys/class/infiniband/", name);
+      s.Link(ib);
+      s.Attributes(ib, {"fw_ver", "node_guid", "node_type", "node_desc"});
+      s.Link(ib + "/device");
+      if (auto real = src.RealPath(ib + "/device"); real.ok()) {
+        std::string last = real->substr(real->rfind('/') + 1);
+        if (topology::IsBdf(last)) wanted.insert(last);
+      }
+      auto ports = src.ListDir(ib + "/ports");
+      if (!ports.ok()) continue;
+      for (const auto& p : *ports) {
+        std::string port = absl::StrCat(ib, "/ports/", p);
+        s.Attributes(port, {"state", "phys_state", "link_layer", "rate", "lid", "sm_lid"});
+        auto gids = src.ListDir(port + "/gids");
+        if (!gids.ok()) continue;
+        for (const auto& g : *gids) {
+          auto gid = src.ReadLine(absl::StrCat(port, "/gids/", g));
+          // Empty table slots (all zero) are left out: rxe has hundreds.
+          if (!gid.ok() || *gid == "0000:0000:0000:0000:0000:0000:0000:0000") continue;
+          s.File(absl::StrCat(port, "/gids/", g));
+          s.File(absl::StrCat(port, "/gid_attrs/types/", g));
+          s.File(absl::StrCat(port, "/gid_attrs/ndevs/", g));
+          if (auto nd = src.ReadLine(absl::StrCat(port, "/gid_attrs/ndevs/", g)); nd.ok()) netdevs.insert(*nd);
+        }
+      }
+    }
+  }
+  for (const auto& nd : netdevs) {
+    s.Link(absl::StrCat("/sys/class/net/", nd));
+    s.Attributes(absl::StrCat("/sys/class/net/", nd), {"mtu", "operstate", "address"});
+  }
+  for (const auto& bdf : std::set<std::string>(wanted)) {
+    if (auto d = topology::ReadPciDevice(src, bdf); d.ok()) {
+      for (const auto& a : d->ancestors) wanted.insert(a);
+    }
+  }
+  for (const auto& bdf : wanted) {
+    std::string dev = absl::StrCat("/sys/bus/pci/devices/", bdf);
+    s.Attributes(dev, {"numa_node", "local_cpulist", "current_link_speed", "current_link_width",
+                       "max_link_speed", "max_link_width", "config"});
+    s.Link(dev + "/iommu_group");
+    if (auto group = src.RealPath(dev + "/iommu_group"); group.ok()) s.File(*group + "/type");
+  }
+  // Device nodes as empty files: the checks only test their presence.
+  for (const char* dir : {"/dev/infiniband", "/dev"}) {
+    auto names = src.ListDir(dir);
+    if (!names.ok()) continue;
+    for (const auto& n : *names) {
+      bool want = std::string(dir) == "/dev/infiniband" || absl::StartsWith(n, "nvidia");
+      if (want && !src.IsDirectory(absl::StrCat(dir, "/", n))) s.Empty(absl::StrCat(dir, "/", n));
+    }
+  }
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+                          "/usr/lib", "/usr/local/nvidia/lib64"}) {
+    auto names = src.ListDir(dir);
+    if (!names.ok()) continue;
+    for (const auto& n : *names) {
+      if (absl::StartsWith(n, "libcuda.so.")) s.Empty(absl::StrCat(dir, "/", n));
+    }
+  }
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  s.Write("/gdrbench-capture.txt",
+          absl::StrCat("captured by gdrbench-agent capture on ", host, " from ", src.root(), "\n"));
+  return absl::OkStatus();
+}
+
+absl::Status CaptureTree(const FsRoot& src, const std::string& out_tar_gz) {
+  if (out_tar_gz.empty()) return absl::InvalidArgumentError("capture needs --out FILE.tar.gz");
+  std::string dir = MakeTempDir("gdrbench-capture-");
+  if (dir.empty()) return ErrnoToStatus(errno, "mkdtemp for the capture");
+  absl::Status st = StageTree(src, dir);
+  if (st.ok()) st = Spawn({"tar", "-C", dir, "-czf", out_tar_gz, "."});
+  RemoveTree(dir);
+  return st;
+}
+
+absl::StatusOr<std::string> ExtractTree(const std::string& tarball) {
+  struct stat st;
+  if (stat(tarball.c_str(), &st) != 0) return ErrnoToStatus(errno, absl::StrCat("capture ", tarball));
+  std::string dir = MakeTempDir("gdrbench-tree-");
+  if (dir.empty()) return ErrnoToStatus(errno, "mkdtemp for the capture");
+  if (auto s = Spawn({"tar", "-C", dir, "-xzf", tarball}); !s.ok()) {
+    RemoveTree(dir);
+    return s;
+  }
+  return dir;
+}
+
+void RemoveTree(const std::string& dir) {
+  if (dir.empty() || dir == "/") return;
+  int rc = nftw(
+      dir.c_str(),
+      [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 32,
+      FTW_DEPTH | FTW_PHYS);
+  if (rc != 0) spdlog::warn("could not remove {} completely", dir);
+}
+
+}  // namespace gdrbench::agent::preflight

@@ -1,0 +1,35 @@
+// Capture: pack the files the preflight checks read on a live node into a
+// tarball that `gdrbench-agent preflight --fs-root` accepts (support tickets,
+// new test data). Device nodes become empty files, libcuda.so.<version>
+// becomes an empty file of that name, /var/lib/dpkg/status keeps only the
+// RDMA and NVIDIA packages, /boot/config-* only the DMA and IOMMU lines.
+// Symlinks are kept as symlinks, so the PCI tree classifies as on the node.
+//
+// Thread safety: free functions; each uses its own temporary directory.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/fs_root.h"
+
+namespace gdrbench::agent::preflight {
+
+// Copies the preflight-relevant files under `src` (normally "/") into
+// `out_tar_gz` (written by tar -czf). INTERNAL when staging or tar fails,
+// INVALID_ARGUMENT when `out_tar_gz` is empty.
+absl::Status CaptureTree(const FsRoot& src, const std::string& out_tar_gz);
+
+// Copies into an existing empty directory `dest` (what CaptureTree tars).
+absl::Status StageTree(const FsRoot& src, const std::string& dest);
+
+// Unpacks a capture into a new temporary directory and returns its path; the
+// caller removes it with RemoveTree. NOT_FOUND when `tarball` is absent,
+// INTERNAL when tar fails.
+absl::StatusOr<std::string> ExtractTree(const std::string& tarball);
+
+// rm -r of a directory this module created. Logs, never fails.
+void RemoveTree(const std::string& dir);
+
+}  // namespace gdrbench::agent::preflight

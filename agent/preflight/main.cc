@@ -1,0 +1,43 @@
+// gdrbench-preflight: the preflight checks and the capture without gRPC, for
+// machines built with the gpu preset (GDRBENCH_WITH_SERVICES=OFF). The agent's
+// own `gdrbench-agent preflight|capture` do the same (plus --json).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "agent/preflight/capture.h"
+#include "agent/preflight/preflight.h"
+#include "agent/preflight/runner.h"
+
+int main(int argc, char** argv) {
+  namespace pf = gdrbench::agent::preflight;
+  CLI::App app{"gdrbench-preflight: the GPUDirect RDMA checklist of this node (or of a captured tree)"};
+  std::string fs_root = "/";
+  std::vector<std::string> checks;
+  app.add_option("--fs-root", fs_root, "a captured tree (default: this node, live)")->capture_default_str();
+  app.add_option("--checks", checks, "only these checks (comma-separated ids)")->delimiter(',');
+  std::string out;
+  CLI::App* capture = app.add_subcommand("capture", "pack the files the checks read into a tarball");
+  capture->add_option("--out", out, "FILE.tar.gz")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (*capture) {
+    if (auto st = pf::CaptureTree(gdrbench::FsRoot("/"), out); !st.ok()) {
+      std::fprintf(stderr, "gdrbench-preflight: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "gdrbench-preflight: wrote %s\n", out.c_str());
+    return 0;
+  }
+  auto report = pf::RunPreflightOn(gdrbench::FsRoot(fs_root), checks, {});
+  if (!report.ok()) {
+    std::fprintf(stderr, "gdrbench-preflight: %s\n", std::string(report.status().message()).c_str());
+    return 2;
+  }
+  std::fputs(pf::FormatReport(*report).c_str(), stdout);
+  return report->overall == pf::Status::kFail ? 1 : 0;
+}

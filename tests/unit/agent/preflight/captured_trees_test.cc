@@ -1,0 +1,82 @@
+// Captured trees from real machines, and the capture itself.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "agent/preflight/capture.h"
+#include "agent/preflight/preflight.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gdrbench::agent::preflight {
+namespace {
+
+using testing::HasSubstr;
+
+const std::string kTrees = std::string(GDRBENCH_SOURCE_DIR) + "/tests/testdata/preflight/";
+
+std::map<std::string, CheckResult> RunOffline(const std::string& root) {
+  auto report = RunPreflightOn(FsRoot(root), {}, {});
+  EXPECT_TRUE(report.ok()) << report.status();
+  std::map<std::string, CheckResult> by_id;
+  if (report.ok()) {
+    for (const auto& c : report->checks) by_id[c.id] = c;
+  }
+  return by_id;
+}
+
+// The lab guest: two Soft-RoCE (rxe) ports on veth with MTU 9000.
+TEST(CapturedLabGuest, RxePortsPass) {
+  auto r = RunOffline(kTrees + "captured-lab-guest");
+  EXPECT_EQ(r.at("rdma_devices").status, Status::kPass) << r.at("rdma_devices").summary;
+  EXPECT_THAT(r.at("rdma_devices").summary, HasSubstr("rxe1, rxe2"));
+  EXPECT_EQ(r.at("rdma_port_active").status, Status::kPass) << r.at("rdma_port_active").summary;
+  EXPECT_EQ(r.at("roce_gid").status, Status::kPass) << r.at("roce_gid").summary;
+  EXPECT_EQ(r.at("mtu").status, Status::kPass) << r.at("mtu").summary;
+  EXPECT_EQ(r.at("gpu_nic_topology").status, Status::kSkip);
+}
+
+// The development machine: no RDMA in the kernel, no GPU.
+TEST(CapturedDevHost, NoRdmaFailsNoGpuSkips) {
+  auto r = RunOffline(kTrees + "captured-dev-host");
+  EXPECT_EQ(r.at("rdma_devices").status, Status::kFail);
+  EXPECT_EQ(r.at("nvidia_driver").status, Status::kSkip);
+  EXPECT_EQ(r.at("secure_boot").status, Status::kPass);
+}
+
+// Capturing a tree and running on the capture gives the same verdicts.
+TEST(Capture, StagedTreeGivesTheSameResults) {
+  for (const char* tree : {"healthy", "fault-acs", "fault-iommu-dma", "dgx-h100", "captured-lab-guest"}) {
+    char templ[] = "/tmp/gdrbench-capture-test-XXXXXX";
+    ASSERT_NE(mkdtemp(templ), nullptr);
+    std::string dir = templ;
+    ASSERT_TRUE(StageTree(FsRoot(kTrees + tree), dir).ok());
+    auto want = RunOffline(kTrees + tree);
+    auto got = RunOffline(dir);
+    ASSERT_EQ(want.size(), got.size());
+    for (const auto& [id, r] : want) {
+      EXPECT_EQ(got.at(id).status, r.status) << tree << " " << id << ": " << got.at(id).summary
+                                             << " vs " << r.summary;
+      EXPECT_EQ(got.at(id).summary, r.summary) << tree << " " << id;
+    }
+    RemoveTree(dir);
+  }
+}
+
+TEST(Capture, TarballRoundTrip) {
+  std::string out = std::string("/tmp/gdrbench-capture-test-") + std::to_string(getpid()) + ".tar.gz";
+  ASSERT_TRUE(CaptureTree(FsRoot(kTrees + "fault-port-down"), out).ok());
+  auto dir = ExtractTree(out);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  auto r = RunOffline(*dir);
+  EXPECT_EQ(r.at("rdma_port_active").status, Status::kFail);
+  RemoveTree(*dir);
+  std::remove(out.c_str());
+  EXPECT_EQ(ExtractTree("/nonexistent/x.tar.gz").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(CaptureTree(FsRoot("/"), "").code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gdrbench::agent::preflight
