@@ -36,6 +36,23 @@ lab_ip() { local i; i=$(lab_index "$1") && echo "${LAB_IP_LIST[$i]}"; }
 lab_dev() { local i; i=$(lab_index "$1") && echo "${LAB_DEV_LIST[$i]}"; }
 lab_netdev() { local i; i=$(lab_index "$1") && echo "${LAB_NETDEV_LIST[$i]}"; }
 
+# Rails (lab run --rails R): LAB_NODE_RAIL_{IPS,DEVS,NETDEVS} hold, per node, its rails'
+# values separated by commas. lab_rail_ip / lab_rail_dev / lab_rail_netdev NODE RAIL.
+read -ra LAB_RAIL_IP_LIST <<<"${LAB_NODE_RAIL_IPS:-$LAB_NODE_IPS}"
+read -ra LAB_RAIL_DEV_LIST <<<"${LAB_NODE_RAIL_DEVS:-$LAB_NODE_DEVS}"
+read -ra LAB_RAIL_NETDEV_LIST <<<"${LAB_NODE_RAIL_NETDEVS:-$LAB_NODE_NETDEVS}"
+_lab_rail_pick() {  # _lab_rail_pick "a,b,c" RAIL
+  local -a v
+  IFS=, read -ra v <<<"$1"
+  [[ -n "${v[$2]:-}" ]] || lab_fail "no rail $2 (LAB_RAILS=${LAB_RAILS:-1})"
+  echo "${v[$2]}"
+}
+lab_rail_ip() { local i; i=$(lab_index "$1") && _lab_rail_pick "${LAB_RAIL_IP_LIST[$i]}" "$2"; }
+lab_rail_dev() { local i; i=$(lab_index "$1") && _lab_rail_pick "${LAB_RAIL_DEV_LIST[$i]}" "$2"; }
+lab_rail_netdev() {
+  local i; i=$(lab_index "$1") && _lab_rail_pick "${LAB_RAIL_NETDEV_LIST[$i]}" "$2"
+}
+
 # lab_bytes NETDEV rx|tx: the interface's byte counter.
 lab_bytes() { local v; read -r v <"/sys/class/net/$1/statistics/${2}_bytes" && echo "$v"; }
 
@@ -61,14 +78,16 @@ lab_wait_tcp_listen() {
 
 # lab_write_bw SERVER CLIENT [ib_write_bw args]: RC RDMA WRITE from CLIENT's rxe device to
 # SERVER's (GID index 1, the RoCE v2 IPv4 GID). Sets LAB_BW to the client's "BW average"
-# in MB/s. With -R (rdma_cm) the client retries while the server's listener is not up yet
+# in MB/s. LAB_RAIL=R (default 0) picks both nodes' devices and address on rail R. With -R (rdma_cm) the client retries while the server's listener is not up yet
 # (rdma_cm rejects a connect without a listener). Server and client are each bounded by
 # LAB_BW_TIMEOUT seconds (default 60). Returns 1 with one FAIL line and both outputs on failure.
 lab_write_bw() {
   local server=$1 client=$2
   shift 2
   local sdev cdev sip port=${LAB_BW_PORT:-18515} limit=${LAB_BW_TIMEOUT:-60}
-  sdev=$(lab_dev "$server") && cdev=$(lab_dev "$client") && sip=$(lab_ip "$server") || return 1
+  local rail=${LAB_RAIL:-0}
+  sdev=$(lab_rail_dev "$server" "$rail") && cdev=$(lab_rail_dev "$client" "$rail") &&
+    sip=$(lab_rail_ip "$server" "$rail") || return 1
   local rdma_cm=0 a
   for a in "$@"; do [[ "$a" == -R ]] && rdma_cm=1; done
   local sout cout

@@ -1,34 +1,38 @@
 #!/usr/bin/env bash
-# lab: nodes=3 timeout=240
+# lab: nodes=3 rails=2 timeout=240
 # perftest ib_write_bw between lab nodes: with its default TCP exchange the RDMA WRITEs cross
 # the right virtual wire (the client's veth sends, the server's veth receives, the third node
-# sees none of it); with -R (rdma_cm) it succeeds; and rdma_cm with the source address bound
-# (rping -I) goes over the wire as well.
+# sees none of it), on either rail; with -R (rdma_cm) it succeeds; and rdma_cm with the source
+# address bound (rping -I) goes over the wire as well.
 # shellcheck source=tests/lab/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 size=65536 iters=300
 payload=$((size * iters))
 
-# check_wire CLIENT SERVER OTHER: one ib_write_bw CLIENT -> SERVER; its payload must leave
-# CLIENT's veth, arrive on SERVER's and (beyond a tenth of it) not on OTHER's.
+# check_wire CLIENT SERVER OTHER [RAIL]: one ib_write_bw CLIENT -> SERVER on RAIL (default 0);
+# its payload must leave CLIENT's veth of that rail, arrive on SERVER's and (beyond a tenth of
+# it) not on OTHER's, nor on the client's interface of the other rail.
 check_wire() {
-  local client=$1 server=$2 other=$3
-  local cn sn on c0 s0 o0 c1 s1 o1
-  cn=$(lab_netdev "$client") sn=$(lab_netdev "$server") on=$(lab_netdev "$other")
-  c0=$(lab_bytes "$cn" tx) s0=$(lab_bytes "$sn" rx) o0=$(lab_bytes "$on" rx)
-  lab_write_bw "$server" "$client" -s "$size" -n "$iters" || exit 1
-  c1=$(lab_bytes "$cn" tx) s1=$(lab_bytes "$sn" rx) o1=$(lab_bytes "$on" rx)
-  echo "ok $client -> $server: ${LAB_BW} MB/s; $cn tx +$((c1 - c0)), $sn rx +$((s1 - s0))," \
-       "$on rx +$((o1 - o0)) (payload $payload)"
+  local client=$1 server=$2 other=$3 rail=${4:-0}
+  local cn sn on xn c0 s0 o0 x0 c1 s1 o1 x1
+  cn=$(lab_rail_netdev "$client" "$rail") sn=$(lab_rail_netdev "$server" "$rail")
+  on=$(lab_rail_netdev "$other" "$rail") xn=$(lab_rail_netdev "$client" $((1 - rail)))
+  c0=$(lab_bytes "$cn" tx) s0=$(lab_bytes "$sn" rx) o0=$(lab_bytes "$on" rx) x0=$(lab_bytes "$xn" tx)
+  LAB_RAIL=$rail lab_write_bw "$server" "$client" -s "$size" -n "$iters" || exit 1
+  c1=$(lab_bytes "$cn" tx) s1=$(lab_bytes "$sn" rx) o1=$(lab_bytes "$on" rx) x1=$(lab_bytes "$xn" tx)
+  echo "ok $client -> $server rail $rail: ${LAB_BW} MB/s; $cn tx +$((c1 - c0)), $sn rx +$((s1 - s0))," \
+       "$on rx +$((o1 - o0)), $xn tx +$((x1 - x0)) (payload $payload)"
   ((c1 - c0 >= payload)) || lab_fail "$cn sent $((c1 - c0)) bytes < payload $payload"
   ((s1 - s0 >= payload)) || lab_fail "$sn received $((s1 - s0)) bytes < payload $payload"
   ((o1 - o0 < payload / 10)) || lab_fail "$on (not in the test) received $((o1 - o0)) bytes"
+  ((x1 - x0 < payload / 10)) || lab_fail "$xn (the other rail) sent $((x1 - x0)) bytes"
 }
 
 lab_log "ib_write_bw, TCP exchange"
 check_wire node1 node2 node3
 check_wire node1 node3 node2
+check_wire node2 node3 node1 1
 
 lab_log "ib_write_bw -R (rdma_cm)"
 r0=$(lab_bytes "$(lab_netdev node2)" rx)
