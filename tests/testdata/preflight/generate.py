@@ -233,6 +233,7 @@ def healthy_node(name, **kw):
     """GPU and a RoCE ConnectX under one PCIe switch on socket 0."""
     t = Tree(name)
     nic_link = kw.pop("nic_link", ("32.0", 16, "32.0", 16))
+    gpu_link = kw.pop("gpu_link", ("32.0", 16, "32.0", 16))
     acs = kw.pop("acs", 0)
     state = kw.pop("state", 4)
     phys = kw.pop("phys", 5)
@@ -244,7 +245,7 @@ def healthy_node(name, **kw):
     bridge(t, up, 0)
     bridge(t, up + "/0000:02:00.0", 0, acs=acs)
     bridge(t, up + "/0000:02:01.0", 0, acs=acs)
-    gpu(t, up + "/0000:02:00.0/0000:03:00.0", 0)
+    gpu(t, up + "/0000:02:00.0/0000:03:00.0", 0, link=gpu_link)
     rdma_nic(t, up + "/0000:02:01.0/0000:04:00.0", "mlx5_0", 0, link_layer="Ethernet",
              state=state, phys=phys, netdev="ens1f0np0", ipv4=ipv4, mtu=mtu, link=nic_link)
     iommu = kw.get("iommu")
@@ -270,6 +271,10 @@ TREES = {
                                                 nic_link=("16.0", 8, "32.0", 16)),
     "fault-container-no-infiniband": lambda: healthy_node("fault-container-no-infiniband",
                                                           container=True, dev_infiniband=False),
+    "gpu-idle-link-speed": lambda: healthy_node("gpu-idle-link-speed",
+                                                gpu_link=("2.5", 16, "32.0", 16)),
+    "fault-gpu-link-width": lambda: healthy_node("fault-gpu-link-width",
+                                                 gpu_link=("32.0", 8, "32.0", 16)),
     "fault-acs": lambda: healthy_node("fault-acs", acs=0x001D),
     "fault-no-roce-v2-gid": lambda: healthy_node("fault-no-roce-v2-gid", ipv4=None),
     "fault-mtu-1500": lambda: healthy_node("fault-mtu-1500", mtu=1500),

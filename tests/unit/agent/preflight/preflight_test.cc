@@ -325,3 +325,23 @@ TEST(Preflight, LiveLowercaseActivePortPasses) {
 
 }  // namespace
 }  // namespace gdrbench::agent::preflight
+
+namespace gdrbench::agent::preflight {
+namespace {
+
+// Idle GPUs train down their link speed to save power: reported, not failed.
+TEST(Preflight, IdleGpuLinkSpeedPassesNarrowGpuLinkFails) {
+  auto idle = RunPreflightOn(FsRoot(kTrees + "gpu-idle-link-speed"), {"pcie_link_degraded"}, {});
+  ASSERT_TRUE(idle.ok());
+  EXPECT_EQ(idle->checks.at(0).status, Status::kPass) << idle->checks.at(0).summary;
+  bool noted = false;
+  for (const auto& e : idle->checks.at(0).evidence) noted |= e.observed.find("idle GPUs") != std::string::npos;
+  EXPECT_TRUE(noted);
+  auto narrow = RunPreflightOn(FsRoot(kTrees + "fault-gpu-link-width"), {"pcie_link_degraded"}, {});
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow->checks.at(0).status, Status::kFail);
+  EXPECT_THAT(narrow->checks.at(0).summary, HasSubstr("GPU0 (0000:03:00.0) x8 @ 32 GT/s (max x16 @ 32 GT/s)"));
+}
+
+}  // namespace
+}  // namespace gdrbench::agent::preflight
