@@ -1,5 +1,6 @@
 #include "agent/preflight/context.h"
 
+#include <algorithm>
 #include <regex>
 
 #include "absl/strings/match.h"
@@ -9,11 +10,27 @@
 namespace gdrbench::agent::preflight {
 
 Context::Context(const FsRoot& fs, RdmaQuery& rdma, CudaQuery& cuda, RegistrationProbe& probe,
-                 Expectations expect)
-    : fs_(fs), rdma_(rdma), cuda_(cuda), probe_(probe), expect_(std::move(expect)) {}
+                 Expectations expect, std::vector<std::string> devices)
+    : fs_(fs),
+      rdma_(rdma),
+      cuda_(cuda),
+      probe_(probe),
+      expect_(std::move(expect)),
+      devices_(std::move(devices)) {}
 
 const absl::StatusOr<topology::Topology>& Context::Topo() {
-  if (!topo_) topo_ = topology::DiscoverTopology(fs_);
+  if (topo_) return *topo_;
+  topo_ = topology::DiscoverTopology(fs_);
+  if (topo_->ok() && !devices_.empty()) {
+    // Only the NICs this agent owns; rails recomputed among them.
+    auto owned = [&](const std::string& n) {
+      return std::find(devices_.begin(), devices_.end(), n) != devices_.end();
+    };
+    topology::Topology& t = **topo_;
+    std::erase_if(t.nics, [&](const topology::Nic& n) { return !owned(n.name); });
+    std::erase_if(t.relations, [&](const topology::Relation& r) { return !owned(r.nic); });
+    t.rails = topology::ComputeRails(t.gpus, t.nics, t.relations);
+  }
   return *topo_;
 }
 

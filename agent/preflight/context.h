@@ -20,8 +20,9 @@ namespace gdrbench::agent::preflight {
 class Context {
  public:
   // The interfaces must outlive the Context.
+  // `devices` (empty = all): the RDMA devices whose topology is checked.
   Context(const FsRoot& fs, RdmaQuery& rdma, CudaQuery& cuda, RegistrationProbe& probe,
-          Expectations expect);
+          Expectations expect, std::vector<std::string> devices = {});
 
   const FsRoot& fs() const { return fs_; }
   RdmaQuery& rdma() { return rdma_; }
@@ -53,6 +54,7 @@ class Context {
   CudaQuery& cuda_;
   RegistrationProbe& probe_;
   Expectations expect_;
+  std::vector<std::string> devices_;
   std::optional<absl::StatusOr<topology::Topology>> topo_;
   std::optional<absl::StatusOr<std::vector<verbs::DeviceInfo>>> rdma_devices_;
   std::string rdma_absent_;

@@ -13,7 +13,11 @@
 namespace gdrbench::agent::preflight {
 
 // INVALID_ARGUMENT for an unknown check id in `only` (empty = all).
+// `devices` (empty = all): the RDMA devices this agent owns; the RDMA and
+// topology checks look at those only, and one that is absent FAILs
+// rdma_devices.
 absl::StatusOr<Report> RunPreflightOn(const FsRoot& fs, const std::vector<std::string>& only,
-                                      const Expectations& expect);
+                                      const Expectations& expect,
+                                      const std::vector<std::string>& devices = {});
 
 }  // namespace gdrbench::agent::preflight

@@ -15,7 +15,8 @@ absl::StatusOr<v1::PreflightReport> AgentHandler::RunPreflight(
   std::vector<std::string> only(request.checks().begin(), request.checks().end());
   // Unknown ids are INVALID_ARGUMENT (naming the known ones) from the runner.
   ASSIGN_OR_RETURN(preflight::Report report,
-                   preflight::RunPreflightOn(fs_, only, FromProto(request.expectations())));
+                   preflight::RunPreflightOn(fs_, only, FromProto(request.expectations()),
+                                                      config_.devices));
   spdlog::info("preflight: {} checks, overall {}, {:.1f} ms", report.checks.size(),
                preflight::StatusName(report.overall), report.duration_ns / 1e6);
   return ToProto(report);

@@ -345,3 +345,22 @@ TEST(Preflight, IdleGpuLinkSpeedPassesNarrowGpuLinkFails) {
 
 }  // namespace
 }  // namespace gdrbench::agent::preflight
+
+namespace gdrbench::agent::preflight {
+namespace {
+
+TEST(Preflight, OwnedDevicesOnly) {
+  // dgx-h100 with an agent owning mlx5_6 and mlx5_9 (GPUs 4 and 5's rails).
+  auto r = RunPreflightOn(FsRoot(kTrees + "dgx-h100"), {"rdma_devices", "gpu_nic_topology"}, {},
+                          {"mlx5_6", "mlx5_9"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->checks.at(0).summary, "2 NIC(s) each share a PCIe switch with a GPU");
+  EXPECT_EQ(r->checks.at(1).summary, "2 RDMA device(s): mlx5_6, mlx5_9");
+  auto missing = RunPreflightOn(FsRoot(kTrees + "dgx-h100"), {"rdma_devices"}, {}, {"mlx5_77"});
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->checks.at(0).status, Status::kFail);
+  EXPECT_THAT(missing->checks.at(0).summary, HasSubstr("'mlx5_77' owned by this agent"));
+}
+
+}  // namespace
+}  // namespace gdrbench::agent::preflight
