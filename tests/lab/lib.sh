@@ -78,9 +78,11 @@ lab_wait_tcp_listen() {
 
 # lab_write_bw SERVER CLIENT [ib_write_bw args]: RC RDMA WRITE from CLIENT's rxe device to
 # SERVER's (GID index 1, the RoCE v2 IPv4 GID). Sets LAB_BW to the client's "BW average"
-# in MB/s. LAB_RAIL=R (default 0) picks both nodes' devices and address on rail R. With -R (rdma_cm) the client retries while the server's listener is not up yet
-# (rdma_cm rejects a connect without a listener). Server and client are each bounded by
-# LAB_BW_TIMEOUT seconds (default 60). Returns 1 with one FAIL line and both outputs on failure.
+# in MB/s. LAB_RAIL=R (default 0) picks both nodes' devices and address on rail R; LAB_BW_PORT
+# the TCP port (default 18515). With -R (rdma_cm) the client retries while the server's
+# listener is not up yet (rdma_cm rejects a connect without a listener). Server and client are
+# each bounded by LAB_BW_TIMEOUT seconds (default 60). Returns 1 with one FAIL line and both
+# outputs on failure.
 lab_write_bw() {
   local server=$1 client=$2
   shift 2
