@@ -30,6 +30,20 @@ struct ContextDeleter {
   void operator()(ibv_context* ctx) const { ibv_close_device(ctx); }
 };
 
+// As ibv_devinfo prints it ("PORT_ACTIVE"); rdma-core's ibv_port_state_str
+// says "active", which is not what operators grep for.
+std::string PortState(ibv_port_state s) {
+  switch (s) {
+    case IBV_PORT_NOP: return "PORT_NOP";
+    case IBV_PORT_DOWN: return "PORT_DOWN";
+    case IBV_PORT_INIT: return "PORT_INIT";
+    case IBV_PORT_ARMED: return "PORT_ARMED";
+    case IBV_PORT_ACTIVE: return "PORT_ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER: return "PORT_ACTIVE_DEFER";
+    default: return absl::StrCat("PORT_UNKNOWN(", static_cast<int>(s), ")");
+  }
+}
+
 std::string PhysState(uint8_t s) {
   switch (s) {
     case 1: return "SLEEP";
@@ -178,7 +192,7 @@ absl::StatusOr<std::vector<DeviceInfo>> ListDevices(const FsRoot& fs,
       }
       PortInfo port;
       port.port_num = p;
-      port.state = ibv_port_state_str(pa.state);
+      port.state = PortState(pa.state);
       port.physical_state = PhysState(pa.phys_state);
       port.link_layer = LinkLayer(pa.link_layer);
       port.active_width_lanes = WidthLanes(pa.active_width);

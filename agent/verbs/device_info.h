@@ -21,7 +21,7 @@ struct GidEntry {
 
 struct PortInfo {
   uint32_t port_num = 0;
-  std::string state;           // ibv_port_state_str
+  std::string state;           // "PORT_ACTIVE", "PORT_DOWN", ... as ibv_devinfo prints it
   std::string physical_state;  // "LINK_UP", ...
   std::string link_layer;      // "InfiniBand", "Ethernet"
   double active_rate_gbps = 0; // lanes x per-lane rate
