@@ -70,35 +70,40 @@ Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* b
 
   // 1. Verdicts.
   for (Matrix* m : vms) {
-    // Fleet reference, robust to one bad node in a small fleet (with 4 nodes
-    // one node is in half of all cells, so a plain median would move):
-    // ref = median of the per-node medians; nodes far below it are outliers;
-    // the spread (MAD) is taken over cells between non-outlier nodes.
+    // Fleet reference on a log scale (bandwidth deviations are ratios: a
+    // link at a tenth is as far below as one at ten times is above), robust
+    // to one bad node in a small fleet (with 4 nodes one node is in half of
+    // all cells, so a plain median would move): ref = median of the per-node
+    // medians of ln(Gb/s); nodes far below it are outliers; the spread (MAD)
+    // is taken over cells between non-outlier nodes, floored at 1 %.
+    auto ln = [](double v) { return std::log(std::max(v, 1e-9)); };
     std::vector<std::vector<float>> per_node(n);
     size_t ok_count = 0;
     for (uint32_t i = 0; i < n; ++i) {
       for (uint32_t j = 0; j < n; ++j) {
         const Cell& c = m->at(i, j);
         if (!c.present() || c.status != v1::RESULT_STATUS_OK) continue;
-        per_node[i].push_back(c.gbps);
-        per_node[j].push_back(c.gbps);
+        per_node[i].push_back(static_cast<float>(ln(c.gbps)));
+        per_node[j].push_back(static_cast<float>(ln(c.gbps)));
         ++ok_count;
       }
     }
     std::vector<float> node_medians;
-    std::vector<double> node_median(n, -1);
+    std::vector<double> node_median(n, 0);
+    std::vector<bool> has_median(n, false);
     for (uint32_t i = 0; i < n; ++i) {
       if (per_node[i].empty()) continue;
       node_median[i] = Median(per_node[i]);
+      has_median[i] = true;
       node_medians.push_back(static_cast<float>(node_median[i]));
     }
-    const double median = Median(node_medians);
+    const double ref = Median(node_medians);
     std::vector<float> dev;
-    for (float v : node_medians) dev.push_back(static_cast<float>(std::fabs(v - median)));
-    const double node_mad = std::max(Median(dev), 0.01 * median);
+    for (float v : node_medians) dev.push_back(static_cast<float>(std::fabs(v - ref)));
+    const double node_mad = std::max(Median(dev), 0.01);
     std::vector<bool> outlier(n, false);
     for (uint32_t i = 0; i < n; ++i) {
-      outlier[i] = node_median[i] >= 0 && node_median[i] < median - policy.mad_k() * node_mad;
+      outlier[i] = has_median[i] && node_median[i] < ref - policy.mad_k() * node_mad;
     }
     dev.clear();
     std::vector<float> dev_all;
@@ -106,13 +111,15 @@ Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* b
       for (uint32_t j = 0; j < n; ++j) {
         const Cell& c = m->at(i, j);
         if (!c.present() || c.status != v1::RESULT_STATUS_OK) continue;
-        float d = static_cast<float>(std::fabs(c.gbps - median));
+        float d = static_cast<float>(std::fabs(ln(c.gbps) - ref));
         dev_all.push_back(d);
         if (!outlier[i] && !outlier[j]) dev.push_back(d);
       }
     }
-    const double mad = std::max(Median(dev.empty() ? std::move(dev_all) : std::move(dev)), 0.01 * median);
-    double fleet_floor = policy.mad_k() > 0 && ok_count >= 3 ? median - policy.mad_k() * mad : -1;
+    const double mad = std::max(Median(dev.empty() ? std::move(dev_all) : std::move(dev)), 0.01);
+    const double median = std::exp(ref);
+    double fleet_floor =
+        policy.mad_k() > 0 && ok_count >= 3 ? std::exp(ref - policy.mad_k() * mad) : -1;
     for (uint32_t i = 0; i < n; ++i) {
       for (uint32_t j = 0; j < n; ++j) {
         Cell& c = m->at(i, j);
@@ -132,8 +139,9 @@ Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* b
         }
         if (fleet_floor > 0 && c.gbps < fleet_floor) {
           why.push_back(absl::StrFormat(
-              "%.3g Gb/s is below the fleet reference %.3g - %.3g x MAD %.3g = %.3g Gb/s", c.gbps,
-              median, policy.mad_k(), mad, fleet_floor));
+              "%.3g Gb/s is below the fleet floor %.3g Gb/s (reference %.3g Gb/s, %.3g x MAD of "
+              "%.1f%% on a log scale)",
+              c.gbps, fleet_floor, median, policy.mad_k(), 100 * (std::exp(mad) - 1)));
         }
         if (baseline != nullptr && policy.baseline_tolerance() > 0) {
           double b = baseline->Get(names[i], names[j], m->rail, m->size_bytes);

@@ -5,12 +5,12 @@
 // A cell is:
 //   fail  the test did not complete OK (status FAILED/ERROR/SKIPPED);
 //   low   absolute: below min_fraction_of_link x the slower port's link rate;
-//         fleet-relative: below ref - mad_k x MAD, where ref is the median of
-//         the per-node medians of the rail's OK cells (robust to one bad node
+//         fleet-relative: below exp(ref - mad_k x MAD) on a log scale
+//         (deviations are ratios), where ref is the median of the per-node
+//         medians of ln(Gb/s) of the rail's OK cells (robust to one bad node
 //         even in a 4-node fleet, where it is in half the cells) and MAD is
-//         the median |cell - ref| over cells between non-outlier nodes
-//         (floored at 1 % of ref so a perfectly uniform fleet does not flag
-//         noise); baseline: below (1 - baseline_tolerance) x the
+//         the median |ln(cell) - ref| over cells between non-outlier nodes
+//         (floored at 1 % so a perfectly uniform fleet does not flag noise); baseline: below (1 - baseline_tolerance) x the
 //         baseline run's value for the same src, dst, rail and size.
 //         A check is off when its parameter is 0 (or no baseline is given).
 //   pass  otherwise.

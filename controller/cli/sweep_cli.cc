@@ -43,6 +43,10 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
                 "host | hugepage | gpu | gpu-staged (gpu: each rail's GPU); default: the inventory's");
 
   c->add_option("--retries", o.retries, "extra attempts for a failed test")->capture_default_str();
+  c->add_option("--retest-low", o.retest_low,
+                "outlier retest: passes that re-run the tests of low cells (the new result counts)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10));
   c->add_option("--parallel", o.parallel, "concurrent tests and preflights at most")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <unordered_set>
 
@@ -114,6 +115,51 @@ absl::StatusOr<Setup> Prepare(const SweepOptions& o) {
   for (const auto& n : s.inventory.nodes) rate = rate == 0 ? n.link_gbps : std::min(rate, n.link_gbps > 0 ? n.link_gbps : rate);
   e.link_gbps = rate > 0 ? rate : 100;
   return s;
+}
+
+// The tests behind the low cells of the verdict matrices, packed first-fit
+// into rounds in which no NIC repeats.
+schedule::Schedule RetestSchedule(analysis::MatrixSet& set, const run::Plan& plan) {
+  std::vector<schedule::Test> tests;
+  for (const analysis::Matrix* m : set.VerdictMatrices()) {
+    for (uint32_t i = 0; i < m->n; ++i) {
+      for (uint32_t j = 0; j < m->n; ++j) {
+        if (m->at(i, j).verdict != analysis::Verdict::kLow) continue;
+        // In bidirectional mode (dst, src) is the reverse half of the
+        // scheduled test (src, dst): re-run that one.
+        bool bidi = plan.schedule_options.bidirectional;
+        uint32_t a = i, b = j;
+        if (bidi) {
+          for (const auto& t : plan.schedule.AllTests()) {
+            if (t.rail == m->rail && t.src == j && t.dst == i) std::swap(a, b);
+          }
+        }
+        schedule::Test t{a, b, m->rail, bidi};
+        bool dup = false;
+        for (const auto& x : tests) dup |= x.src == t.src && x.dst == t.dst && x.rail == t.rail;
+        if (!dup) tests.push_back(t);
+      }
+    }
+  }
+  schedule::Schedule out;
+  std::vector<bool> placed(tests.size(), false);
+  size_t left = tests.size();
+  while (left > 0) {
+    std::set<std::pair<uint32_t, uint32_t>> busy;  // (node, rail)
+    for (size_t k = 0; k < tests.size(); ++k) {
+      const auto& t = tests[k];
+      if (placed[k] || busy.count({t.src, t.rail}) || busy.count({t.dst, t.rail})) continue;
+      if (plan.schedule_options.max_concurrent && busy.size() / 2 >= plan.schedule_options.max_concurrent) break;
+      busy.insert({t.src, t.rail});
+      busy.insert({t.dst, t.rail});
+      out.Add(t);
+      placed[k] = true;
+      --left;
+    }
+    out.CloseRound();
+  }
+  out.CloseRound();
+  return out;
 }
 
 ProgressPrinter::Style ProgressStyle(const std::string& p) {
@@ -240,16 +286,37 @@ int Sweep(const SweepOptions& o, const Setup& s) {
   progress.Finish();
   if (!st.ok()) return PrintError(st);
 
-  // Analysis and reports.
+  // Analysis; then outlier retests: the tests of low cells run again (a
+  // transient stall does not repeat, a bad link does) and the new results
+  // replace the first ones, each pass numbering its rounds after the last.
   std::vector<std::string> names;
   std::vector<std::string> excluded;
   for (const auto& n : plan->nodes) {
     names.push_back(n.name);
     if (n.excluded) excluded.push_back(absl::StrCat(n.name, ": ", n.excluded_reason));
   }
-  analysis::MatrixSet matrices(names, s.schedule.bidirectional);
-  for (const auto& p : pairs) matrices.Add(p);
-  analysis::Outcome outcome = analysis::Judge(matrices, policy, baseline.get(), excluded);
+  auto judge = [&](std::unique_ptr<analysis::MatrixSet>* set) {
+    *set = std::make_unique<analysis::MatrixSet>(names, s.schedule.bidirectional);
+    for (const auto& p : pairs) (*set)->Add(p);
+    return analysis::Judge(**set, policy, baseline.get(), excluded);
+  };
+  std::unique_ptr<analysis::MatrixSet> matrices;
+  analysis::Outcome outcome = judge(&matrices);
+  uint32_t offset = static_cast<uint32_t>(plan->schedule.rounds());
+  for (uint32_t pass = 0; pass < o.retest_low && outcome.low > 0; ++pass) {
+    run::Plan retest = *plan;
+    retest.schedule = RetestSchedule(*matrices, *plan);
+    if (retest.schedule.tests() == 0) break;
+    spdlog::info("outlier retest {}: {} low cell(s) in {} round(s)", pass + 1,
+                 retest.schedule.tests(), retest.schedule.rounds());
+    ro.round_offset = offset;
+    offset += static_cast<uint32_t>(retest.schedule.rounds());
+    run::SweepRunner again(retest, tester, ro);
+    st = again.Run(done);
+    progress.Finish();
+    if (!st.ok()) return PrintError(st);
+    outcome = judge(&matrices);
+  }
   v1::Run result;
   result.set_run_id(header.run_id());
   *result.mutable_started_at() = header.started_at();
@@ -263,7 +330,7 @@ int Sweep(const SweepOptions& o, const Setup& s) {
   for (auto& p : pairs) *result.add_pairs() = std::move(p);
   for (const auto& e : excluded) result.add_excluded_nodes(e);
   *result.mutable_policy() = policy;
-  analysis::FillRun(matrices, outcome, &result);
+  analysis::FillRun(*matrices, outcome, &result);
   auto written = report::WriteReports(result, o.out);
   if (!written.ok()) return PrintError(written.status());
 

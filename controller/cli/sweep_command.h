@@ -34,6 +34,7 @@ struct SweepOptions {
   std::string memory;             // host | hugepage | gpu | gpu-staged; empty = inventory's
 
   uint32_t retries = 1;
+  uint32_t retest_low = 1;        // passes re-running the tests of low cells (outlier retest)
   uint32_t parallel = 64;         // concurrent tests (and preflights) at most
   double sweep_timeout_s = 0;     // per RunWriteSweep; 0 = estimate x 4 + 30 s
   bool no_preflight = false;

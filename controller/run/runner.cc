@@ -120,7 +120,8 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
     for (uint32_t i = 0; i < tests.size(); ++i) {
       const auto& t = tests[i];
       if (!already_done.empty() &&
-          already_done.count(TestKey(static_cast<uint32_t>(r), plan_.nodes[t.src].name,
+          already_done.count(TestKey(static_cast<uint32_t>(r) + options_.round_offset,
+                                     plan_.nodes[t.src].name,
                                      plan_.nodes[t.dst].name, t.rail))) {
         ++prog.tests_done;
         ++prog.tests_resumed;
@@ -130,7 +131,7 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
     }
     if (todo.empty()) continue;
     pool.RunBatch(todo.size(), [&](size_t k) {
-      PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r)};
+      PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r) + options_.round_offset};
       const auto& t = spec.test;
       // One result message per worker thread, cleared between tests: Clear()
       // keeps the strings' and repeated fields' storage, so a steady-state

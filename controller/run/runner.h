@@ -41,6 +41,9 @@ struct RunnerOptions {
   // after the current round and is returned by Run.
   std::function<absl::Status(const v1::PairResult&)> on_result;
   std::function<void(const Progress&)> on_progress;  // after every finished test
+  // Added to every round number (results, TestKey): a second pass over the
+  // same plan (outlier retests) numbers its rounds after the first pass's.
+  uint32_t round_offset = 0;
 };
 
 // The identity of a test for --resume: round, source, target, rail.
