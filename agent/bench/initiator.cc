@@ -1,5 +1,7 @@
 #include "agent/bench/initiator.h"
 
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
 #include "agent/bench/endpoint_common.h"
 #include "agent/verbs/device_info.h"
@@ -22,7 +24,7 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
     return absl::InvalidArgumentError(absl::StrCat("the target offers ", c.remote.size(),
                                                    " buffers for ", o.qps, " QPs"));
   }
-  BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify);
+  BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
   // The local buffer is sliced with the target's stride, so that a verify
   // region sits at the same buffer offset on both sides (the pattern is a
   // function of the offset).
@@ -122,6 +124,46 @@ SweepEndpoint Initiator::endpoint() {
     return st.ok();
   };
   return ep;
+}
+
+absl::Status Initiator::WaitPeerDisconnect(const std::atomic<bool>& cancelled, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  size_t disconnected = 0;
+  while (disconnected < ids_.size()) {
+    if (cancelled.load()) return absl::AbortedError("cancelled while waiting for the target");
+    if (std::chrono::steady_clock::now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the target did not finish its reverse sweep within ", timeout_ms, " ms"));
+    }
+    auto ev = verbs::NextCmEvent(channel_.get(), 200);
+    if (!ev.ok()) {
+      if (absl::IsDeadlineExceeded(ev.status())) continue;
+      return ev.status();
+    }
+    if (ev->type == RDMA_CM_EVENT_DISCONNECTED) ++disconnected;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Initiator::SignalForwardDone(const SweepOptions& o) {
+  BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
+  RETURN_IF_ERROR(
+      buffer_->FillPattern(layout.done_marker_offset, kDoneMarkerBytes, DoneMarkerSeed(o.seed)));
+  SweepEndpoint ep = endpoint();
+  QpTarget t = ep.slices.front();
+  t.local_addr += layout.done_marker_offset;
+  t.remote_addr += layout.done_marker_offset;
+  VerbsOps ops(cq_.get(), 1);
+  ops.Configure({t}, static_cast<uint32_t>(kDoneMarkerBytes));
+  LoopParams p{.qps = 1, .tx_depth = 1, .cq_moderation = 1, .post_list = 1, .iterations = 1};
+  LoopScratch scratch;
+  scratch.Prepare(p);
+  LoopResult r = RunWriteLoop(ops, p, scratch);
+  if (r.outcome != LoopOutcome::kOk) {
+    return absl::UnavailableError(
+        absl::StrCat("writing the done marker: ", DescribeFailure(r, kDoneMarkerBytes)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gdrbench::agent::bench

@@ -10,6 +10,7 @@
 // Thread safety: one thread uses an Initiator at a time.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +52,15 @@ class Initiator {
   const std::string& registration() const { return registration_; }
   // What RunSweep needs; valid while this object lives.
   SweepEndpoint endpoint();
+
+  // Bidirectional tests: waits until the target disconnected every QP (it
+  // does once its reverse sweep is done), so this side's QPs and buffer stay
+  // up while the target still writes into them. DEADLINE_EXCEEDED after
+  // `timeout_ms`, ABORTED when `cancelled`.
+  absl::Status WaitPeerDisconnect(const std::atomic<bool>& cancelled, int timeout_ms);
+  // Bidirectional tests: writes the "forward done" marker (sweep_options.h)
+  // into the target's slice 0 through the write loop, after this side's sweep.
+  absl::Status SignalForwardDone(const SweepOptions& options);
 
  private:
   Initiator() = default;

@@ -66,7 +66,7 @@ absl::Status Validate(const SweepOptions& o) {
     return bad("iterations and warm-up iterations must be multiples of the post list (",
                o.post_list, ")");
   }
-  BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify);
+  BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
   if (layout.slice_bytes > kMaxBufferBytes / o.qps) {
     return bad("the sweep needs ", layout.slice_bytes * o.qps, " B of buffer (", o.qps,
                " QPs); the limit is ", FormatSize(kMaxBufferBytes));
@@ -74,7 +74,7 @@ absl::Status Validate(const SweepOptions& o) {
   return absl::OkStatus();
 }
 
-BufferLayout PlanLayout(const std::vector<uint64_t>& sizes, bool verify) {
+BufferLayout PlanLayout(const std::vector<uint64_t>& sizes, bool verify, bool bidirectional) {
   BufferLayout l;
   uint64_t max_size = 0;
   for (uint64_t s : sizes) max_size = std::max(max_size, s);
@@ -86,6 +86,10 @@ BufferLayout PlanLayout(const std::vector<uint64_t>& sizes, bool verify) {
       l.verify_offsets.push_back(off);
       off = align(off + s);
     }
+  }
+  if (bidirectional) {
+    l.done_marker_offset = off;
+    off = align(off + kDoneMarkerBytes);
   }
   l.slice_bytes = std::max<uint64_t>(off, 64);
   return l;

@@ -60,11 +60,21 @@ absl::Status Validate(const SweepOptions& options);
 // area [0, max size) that the measured passes write, then one verify region
 // per size (in the order of sizes) that only the verify pass writes, so a
 // later size never overwrites what an earlier one left for VerifyTarget.
+//
+// A bidirectional test adds a 64-byte "forward done" marker at the end of
+// slice 0: the initiator writes a pattern there once its sweep is over, and
+// the target disconnects only after its reverse sweep is over and the marker
+// is there, so neither side tears the QPs down under the other.
 struct BufferLayout {
   uint64_t slice_bytes = 0;               // per QP
   std::vector<uint64_t> verify_offsets;   // per size, within a slice
+  uint64_t done_marker_offset = 0;        // bidirectional only, within slice 0
 };
-BufferLayout PlanLayout(const std::vector<uint64_t>& sizes_bytes, bool verify);
+inline constexpr uint64_t kDoneMarkerBytes = 64;
+BufferLayout PlanLayout(const std::vector<uint64_t>& sizes_bytes, bool verify,
+                        bool bidirectional = false);
+// The pattern seed of the done marker (distinct from every verify seed use).
+inline uint64_t DoneMarkerSeed(uint64_t seed) { return seed ^ 0x5eedd0e5d0e5ull; }
 
 // The ib_write_bw command line that measures the same thing as one size of
 // this sweep, e.g. "ib_write_bw -d rxe0 -x 1 -s 65536 -n 5000 -q 1 -t 128

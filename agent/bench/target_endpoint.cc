@@ -149,4 +149,10 @@ SweepEndpoint TargetEndpoint::ReverseEndpoint() {
   return ep;
 }
 
+void TargetEndpoint::Disconnect() {
+  for (auto& id : child_ids_) {
+    if (id != nullptr) (void)rdma_disconnect(id.get());
+  }
+}
+
 }  // namespace gdrbench::agent::bench

@@ -59,6 +59,9 @@ class TargetEndpoint {
   // After Accept: the reverse direction (target -> initiator) for a
   // bidirectional test; the initiator's slices come from its connect data.
   SweepEndpoint ReverseEndpoint();
+  // Disconnects every accepted QP: tells a bidirectional initiator that the
+  // reverse sweep is over. Idempotent.
+  void Disconnect();
   const verbs::PathInfo& path() const { return path_; }
 
  private:

@@ -13,7 +13,8 @@
 //   int64_t NowNs();   // monotonic
 //
 // Selective signalling: only every cq_moderation-th WR of a QP (and the last
-// of a run) asks for a completion. Its wr_id encodes (QP, WRs of that QP done
+// of a run: in duration mode one extra WR after the deadline when the last
+// one posted was unsignalled) asks for a completion. Its wr_id encodes (QP, WRs of that QP done
 // once it completes), and RC completes a QP's WRs in order, so one completion
 // accounts exactly for the unsignalled WRs before it. The send queue slot of
 // an unsignalled WR is only known free after such a completion, which is why
@@ -45,6 +46,7 @@ struct LoopParams {
 struct LoopScratch {
   std::vector<uint64_t> posted;     // per QP
   std::vector<uint64_t> completed;  // per QP
+  std::vector<uint8_t> tail_signalled;  // per QP: the last posted WR asked for a completion
   std::vector<Sample> samples;      // completion events, for the peak
   std::vector<ibv_wc> wc;           // poll batch
 
@@ -78,6 +80,7 @@ inline uint64_t WrIdDone(uint64_t wr_id) { return wr_id & ((uint64_t{1} << 48) -
 inline void LoopScratch::Prepare(const LoopParams& p, size_t max_samples) {
   posted.assign(p.qps, 0);
   completed.assign(p.qps, 0);
+  tail_signalled.assign(p.qps, 1);
   size_t events = max_samples;
   if (p.iterations > 0) {
     events = static_cast<size_t>(p.qps) * (p.iterations / p.cq_moderation + 2) + 1;
@@ -90,7 +93,10 @@ template <typename Ops>
 LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
   LoopResult r;
   const bool duration_mode = p.iterations == 0;
-  for (uint32_t q = 0; q < p.qps; ++q) s.posted[q] = s.completed[q] = 0;
+  for (uint32_t q = 0; q < p.qps; ++q) {
+    s.posted[q] = s.completed[q] = 0;
+    s.tail_signalled[q] = 1;
+  }
   bool stop_posting = false;
   int64_t deadline = 0;
   uint64_t idle_polls = 0;
@@ -107,13 +113,16 @@ LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
     for (uint32_t q = 0; q < p.qps; ++q) {
       for (;;) {
         uint64_t posted = s.posted[q];
-        bool more = duration_mode ? (!stop_posting || posted % p.cq_moderation != 0)
+        // Duration mode stops at the deadline; a QP whose last WR was
+        // unsignalled gets one more, signalled, so its tail completes.
+        bool more = duration_mode ? (!stop_posting || !s.tail_signalled[q])
                                   : posted < p.iterations;
         if (!more) break;
         busy = true;
         if (posted + p.post_list - s.completed[q] > p.tx_depth) break;
         uint64_t next = posted + p.post_list;
-        bool signal = next % p.cq_moderation == 0 || (!duration_mode && next == p.iterations);
+        bool signal = next % p.cq_moderation == 0 || (!duration_mode && next == p.iterations) ||
+                      stop_posting;
         if (int rc = ops.Post(q, posted, p.post_list, signal, EncodeWrId(q, next)); rc != 0) {
           r.outcome = LoopOutcome::kPostFailed;
           r.error_code = rc;
@@ -121,6 +130,7 @@ LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
           goto done;
         }
         s.posted[q] = next;
+        s.tail_signalled[q] = signal;
         r.posted += p.post_list;
       }
       if (s.completed[q] != s.posted[q]) busy = true;

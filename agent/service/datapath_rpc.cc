@@ -41,7 +41,9 @@ absl::StatusOr<v1::OpenTargetResponse> AgentHandler::OpenTarget(const v1::OpenTa
 
 absl::StatusOr<v1::VerifyTargetResponse> AgentHandler::VerifyTarget(
     const v1::VerifyTargetRequest& r) {
-  return targets().Verify(r, std::chrono::seconds(30));
+  // The initiator returns only after the reverse sweep of a bidirectional
+  // test ended, so this wait is short; it stays well inside an RPC deadline.
+  return targets().Verify(r, std::chrono::seconds(5));
 }
 
 absl::StatusOr<v1::CloseTargetResponse> AgentHandler::CloseTarget(const v1::CloseTargetRequest& r) {
@@ -142,6 +144,18 @@ absl::Status AgentHandler::RunWriteSweep(
                                  }
                                  if (!emit(msg)) caller_gone = true;
                                });
+  if (options.bidirectional && !caller_gone) {
+    // Keep the QPs and buffer up until the target's reverse sweep is over.
+    int64_t per_size_ms = options.duration_ns > 0 ? options.duration_ns / 1'000'000 + 60'000
+                                                  : 600'000;
+    int wait_ms = static_cast<int>(std::min<int64_t>(
+        per_size_ms * static_cast<int64_t>(options.sizes_bytes.size()), 3'600'000));
+    absl::Status w = in.SignalForwardDone(options);
+    if (w.ok()) w = in.WaitPeerDisconnect(cancelled, wait_ms);
+    if (!w.ok() && first_error.empty()) {
+      first_error = absl::StrCat("bidirectional: ", w.message());
+    }
+  }
   summary.set_total_bytes(total_bytes);
   summary.set_duration_ns(total_ns);
   summary.set_bw_avg_gbps_best(best);

@@ -66,9 +66,20 @@ class Target {
       bench::SweepIdentity ident{endpoint->path().device, endpoint->path().gid_index, ""};
       bench::RunSweep(back, endpoint->ReverseEndpoint(), ident, stop,
                       [this](const bench::SizeOutcome& o) {
+                        if (!o.ok) spdlog::warn("target {}: reverse sweep: {}", id, o.error);
                         std::lock_guard lock(mu);
                         reverse.push_back(o);
                       });
+      // Disconnect only once the initiator's own sweep is over too (its done
+      // marker landed): it keeps its QPs up until this disconnect.
+      memory::Buffer& buf = endpoint->buffer();
+      const uint64_t seed = bench::DoneMarkerSeed(options.seed);
+      while (!stop.load()) {
+        auto bad = buf.CheckPattern(layout.done_marker_offset, bench::kDoneMarkerBytes, seed);
+        if (!bad.ok() || *bad < 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      endpoint->Disconnect();
     }
     std::lock_guard lock(mu);
     worker_done = true;
@@ -137,7 +148,8 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
                limits_.min_lease_ns / 1'000'000'000, " .. ", limits_.max_lease_ns / 1'000'000'000,
                " s");
   }
-  bench::BufferLayout layout = bench::PlanLayout(options.sizes_bytes, options.verify);
+  bench::BufferLayout layout =
+      bench::PlanLayout(options.sizes_bytes, options.verify, options.bidirectional);
   if (r.buffer_bytes() > bench::kMaxBufferBytes) {
     return bad("buffer_bytes ", r.buffer_bytes(), " above the limit of ", bench::kMaxBufferBytes);
   }
@@ -183,6 +195,15 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
   if (!endpoint.ok()) {
     release();
     return endpoint.status();
+  }
+  if (options.bidirectional) {
+    // A recycled allocation may still hold an earlier test's done marker.
+    absl::Status st = (*endpoint)->buffer().FillPattern(
+        layout.done_marker_offset, bench::kDoneMarkerBytes, bench::DoneMarkerSeed(options.seed) + 1);
+    if (!st.ok()) {
+      release();
+      return st;
+    }
   }
   auto t = std::make_shared<Target>();
   t->id = id;

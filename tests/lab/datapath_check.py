@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Checks a `gdrbench pair --json` result for the data path lab tests.
+
+usage: datapath_check.py RESULT.json KEY=VALUE...
+  sizes=N          exactly N sizes, all RESULT_STATUS_OK with bw_avg_gbps > 0
+  verified=1       every size verified
+  reverse=N        N reverse sizes (bidirectional), all OK with bandwidth
+  qps=N            the summary names N QPs and each size ran a multiple of N WRs
+  min_ns=X max_ns=Y  every size's duration_ns within [X, Y]
+Prints one line per size, then "ok ..." or one "FAIL: ..." line (exit 1).
+"""
+import json
+import sys
+
+
+def fail(msg):
+    print(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def main():
+    result = json.load(open(sys.argv[1]))
+    want = dict(a.split("=", 1) for a in sys.argv[2:])
+    if result.get("status") != "RESULT_STATUS_OK":
+        fail(f"pair status {result.get('status')}: {result.get('reason')}")
+    summary = result.get("summary", {})
+    sizes = result.get("sizes", [])
+    for s in sizes:
+        print(f"  {int(s['size_bytes']):>8} B  {int(s.get('iterations', 0)):>6} WRs  "
+              f"avg {s.get('bw_avg_gbps', 0):.4f} Gb/s  peak {s.get('bw_peak_gbps', 0):.4f}  "
+              f"{int(s.get('duration_ns', 0)) / 1e9:.3f} s  verified={s.get('verified', False)}")
+    if "sizes" in want and len(sizes) != int(want["sizes"]):
+        fail(f"{len(sizes)} sizes, expected {want['sizes']}")
+    for s in sizes:
+        if s.get("status") != "RESULT_STATUS_OK" or not s.get("bw_avg_gbps", 0) > 0:
+            fail(f"size {s['size_bytes']}: {s.get('status')} {s.get('error', '')}")
+        if float(s.get("bw_peak_gbps", 0)) < float(s["bw_avg_gbps"]):
+            fail(f"size {s['size_bytes']}: peak below average")
+        if want.get("verified") == "1" and not s.get("verified"):
+            fail(f"size {s['size_bytes']} not verified")
+        if "qps" in want and int(s["iterations"]) % int(want["qps"]) != 0:
+            fail(f"size {s['size_bytes']}: {s['iterations']} WRs is not a multiple of the QPs")
+        ns = int(s.get("duration_ns", 0))
+        if "min_ns" in want and ns < int(want["min_ns"]):
+            fail(f"size {s['size_bytes']} ran {ns} ns < {want['min_ns']}")
+        if "max_ns" in want and ns > int(want["max_ns"]):
+            fail(f"size {s['size_bytes']} ran {ns} ns > {want['max_ns']}")
+    if "qps" in want and int(summary.get("qps", 0)) != int(want["qps"]):
+        fail(f"summary has {summary.get('qps')} QPs, expected {want['qps']}")
+    if "reverse" in want:
+        rev = result.get("reverse_sizes", [])
+        if len(rev) != int(want["reverse"]):
+            fail(f"{len(rev)} reverse sizes, expected {want['reverse']}")
+        for s in rev:
+            print(f"  reverse {int(s['size_bytes']):>8} B  avg {s.get('bw_avg_gbps', 0):.4f} Gb/s")
+            if s.get("status") != "RESULT_STATUS_OK" or not s.get("bw_avg_gbps", 0) > 0:
+                fail(f"reverse size {s['size_bytes']}: {s.get('status')} {s.get('error', '')}")
+    for key in ("memory_kind", "registration", "gid_type"):
+        if not summary.get(key):
+            fail(f"summary lacks {key}")
+    print(f"ok: {len(sizes)} sizes, memory {summary['memory_kind']} ({summary['registration']}), "
+          f"GID index {summary.get('gid_index', 0)} ({summary['gid_type']}), "
+          f"MTU {summary.get('path_mtu_bytes')}, {summary.get('local_address')} -> "
+          f"{summary.get('remote_address')}")
+
+
+main()

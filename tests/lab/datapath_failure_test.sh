@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# lab: nodes=2 timeout=300
+# The data path's failures: `--memory gpu:0` on a node without a GPU fails with the reason and
+# never falls back to host memory; bad input gets INVALID_ARGUMENT from the agent with one
+# sentence; an initiator agent killed mid-sweep (with its controller) leaves the target agent
+# healthy and the orphaned target freed within its lease.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/datapath_lib.sh"
+
+dp_start_agent node1
+dp_start_agent node2
+
+lab_log "gpu:0 without a GPU"
+before=$(grep -c "listening at" "$DP_DIR/node2.log")
+if dp_pair node2 node1 --sizes 64K --iterations 10 --memory gpu:0; then
+  dp_show
+  lab_fail "gpu:0 succeeded on a node without a GPU"
+fi
+rc=$?
+dp_show
+((rc == 1)) || lab_fail "gpu:0: exit $rc, expected 1"
+grep -q "gpu:0" "$DP_DIR/pair.err" || lab_fail "gpu:0: the error does not name the memory asked for"
+grep -Eqi "no NVIDIA driver|compiled out|no GPU" "$DP_DIR/pair.err" ||
+  lab_fail "gpu:0: the error does not say why"
+after=$(grep -c "listening at" "$DP_DIR/node2.log")
+((after == before)) || lab_fail "gpu:0: the target opened a buffer anyway (host fallback?)"
+grep -q "of host memory" <(tail -n +1 "$DP_DIR/node2.log" | grep -A0 "gpu") &&
+  lab_fail "gpu:0: host memory appears for a GPU request"
+
+lab_log "bad input is INVALID_ARGUMENT with a sentence"
+dp_pair node2 node1 --sizes 64K --iterations 10 --tx-depth 20000
+rc=$?
+dp_show
+((rc == 2)) || lab_fail "tx depth 20000: exit $rc, expected 2 (INVALID_ARGUMENT)"
+grep -q "tx depth 20000 outside 1 .. 8192" "$DP_DIR/pair.err" || lab_fail "tx depth: no clear sentence"
+dp_pair node2 node1 --sizes 64K --iterations 10 --server-device rxe9
+rc=$?
+dp_show
+((rc == 2)) || lab_fail "device rxe9: exit $rc, expected 2"
+grep -q "rxe9" "$DP_DIR/pair.err" || lab_fail "device rxe9: the error does not name the device"
+
+lab_log "initiator agent and controller killed mid-sweep; lease 5 s"
+timeout 120 "$GDRBENCH_BIN/gdrbench" pair --insecure --server "${DP_ADDR[node2]}" \
+  --client "${DP_ADDR[node1]}" --sizes 64K,128K,256K,512K --duration 4 --lease 5 \
+  >"$DP_DIR/killed.out" 2>&1 &
+cli=$!
+for ((i = 0; i < 300; i++)); do
+  grep -q "established from" "$DP_DIR/node2.log" && break
+  sleep 0.1
+done
+grep -q "established from" "$DP_DIR/node2.log" || { cat "$DP_DIR/killed.out"; lab_fail "the sweep never connected"; }
+sleep 1
+kill -9 "$cli" "${DP_PID[node1]}"
+wait "$cli" 2>/dev/null
+wait "${DP_PID[node1]}" 2>/dev/null
+killed_at=$SECONDS
+for ((i = 0; i < 150; i++)); do
+  grep -q "lease of 5 s expired" "$DP_DIR/node2.log" && break
+  sleep 0.1
+done
+grep -q "lease of 5 s expired" "$DP_DIR/node2.log" || { dp_agent_logs node2; lab_fail "the orphaned target was not freed within its lease"; }
+echo "  target freed $((SECONDS - killed_at)) s after the kill (lease 5 s)"
+kill -0 "${DP_PID[node2]}" || lab_fail "the target agent died"
+
+lab_log "the target agent still serves a new initiator"
+dp_start_agent node1
+dp_pair node2 node1 --sizes 64K --iterations 20 --verify || { dp_show; dp_agent_logs node1 node2; lab_fail "pair after the kill"; }
+dp_show
+echo "PASS"
