@@ -193,11 +193,41 @@ Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* b
       if (t[x].cells == 0) continue;
       ++ri.nodes_tested;
       ++rails_of_node[x];
-      // "Most partners": more than half of its cells, and at least two of them
-      // (one bad cell alone is a link, not a node).
-      if (t[x].bad * 2 > t[x].cells && t[x].bad >= 2) {
-        ++ri.nodes_bad;
-        node_rail_bad.insert({x, m->rail});
+    }
+    // "Most partners": more than half of its cells, and at least two of them
+    // (one bad cell alone is a link, not a node). Nodes are accepted worst
+    // first, and an accepted node's cells no longer count against its
+    // partners: a dead node must not drag a neighbour with one noisy cell
+    // over the line.
+    std::vector<bool> accepted(n, false);
+    std::vector<uint32_t> cells_left(n), bad_left(n);
+    for (uint32_t x = 0; x < n; ++x) {
+      cells_left[x] = t[x].cells;
+      bad_left[x] = t[x].bad;
+    }
+    for (;;) {
+      int best = -1;
+      double best_ratio = 0;
+      for (uint32_t x = 0; x < n; ++x) {
+        if (accepted[x] || !(bad_left[x] * 2 > cells_left[x] && bad_left[x] >= 2)) continue;
+        double ratio = static_cast<double>(bad_left[x]) / cells_left[x];
+        if (ratio > best_ratio) {
+          best_ratio = ratio;
+          best = static_cast<int>(x);
+        }
+      }
+      if (best < 0) break;
+      const uint32_t a = static_cast<uint32_t>(best);
+      accepted[a] = true;
+      ++ri.nodes_bad;
+      node_rail_bad.insert({a, m->rail});
+      for (uint32_t y = 0; y < n; ++y) {
+        if (y == a) continue;
+        for (const Cell* c : {&m->at(y, a), &m->at(a, y)}) {
+          if (!c->present()) continue;
+          --cells_left[y];
+          bad_left[y] -= Bad(*c);
+        }
       }
     }
     rail_info.push_back(ri);

@@ -125,6 +125,17 @@ TEST(Blame, ADeadAgentIsANodeWithFailedCells) {
   }
 }
 
+TEST(Blame, ADeadNodeDoesNotDragANeighbourWithOneNoisyCell) {
+  // n3 dead; n0 -> n1 noisy-low: n0 has 2 failed + 1 low of 6 cells, which
+  // is not "most partners" once n3's cells are explained by n3.
+  auto set = Full(4, 1, [](uint32_t i, uint32_t j, auto) {
+    if (i == 3 || j == 3) return -1.0;
+    return i == 0 && j == 1 ? 20.0 : 95.0;
+  });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_THAT(BlameList(o), testing::ElementsAre("node n3", "link n0->n1"));
+}
+
 TEST(Blame, ALowRailIsBlamedAsARail) {
   auto set = Full(6, 3, [](auto, auto, uint32_t r) { return r == 1 ? 45.0 : 95.0; });
   auto o = Judge(set, DefaultPolicy(), nullptr, {});

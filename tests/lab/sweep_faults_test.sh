@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# lab: nodes=4 timeout=600
+# Faults during a sweep: (1) node3's agent killed mid-run: its remaining row and column are
+# failed cells with the reason, every other cell is complete, node3 is blamed; (2) the
+# controller killed mid-run and restarted with --resume: it finishes the same 12 cells and runs
+# only the tests the journal did not have (no finished test repeated).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/datapath_lib.sh"
+source "$(dirname "$0")/sweep_lib.sh"
+# Status only (--mad-k 0): this test is about failures, not bandwidth; the lab's noise on
+# the few OK cells left is not what it checks.
+SW_FLAGS+=(--max-concurrent 1 --mad-k 0)
+
+sw_start_agents node1 node2 node3 node4
+
+# wait_done FILE N: waits (at most 120 s) until FILE has a progress line with tests_done >= N.
+wait_done() {
+  local i line done_n
+  for ((i = 0; i < 1200; i++)); do
+    line=$(grep '"event":"progress"' "$1" 2>/dev/null | tail -n 1)
+    done_n=$(sed -n 's/.*"tests_done":\([0-9]*\).*/\1/p' <<<"$line")
+    [[ -n "$done_n" ]] && ((done_n >= $2)) && { echo "$done_n"; return 0; }
+    sleep 0.1
+  done
+  lab_fail "no progress to $2 tests in $1"
+}
+
+lab_log "node3's agent killed after the first test"
+out=$DP_DIR/dead
+sw_sweep "$out" &
+sweep=$!
+wait_done "$out.stderr" 1 >/dev/null
+kill -9 "${DP_PID[node3]}"
+wait "$sweep"
+rc=$?
+sw_show "$out"
+((rc == 1)) || lab_fail "sweep exit $rc, expected 1"
+sw_check "$out/run.json" dead node3 || exit 1
+sw_check "$out/run.json" blame node node3 || exit 1
+dp_start_agent node3   # back for the next part, on a new port
+{
+  echo "nodes:"
+  for n in node1 node2 node3 node4; do
+    printf '  - name: %s\n    address: %s\n    rails: [{nic: %s}]\n' "$n" "${DP_ADDR[$n]}" "$(lab_dev "$n")"
+  done
+} >"$DP_DIR/inv.yaml"
+
+lab_log "controller killed after 5 tests, then --resume"
+out=$DP_DIR/resume
+SW_FLAGS+=(--retest-low 0)   # a retest would add pairs to the count checked below
+"$GDRBENCH_BIN/gdrbench" sweep --inventory "$DP_DIR/inv.yaml" "${SW_FLAGS[@]}" --out "$out" \
+  >"$out.stdout" 2>"$out.stderr" &
+ctl=$!
+before=$(wait_done "$out.stderr" 5)
+kill -9 "$ctl"
+wait "$ctl" 2>/dev/null
+echo "  killed the controller after $before finished tests"
+[[ ! -e "$out/run.json" ]] || lab_fail "the killed run wrote run.json"
+out2=$DP_DIR/resume2
+sw_sweep "$out" --resume "$out/journal.bin"
+rc=$?
+cp "$out.stderr" "$out2.stderr"
+sw_show "$out"
+((rc == 0)) || lab_fail "resumed sweep exit $rc"
+sw_check "$out/run.json" full 4 || exit 1
+resumed=$(grep '"event":"progress"' "$out2.stderr" | tail -n 1 | sed -n 's/.*"tests_resumed":\([0-9]*\).*/\1/p')
+echo "  the resumed run took $resumed tests from the journal and ran $((12 - resumed))"
+((resumed >= before)) || lab_fail "resumed only $resumed tests, $before had finished"
+pairs=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); k=[(p["src"]["node"],p["dst"]["node"],p.get("round",0)) for p in r["pairs"]]; print(len(k), len(set(k)))' "$out/run.json")
+[[ "$pairs" == "12 12" ]] || lab_fail "run.json has (pairs, unique) = ($pairs), expected 12 12: a test ran twice"
+echo "ok 12 pairs, each once"
+echo "PASS"
