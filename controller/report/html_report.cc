@@ -40,12 +40,13 @@ std::string Heatmap(const v1::BandwidthMatrix& m) {
   const bool labels = n <= 64;
   const int margin = labels ? 110 : 20;
   const int size = margin + n * cell + 10;
+  const int width = std::max(size, margin + 11 * 16 + 300);  // room for the legend text
   double ref_default = m.fleet().max_gbps();
   std::string svg = absl::StrFormat(
       "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
       "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"bandwidth heatmap rail %d\">\n",
-      size, size + 30, size, size + 30, m.rail());
-  absl::StrAppend(&svg, "<rect x=\"0\" y=\"0\" width=\"", size, "\" height=\"", size + 30,
+      width, size + 30, width, size + 30, m.rail());
+  absl::StrAppend(&svg, "<rect x=\"0\" y=\"0\" width=\"", width, "\" height=\"", size + 30,
                   "\" fill=\"#fff\"/>\n");
   if (labels) {
     for (int i = 0; i < n; ++i) {
@@ -90,7 +91,7 @@ std::string Heatmap(const v1::BandwidthMatrix& m) {
                     Color(k / 10.0), "\"/>\n");
   }
   absl::StrAppend(&svg, "<text x=\"", margin + 11 * 16 + 6, "\" y=\"", ly + 9,
-                  "\">0 .. 100 % of link rate (dark: failed)</text>\n</svg>\n");
+                  "\">0 .. 100 % of the link rate (or of the fleet's best); dark: failed</text>\n</svg>\n");
   return svg;
 }
 
@@ -168,8 +169,14 @@ std::string RenderHtml(const v1::Run& run) {
   absl::StrAppend(&out, "<p class=\"muted\">mode ", HtmlEscape(run.mode()), " &middot; ",
                   run.pairs_size(), " pair tests &middot; memory ",
                   HtmlEscape(run.params().memory().empty() ? "host" : run.params().memory()),
-                  " &middot; pass &ge; ", absl::StrFormat("%.0f", 100 * run.policy().min_fraction_of_link()),
-                  " % of link rate</p>\n");
+                  " &middot; ",
+                  run.policy().min_fraction_of_link() > 0
+                      ? absl::StrCat("pass &ge; ", absl::StrFormat("%.0f", 100 * run.policy().min_fraction_of_link()),
+                                     " % of link rate")
+                      : std::string("absolute verdict off"),
+                  run.policy().mad_k() > 0 ? absl::StrCat(" &middot; fleet-relative k = ", run.policy().mad_k())
+                                           : std::string(""),
+                  "</p>\n");
   if (!run.excluded_nodes().empty()) {
     out += "<h2>Nodes left out</h2><ul>\n";
     for (const auto& e : run.excluded_nodes()) absl::StrAppend(&out, "<li>", HtmlEscape(e), "</li>\n");
