@@ -7,7 +7,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 
-SW_ITERATIONS=100
+SW_ITERATIONS=100   # read by sweep_lib.sh
+export SW_ITERATIONS
 source "$(dirname "$0")/sweep_lib.sh"
 SW_FLAGS+=(--max-concurrent 1)
 sw_start_agents node1 node2 node3 node4
