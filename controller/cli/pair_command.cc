@@ -54,6 +54,10 @@ std::string Header(bool bidirectional, bool verify) {
 
 std::string Banner(const v1::PairResult& r) {
   const v1::SweepSummary& s = r.summary();
+  if (s.registration().empty()) {  // the test never got as far as a connection
+    return absl::StrCat(" RDMA WRITE ", r.src().nic_device(), " (", r.src().agent_address(),
+                        ") -> ", r.dst().nic_device(), " (", r.dst().agent_address(), ")");
+  }
   return absl::StrCat(
       " RDMA WRITE ", r.src().nic_device(), " (", r.src().agent_address(), ") -> ",
       r.dst().nic_device(), " (", r.dst().agent_address(), "), RC over rdma_cm\n",
