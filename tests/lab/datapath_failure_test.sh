@@ -12,10 +12,7 @@ dp_start_agent node2
 
 lab_log "gpu:0 without a GPU"
 before=$(grep -c "listening at" "$DP_DIR/node2.log")
-if dp_pair node2 node1 --sizes 64K --iterations 10 --memory gpu:0; then
-  dp_show
-  lab_fail "gpu:0 succeeded on a node without a GPU"
-fi
+dp_pair node2 node1 --sizes 64K --iterations 10 --memory gpu:0
 rc=$?
 dp_show
 ((rc == 1)) || lab_fail "gpu:0: exit $rc, expected 1"
@@ -24,8 +21,6 @@ grep -Eqi "no NVIDIA driver|compiled out|no GPU" "$DP_DIR/pair.err" ||
   lab_fail "gpu:0: the error does not say why"
 after=$(grep -c "listening at" "$DP_DIR/node2.log")
 ((after == before)) || lab_fail "gpu:0: the target opened a buffer anyway (host fallback?)"
-grep -q "of host memory" <(tail -n +1 "$DP_DIR/node2.log" | grep -A0 "gpu") &&
-  lab_fail "gpu:0: host memory appears for a GPU request"
 
 lab_log "bad input is INVALID_ARGUMENT with a sentence"
 dp_pair node2 node1 --sizes 64K --iterations 10 --tx-depth 20000
@@ -39,27 +34,37 @@ dp_show
 ((rc == 2)) || lab_fail "device rxe9: exit $rc, expected 2"
 grep -q "rxe9" "$DP_DIR/pair.err" || lab_fail "device rxe9: the error does not name the device"
 
-lab_log "initiator agent and controller killed mid-sweep; lease 5 s"
-timeout 120 "$GDRBENCH_BIN/gdrbench" pair --insecure --server "${DP_ADDR[node2]}" \
-  --client "${DP_ADDR[node1]}" --sizes 64K,128K,256K,512K --duration 4 --lease 5 \
+# The first rdma_cm connection between two lab nodes spends seconds resolving the neighbour:
+# one small test first, so the lease below counts the sweep, not ARP.
+lab_log "a first pair test"
+dp_pair node2 node1 --sizes 64K --iterations 10 || { dp_show; lab_fail "first pair test"; }
+
+lab_log "initiator agent and controller killed mid-sweep; lease 8 s"
+seen=$(grep -c "established from" "$DP_DIR/node2.log")
+# gdrbench itself in the background (not under timeout(1)): the kill must reach it.
+"$GDRBENCH_BIN/gdrbench" pair --insecure --server "${DP_ADDR[node2]}" \
+  --client "${DP_ADDR[node1]}" --sizes 64K,128K,256K,512K --duration 4 --lease 8 \
   >"$DP_DIR/killed.out" 2>&1 &
 cli=$!
 for ((i = 0; i < 300; i++)); do
-  grep -q "established from" "$DP_DIR/node2.log" && break
+  (($(grep -c "established from" "$DP_DIR/node2.log") > seen)) && break
   sleep 0.1
 done
-grep -q "established from" "$DP_DIR/node2.log" || { cat "$DP_DIR/killed.out"; lab_fail "the sweep never connected"; }
+(($(grep -c "established from" "$DP_DIR/node2.log") > seen)) ||
+  { cat "$DP_DIR/killed.out"; lab_fail "the sweep never connected"; }
 sleep 1
 kill -9 "$cli" "${DP_PID[node1]}"
 wait "$cli" 2>/dev/null
 wait "${DP_PID[node1]}" 2>/dev/null
 killed_at=$SECONDS
-for ((i = 0; i < 150; i++)); do
-  grep -q "lease of 5 s expired" "$DP_DIR/node2.log" && break
+for ((i = 0; i < 200; i++)); do
+  grep -q "lease of 8 s expired" "$DP_DIR/node2.log" && break
   sleep 0.1
 done
-grep -q "lease of 5 s expired" "$DP_DIR/node2.log" || { dp_agent_logs node2; lab_fail "the orphaned target was not freed within its lease"; }
-echo "  target freed $((SECONDS - killed_at)) s after the kill (lease 5 s)"
+grep -q "lease of 8 s expired" "$DP_DIR/node2.log" || { cat "$DP_DIR/killed.out"; dp_agent_logs node2; lab_fail "the orphaned target was not freed within its lease"; }
+freed_after=$((SECONDS - killed_at))
+echo "  target freed ${freed_after} s after the kill (lease 8 s, counted from the connection)"
+((freed_after <= 10)) || lab_fail "freed ${freed_after} s after the kill: later than its lease"
 kill -0 "${DP_PID[node2]}" || lab_fail "the target agent died"
 
 lab_log "the target agent still serves a new initiator"
