@@ -45,13 +45,14 @@ for ((r = 1; r <= rounds; r++)); do
     bytes=$(to_bytes "$s")
     n=$(iters_for "$bytes")
     # A: perftest (its own TCP exchange; rdma_cm -R cannot bind the source in the lab).
-    LAB_BW_PORT=$((18515 + r)) lab_write_bw node2 node1 -s "$bytes" -n "$n" -q "$qps" \
-      --report_gbits || exit 1
-    A[$s,$r]=$LAB_BW
+    # perftest prints Gb/s with two decimals (1.7 % steps at the lab's 0.3 Gb/s): read its
+    # MB/s (MiB/s, two decimals) and convert to Gb/s = 10^9 bit/s.
+    LAB_BW_PORT=$((18515 + r)) lab_write_bw node2 node1 -s "$bytes" -n "$n" -q "$qps" || exit 1
+    A[$s,$r]=$(awk -v m="$LAB_BW" 'BEGIN{printf "%.4f", m * 1048576 * 8 / 1e9}')
     # B: gdrbench, same size, iterations and QPs, perftest's defaults.
     dp_pair node2 node1 --sizes "$bytes" --iterations "$n" --qps "$qps" --json ||
       { dp_show; exit 1; }
-    B[$s,$r]=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sizes"][0]["bw_avg_gbps"])' "$DP_DIR/pair.out")
+    B[$s,$r]=$(python3 -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["sizes"][0]["bw_avg_gbps"])' "$DP_DIR/pair.out")
     lab_log "round $r, $s x $n: perftest ${A[$s,$r]} Gb/s, gdrbench ${B[$s,$r]} Gb/s"
   done
 done

@@ -54,6 +54,7 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   for (uint32_t q = 0; q < o.qps; ++q) {
     ASSIGN_OR_RETURN(verbs::CmIdPtr id, verbs::CreateCmId(in->channel_.get()));
     RETURN_IF_ERROR(verbs::ResolveRoute(id.get(), in->channel_.get(), src, dst, c.timeout_ms));
+    RETURN_IF_ERROR(verbs::SetAckTimeout(id.get(), verbs::kAckTimeout));
     spdlog::debug("initiator {}: QP {} route to {}:{} resolved", c.device, q, c.target_address,
                   c.target_port);
     std::string dev = verbs::DeviceName(id->verbs);

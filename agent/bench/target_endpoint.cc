@@ -89,6 +89,7 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
           rdma_reject(child.get(), nullptr, 0);
           break;
         }
+        RETURN_IF_ERROR(verbs::SetAckTimeout(child.get(), verbs::kAckTimeout));
         ASSIGN_OR_RETURN(verbs::QpPtr qp,
                          verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(),
                                            verbs::QpCaps{.max_send_wr = config_.tx_depth}));

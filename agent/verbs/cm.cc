@@ -131,6 +131,14 @@ absl::Status ResolveRoute(rdma_cm_id* id, rdma_event_channel* channel, const soc
   return absl::OkStatus();
 }
 
+absl::Status SetAckTimeout(rdma_cm_id* id, uint8_t timeout) {
+  if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof(timeout)) !=
+      0) {
+    return ErrnoToStatus(errno, "rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Connect(rdma_cm_id* id, rdma_event_channel* channel, const void* private_data,
                      uint8_t private_data_len, int timeout_ms) {
   rdma_conn_param param{};
