@@ -7,6 +7,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "common/cli_exit.h"
 #include "agent/service/preflight_offline.h"
 #include "agent/service/server.h"
 #include "common/logging.h"
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return gdrbench::ExitOnParseError(app, e, "gdrbench-agent");
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
   gdrbench::rpc::RouteGrpcLogsToSpdlog();

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "common/cli_exit.h"
 #include "common/logging.h"
 #include "common/rpc/grpc_logging.h"
 #include "common/version.h"
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return gdrbench::ExitOnParseError(app, e, "gdrbench");
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return cli::PrintError(st);
   gdrbench::rpc::RouteGrpcLogsToSpdlog();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "common/cli_exit.h"
 #include "agent/preflight/capture.h"
 #include "agent/preflight/preflight.h"
 #include "agent/preflight/runner.h"
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return gdrbench::ExitOnParseError(app, e, "gdrbench-preflight");
   }
   if (*capture) {
     if (auto st = pf::CaptureTree(gdrbench::FsRoot("/"), out); !st.ok()) {

@@ -52,6 +52,17 @@ TEST(NodeInfoCli, MalformedAddressIsRejected) {
   EXPECT_THAT(r.err, HasSubstr("'nonsense' is not HOST:PORT"));
 }
 
+TEST(NodeInfoCli, UsageErrorsAreOneLineAndExitCode2) {
+  for (std::vector<std::string> argv :
+       {std::vector<std::string>{Cli()}, {Cli(), "node-info"}, {Cli(), "no-such-command"},
+        {Cli(), "node-info", "--agent", "127.0.0.1:1", "--timeout-ms", "-5"}}) {
+    CommandResult r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << argv.size() << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("gdrbench: "));
+  }
+}
+
 TEST(Agent, RefusesToStartWithoutTlsOrInsecure) {
   AgentProcess agent({});
   EXPECT_FALSE(agent.Start());
