@@ -2,7 +2,7 @@
 // explicit --agents list. Pure data plus parsers; thread-safe (no state).
 //
 // YAML schema (every key optional except `nodes`):
-//   port: 50051                 # agent port for entries without one
+//   port: 7070                  # agent port for entries without one
 //   link_gbps: 400              # expected per-port link rate; 0/absent = the
 //                               # port's active rate reported by the agent
 //   memory: host                # default buffer kind: host | hugepage | gpu
@@ -11,7 +11,7 @@
 //     - {nic: mlx5_0, gpu: 0}
 //   nodes:
 //     - name: node01            # a single node
-//       address: 10.0.0.1:50051 # default NAME:port
+//       address: 10.0.0.1:7070  # default NAME:port
 //       rails: [...]            # overrides the default rails
 //       link_gbps: 200
 //     - hostlist: node[02-16]   # many nodes, address NAME:port
@@ -31,7 +31,7 @@
 
 namespace gdrbench::controller::inventory {
 
-inline constexpr int kDefaultAgentPort = 50051;
+inline constexpr int kDefaultAgentPort = 7070;  // gdrbench-agent's default --listen port
 
 // Rail r of a node: its r-th NIC and the GPU whose memory that NIC moves.
 // Rail r of one node is tested against rail r of the others.
@@ -62,7 +62,7 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
 // NOT_FOUND / PERMISSION_DENIED naming the file, else as ParseInventoryYaml.
 absl::StatusOr<Inventory> LoadInventoryFile(const std::string& path);
 
-// "node[01-16]" or "node[01-16]:50051": one node per host, address
+// "node[01-16]" or "node[01-16]:7070": one node per host, address
 // HOST:port (`default_port` when the expression has no ":PORT").
 absl::StatusOr<Inventory> InventoryFromHostlist(absl::string_view expression, int default_port);
 
