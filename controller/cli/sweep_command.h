@@ -13,6 +13,7 @@
 #include "CLI/CLI.hpp"
 #include "controller/cli/commands.h"
 #include "controller/cli/sweep_flags.h"
+#include "controller/inventory/inventory.h"
 
 namespace gdrbench::controller::cli {
 
@@ -22,7 +23,7 @@ struct SweepOptions {
   std::string inventory;          // YAML file
   std::string agents;             // "h1:port,h2:port" or "node[1-4]:port"
   std::string hostlist;           // Slurm hostlist, with --port
-  int port = 50051;
+  int port = inventory::kDefaultAgentPort;
 
   std::string mode = "all-pairs"; // all-pairs | quick | ring | pairs
   std::string pairs_file;         // mode pairs
