@@ -46,6 +46,24 @@ TEST(CapturedDevHost, NoRdmaFailsNoGpuSkips) {
   EXPECT_EQ(r.at("secure_boot").status, Status::kPass);
 }
 
+// The lent H200 machine (tests/testdata/gpu-h200): the real driver's version
+// file and PCI tree, read offline from its capture tarball. No RDMA device
+// there: rdma_devices FAILs with the remedy; the CUDA checks need the live
+// driver and SKIP offline.
+TEST(CapturedGpuH200, RealDriverReadNoRdmaFailsWithRemedy) {
+  auto dir = ExtractTree(std::string(GDRBENCH_SOURCE_DIR) +
+                         "/tests/testdata/gpu-h200/h200-preflight-capture.tar.gz");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  auto r = RunOffline(*dir);
+  EXPECT_EQ(r.at("nvidia_driver").status, Status::kPass) << r.at("nvidia_driver").summary;
+  EXPECT_THAT(r.at("nvidia_driver").summary, HasSubstr("580.159.04"));
+  EXPECT_EQ(r.at("rdma_devices").status, Status::kFail);
+  EXPECT_THAT(r.at("rdma_devices").remediation, HasSubstr("mlx5_ib"));
+  EXPECT_EQ(r.at("peermem_loaded").status, Status::kFail);
+  EXPECT_EQ(r.at("cuda_driver").status, Status::kSkip);
+  RemoveTree(*dir);
+}
+
 // Capturing a tree and running on the capture gives the same verdicts.
 TEST(Capture, StagedTreeGivesTheSameResults) {
   for (const char* tree : {"healthy", "fault-acs", "fault-iommu-dma", "dgx-h100", "captured-lab-guest"}) {
