@@ -8,20 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/preflight/sysfs_rdma.h"
+#include "agent/verbs/handles.h"
 #include "common/status.h"
 
 namespace gdrbench::agent::preflight {
 namespace {
-
-struct DeviceListDeleter {
-  void operator()(ibv_device** l) const { ibv_free_device_list(l); }
-};
-struct ContextDeleter {
-  void operator()(ibv_context* c) const { ibv_close_device(c); }
-};
-struct PdDeleter {
-  void operator()(ibv_pd* p) const { ibv_dealloc_pd(p); }
-};
 
 class LiveRdma : public RdmaQuery {
  public:
@@ -31,26 +22,18 @@ class LiveRdma : public RdmaQuery {
     return verbs::ListDevices(fs_, {}, absent_reason);
   }
   absl::StatusOr<bool> DmabufRegistrationSupported(const std::string& device) override {
-    int n = 0;
-    std::unique_ptr<ibv_device*, DeviceListDeleter> list(ibv_get_device_list(&n));
-    for (int i = 0; list && i < n; ++i) {
-      if (device != ibv_get_device_name(list.get()[i])) continue;
-      std::unique_ptr<ibv_context, ContextDeleter> ctx(ibv_open_device(list.get()[i]));
-      if (!ctx) return ErrnoToStatus(errno, absl::StrCat("ibv_open_device(", device, ")"));
-      std::unique_ptr<ibv_pd, PdDeleter> pd(ibv_alloc_pd(ctx.get()));
-      if (!pd) return ErrnoToStatus(errno, absl::StrCat("ibv_alloc_pd(", device, ")"));
-      // fd -1: a driver that implements dma-buf registration rejects the fd
-      // (EBADF); one that does not says EOPNOTSUPP/EPROTONOSUPPORT first.
-      errno = 0;
-      ibv_mr* mr = ibv_reg_dmabuf_mr(pd.get(), 0, 0, 0, -1, 0);
-      int err = errno;
-      if (mr != nullptr) {
-        ibv_dereg_mr(mr);
-        return true;
-      }
-      return !(err == EOPNOTSUPP || err == EPROTONOSUPPORT);
+    ASSIGN_OR_RETURN(verbs::ContextPtr ctx, verbs::OpenDevice(device));
+    ASSIGN_OR_RETURN(verbs::PdPtr pd, verbs::AllocPd(ctx.get()));
+    // fd -1: a driver that implements dma-buf registration rejects the fd
+    // (EBADF); one that does not says EOPNOTSUPP/EPROTONOSUPPORT first.
+    errno = 0;
+    ibv_mr* mr = ibv_reg_dmabuf_mr(pd.get(), 0, 0, 0, -1, 0);
+    int err = errno;
+    if (mr != nullptr) {
+      ibv_dereg_mr(mr);
+      return true;
     }
-    return absl::NotFoundError(absl::StrCat("RDMA device ", device, " not found"));
+    return !(err == EOPNOTSUPP || err == EPROTONOSUPPORT);
   }
 
  private:

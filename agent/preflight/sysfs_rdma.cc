@@ -6,35 +6,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/topology/pci.h"
+#include "agent/verbs/device_info.h"
 
 namespace gdrbench::agent::preflight {
 namespace {
 
-// "4: ACTIVE" -> "PORT_ACTIVE", as ibv_port_state_str names it.
-std::string PortState(const std::string& s) {
-  switch (std::atoi(s.c_str())) {
-    case 1: return "PORT_DOWN";
-    case 2: return "PORT_INIT";
-    case 3: return "PORT_ARMED";
-    case 4: return "PORT_ACTIVE";
-    case 5: return "PORT_ACTIVE_DEFER";
-    default: return absl::StrCat("invalid state (", s, ")");
-  }
-}
-
-// "5: LinkUp" -> "LINK_UP".
-std::string PhysState(const std::string& s) {
-  switch (std::atoi(s.c_str())) {
-    case 1: return "SLEEP";
-    case 2: return "POLLING";
-    case 3: return "DISABLED";
-    case 4: return "PORT_CONFIGURATION_TRAINING";
-    case 5: return "LINK_UP";
-    case 6: return "LINK_ERROR_RECOVERY";
-    case 7: return "PHY_TEST";
-    default: return absl::StrCat("UNKNOWN(", s, ")");
-  }
-}
+// sysfs prints "4: ACTIVE" and "5: LinkUp": the code is ibv_port_attr's.
+std::string PortState(const std::string& s) { return verbs::PortStateName(std::atoi(s.c_str())); }
+std::string PhysState(const std::string& s) { return verbs::PhysStateName(std::atoi(s.c_str())); }
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "agent/verbs/device_info.h"
+#include "agent/verbs/handles.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -22,40 +23,6 @@
 
 namespace gdrbench::agent::verbs {
 namespace {
-
-struct DeviceListDeleter {
-  void operator()(ibv_device** list) const { ibv_free_device_list(list); }
-};
-struct ContextDeleter {
-  void operator()(ibv_context* ctx) const { ibv_close_device(ctx); }
-};
-
-// As ibv_devinfo prints it ("PORT_ACTIVE"); rdma-core's ibv_port_state_str
-// says "active", which is not what operators grep for.
-std::string PortState(ibv_port_state s) {
-  switch (s) {
-    case IBV_PORT_NOP: return "PORT_NOP";
-    case IBV_PORT_DOWN: return "PORT_DOWN";
-    case IBV_PORT_INIT: return "PORT_INIT";
-    case IBV_PORT_ARMED: return "PORT_ARMED";
-    case IBV_PORT_ACTIVE: return "PORT_ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER: return "PORT_ACTIVE_DEFER";
-    default: return absl::StrCat("PORT_UNKNOWN(", static_cast<int>(s), ")");
-  }
-}
-
-std::string PhysState(uint8_t s) {
-  switch (s) {
-    case 1: return "SLEEP";
-    case 2: return "POLLING";
-    case 3: return "DISABLED";
-    case 4: return "PORT_CONFIGURATION_TRAINING";
-    case 5: return "LINK_UP";
-    case 6: return "LINK_ERROR_RECOVERY";
-    case 7: return "PHY_TEST";
-    default: return absl::StrCat("UNKNOWN(", s, ")");
-  }
-}
 
 std::string LinkLayer(uint8_t l) {
   switch (l) {
@@ -114,6 +81,31 @@ std::vector<std::string> AddressesOf(const std::string& netdev) {
 
 }  // namespace
 
+std::string PortStateName(int state) {
+  switch (state) {
+    case IBV_PORT_NOP: return "PORT_NOP";
+    case IBV_PORT_DOWN: return "PORT_DOWN";
+    case IBV_PORT_INIT: return "PORT_INIT";
+    case IBV_PORT_ARMED: return "PORT_ARMED";
+    case IBV_PORT_ACTIVE: return "PORT_ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER: return "PORT_ACTIVE_DEFER";
+    default: return absl::StrCat("PORT_UNKNOWN(", state, ")");
+  }
+}
+
+std::string PhysStateName(int phys_state) {
+  switch (phys_state) {
+    case 1: return "SLEEP";
+    case 2: return "POLLING";
+    case 3: return "DISABLED";
+    case 4: return "PORT_CONFIGURATION_TRAINING";
+    case 5: return "LINK_UP";
+    case 6: return "LINK_ERROR_RECOVERY";
+    case 7: return "PHY_TEST";
+    default: return absl::StrCat("UNKNOWN(", phys_state, ")");
+  }
+}
+
 double LaneRateGbps(uint32_t s) {
   switch (s) {
     case 1: return 2.5;     // SDR
@@ -144,7 +136,7 @@ absl::StatusOr<std::vector<DeviceInfo>> ListDevices(const FsRoot& fs,
                                                     const std::vector<std::string>& only,
                                                     std::string* absent_reason) {
   int n = 0;
-  std::unique_ptr<ibv_device*, DeviceListDeleter> list(ibv_get_device_list(&n));
+  DeviceListPtr list(ibv_get_device_list(&n));
   std::vector<DeviceInfo> out;
   std::vector<std::string> seen;
   if (list == nullptr) {
@@ -161,7 +153,7 @@ absl::StatusOr<std::vector<DeviceInfo>> ListDevices(const FsRoot& fs,
     std::string name = ibv_get_device_name(dev);
     seen.push_back(name);
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
-    std::unique_ptr<ibv_context, ContextDeleter> ctx(ibv_open_device(dev));
+    ContextPtr ctx(ibv_open_device(dev));
     if (!ctx) {
       return ErrnoToStatus(errno, absl::StrCat("ibv_open_device(", name, ")"));
     }
@@ -192,8 +184,8 @@ absl::StatusOr<std::vector<DeviceInfo>> ListDevices(const FsRoot& fs,
       }
       PortInfo port;
       port.port_num = p;
-      port.state = PortState(pa.state);
-      port.physical_state = PhysState(pa.phys_state);
+      port.state = PortStateName(pa.state);
+      port.physical_state = PhysStateName(pa.phys_state);
       port.link_layer = LinkLayer(pa.link_layer);
       port.active_width_lanes = WidthLanes(pa.active_width);
       double lane = LaneRateGbps(pa.active_speed);

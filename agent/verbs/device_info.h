@@ -45,6 +45,12 @@ struct DeviceInfo {
   std::vector<PortInfo> ports;
 };
 
+// Port states as ibv_devinfo prints them ("PORT_ACTIVE", "LINK_UP"; rdma-core's
+// ibv_port_state_str says "active", which is not what operators grep for),
+// from the ibv_port_attr codes (the same numbers sysfs prints, "4: ACTIVE").
+std::string PortStateName(int state);
+std::string PhysStateName(int phys_state);
+
 // Per-lane rate in Gb/s of an ibv_port_attr active_speed code, and the lane
 // count of an active_width code; 0 for unknown codes.
 double LaneRateGbps(uint32_t active_speed);

@@ -3,8 +3,11 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
 
@@ -37,6 +40,37 @@ std::string DeviceName(const ibv_context* ctx) {
   if (ctx == nullptr || ctx->device == nullptr) return "";
   const char* n = ibv_get_device_name(ctx->device);
   return n ? n : "";
+}
+
+void DeviceListDeleter::operator()(ibv_device** list) const { ibv_free_device_list(list); }
+
+void ContextDeleter::operator()(ibv_context* ctx) const {
+  std::string name = DeviceName(ctx);
+  if (int rc = ibv_close_device(ctx); rc != 0) {
+    spdlog::warn("ibv_close_device({}) failed: {}", name, std::strerror(errno));
+  }
+}
+
+absl::StatusOr<ContextPtr> OpenDevice(const std::string& name) {
+  int count = 0;
+  DeviceListPtr list(ibv_get_device_list(&count));
+  if (list == nullptr || count == 0) {
+    const int err = list == nullptr ? errno : 0;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no RDMA device: libibverbs lists none",
+        err != 0 ? absl::StrCat(" (ibv_get_device_list: ", std::strerror(err), ")") : ""));
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) {
+    names.push_back(ibv_get_device_name(list.get()[i]));
+    if (name.empty() || names.back() == name) {
+      ibv_context* ctx = ibv_open_device(list.get()[i]);
+      if (ctx == nullptr) return VerbsError(errno, "ibv_open_device", names.back());
+      return ContextPtr(ctx);
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no RDMA device \"", name, "\"; this node has ",
+                                          absl::StrJoin(names, ", ")));
 }
 
 absl::StatusOr<PdPtr> AllocPd(ibv_context* ctx) {

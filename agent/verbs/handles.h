@@ -30,6 +30,12 @@ namespace gdrbench::agent::verbs {
 // returned one for ibv_* calls that return it, errno for NULL/-1 returns).
 absl::Status VerbsError(int err, absl::string_view call, absl::string_view device);
 
+struct DeviceListDeleter {
+  void operator()(ibv_device** list) const;
+};
+struct ContextDeleter {
+  void operator()(ibv_context* ctx) const;
+};
 struct PdDeleter {
   void operator()(ibv_pd* pd) const;
 };
@@ -49,6 +55,8 @@ struct QpDeleter {
   void operator()(rdma_cm_id* id) const;
 };
 
+using DeviceListPtr = std::unique_ptr<ibv_device*, DeviceListDeleter>;
+using ContextPtr = std::unique_ptr<ibv_context, ContextDeleter>;
 using PdPtr = std::unique_ptr<ibv_pd, PdDeleter>;
 using CqPtr = std::unique_ptr<ibv_cq, CqDeleter>;
 using EventChannelPtr = std::unique_ptr<rdma_event_channel, EventChannelDeleter>;
@@ -58,6 +66,10 @@ using QpPtr = std::unique_ptr<rdma_cm_id, QpDeleter>;
 // The device name of a context ("rxe0", "mlx5_0").
 std::string DeviceName(const ibv_context* ctx);
 
+// Opens the RDMA device `name` (empty: the first one libibverbs lists).
+// FAILED_PRECONDITION "no RDMA device: ..." when libibverbs lists none;
+// NOT_FOUND naming the devices present when `name` is not one of them.
+absl::StatusOr<ContextPtr> OpenDevice(const std::string& name);
 absl::StatusOr<PdPtr> AllocPd(ibv_context* ctx);
 absl::StatusOr<CqPtr> CreateCq(ibv_context* ctx, int entries);
 // A channel whose fd is non-blocking, for NextCmEvent's timeout.

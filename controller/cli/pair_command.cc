@@ -7,23 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/cli/cli_util.h"
 #include "controller/client/agent_client.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace gdrbench::controller::cli {
 namespace {
 
 using std::chrono::milliseconds;
-
-absl::StatusOr<std::unique_ptr<AgentClient>> Connect(const std::string& address,
-                                                     const CommonOptions& common) {
-  AgentClientConfig cfg;
-  cfg.address = address;
-  cfg.tls = common.tls;
-  cfg.rpc_timeout = milliseconds(common.timeout_ms);
-  cfg.connect_timeout = std::min(cfg.rpc_timeout, milliseconds(3000));
-  return AgentClient::Create(cfg);
-}
 
 // The device to use on an agent: the one given, else its only owned device,
 // else its first NIC with an active port.
@@ -137,9 +127,9 @@ int PairCommand(const PairOptions& o) {
   if (!(o.sweep_timeout_s > 0) || !(o.lease_s >= 0)) {
     return PrintError(absl::InvalidArgumentError("--sweep-timeout must be > 0 and --lease >= 0"));
   }
-  auto server = Connect(o.server, o.common);
+  auto server = ConnectAgent(o.server, o.common);
   if (!server.ok()) return PrintError(server.status());
-  auto client = Connect(o.client, o.common);
+  auto client = ConnectAgent(o.client, o.common);
   if (!client.ok()) return PrintError(client.status());
   auto sdev = PickDevice(**server, o.server_device, "--server-device");
   if (!sdev.ok()) return PrintError(sdev.status());
@@ -227,12 +217,7 @@ int PairCommand(const PairOptions& o) {
                              .count());
 
   if (json) {
-    std::string text;
-    google::protobuf::util::JsonPrintOptions jo;
-    jo.add_whitespace = true;
-    jo.preserve_proto_field_names = true;
-    (void)google::protobuf::util::MessageToJsonString(result, &text, jo);
-    std::fputs(text.c_str(), stdout);
+    PrintJson(result);
   } else {
     std::fputs(FormatPairTable(result, bidi).c_str(), stdout);
   }

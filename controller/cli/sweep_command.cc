@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "controller/analysis/verdicts.h"
+#include "controller/cli/cli_util.h"
 #include "controller/cli/sweep_output.h"
 #include "controller/inventory/inventory.h"
 #include "controller/report/report.h"
@@ -205,11 +206,8 @@ int Sweep(const SweepOptions& o, const Setup& s) {
   std::vector<std::unique_ptr<run::GrpcAgentApi>> owned;
   std::vector<run::AgentApi*> agents;
   for (const auto& n : s.inventory.nodes) {
-    AgentClientConfig cfg;
-    cfg.address = n.address;
+    AgentClientConfig cfg = ClientConfig(n.address, o.common);
     cfg.tls = tls;
-    cfg.rpc_timeout = std::chrono::milliseconds(o.common.timeout_ms);
-    cfg.connect_timeout = std::min(cfg.rpc_timeout, std::chrono::milliseconds(3000));
     auto a = run::GrpcAgentApi::Create(cfg);
     if (!a.ok()) return PrintError(absl::InvalidArgumentError(absl::StrCat("node ", n.name, ": ", a.status().message())));
     agents.push_back(a->get());

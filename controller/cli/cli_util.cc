@@ -1,0 +1,42 @@
+#include "controller/cli/cli_util.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "google/protobuf/util/json_util.h"
+
+namespace gdrbench::controller::cli {
+
+int PrintError(const absl::Status& status) {
+  std::string msg(status.message());
+  for (char& c : msg) {
+    if (c == '\n') c = ' ';
+  }
+  std::fprintf(stderr, "gdrbench: %s\n", msg.c_str());
+  return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+AgentClientConfig ClientConfig(const std::string& address, const CommonOptions& common) {
+  AgentClientConfig cfg;
+  cfg.address = address;
+  cfg.tls = common.tls;
+  cfg.rpc_timeout = std::chrono::milliseconds(common.timeout_ms);
+  cfg.connect_timeout = std::min(cfg.rpc_timeout, std::chrono::milliseconds(3000));
+  return cfg;
+}
+
+absl::StatusOr<std::unique_ptr<AgentClient>> ConnectAgent(const std::string& address,
+                                                          const CommonOptions& common) {
+  return AgentClient::Create(ClientConfig(address, common));
+}
+
+void PrintJson(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions jo;
+  jo.add_whitespace = true;
+  jo.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, jo);
+  std::fputs(json.c_str(), stdout);
+}
+
+}  // namespace gdrbench::controller::cli
