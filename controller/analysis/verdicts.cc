@@ -34,6 +34,7 @@ v1::VerdictPolicy DefaultPolicy() {
   v1::VerdictPolicy p;
   p.set_min_fraction_of_link(0.9);
   p.set_mad_k(3.0);
+  p.set_fleet_min_drop(0.10);
   p.set_baseline_tolerance(0.05);
   return p;
 }
@@ -118,8 +119,11 @@ Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* b
     }
     const double mad = std::max(Median(dev.empty() ? std::move(dev_all) : std::move(dev)), 0.01);
     const double median = std::exp(ref);
+    // Low means both: outside the fleet's spread, and a drop an operator acts on.
     double fleet_floor =
-        policy.mad_k() > 0 && ok_count >= 3 ? std::exp(ref - policy.mad_k() * mad) : -1;
+        policy.mad_k() > 0 && ok_count >= 3
+            ? std::min(std::exp(ref - policy.mad_k() * mad), median * (1 - policy.fleet_min_drop()))
+            : -1;
     for (uint32_t i = 0; i < n; ++i) {
       for (uint32_t j = 0; j < n; ++j) {
         Cell& c = m->at(i, j);

@@ -5,7 +5,8 @@
 // A cell is:
 //   fail  the test did not complete OK (status FAILED/ERROR/SKIPPED);
 //   low   absolute: below min_fraction_of_link x the slower port's link rate;
-//         fleet-relative: below exp(ref - mad_k x MAD) on a log scale
+//         fleet-relative: below exp(ref - mad_k x MAD) on a log scale and
+//           more than fleet_min_drop below the fleet median
 //         (deviations are ratios), where ref is the median of the per-node
 //         medians of ln(Gb/s) of the rail's OK cells (robust to one bad node
 //         even in a 4-node fleet, where it is in half the cells) and MAD is

@@ -63,6 +63,10 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
   c->add_option("--mad-k", o.mad_k, "fleet-relative verdict: low below median - k x MAD (0 = off)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
+  c->add_option("--fleet-min-drop", o.fleet_min_drop,
+                "fleet-relative verdict: low only when also this fraction below the fleet median")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   c->add_option("--baseline", o.baseline, "run.json of an earlier sweep to compare with");
   c->add_option("--baseline-tolerance", o.baseline_tolerance,
                 "low when below the baseline by more than this fraction")

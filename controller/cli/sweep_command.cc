@@ -189,6 +189,7 @@ int Sweep(const SweepOptions& o, const Setup& s) {
   v1::VerdictPolicy policy = analysis::DefaultPolicy();
   policy.set_min_fraction_of_link(o.min_link_fraction);
   policy.set_mad_k(o.mad_k);
+  policy.set_fleet_min_drop(o.fleet_min_drop);
   policy.set_baseline_tolerance(o.baseline_tolerance);
   if (!o.baseline.empty()) {
     auto b = report::LoadRunJson(o.baseline);

@@ -44,6 +44,7 @@ struct SweepOptions {
   double link_gbps = 0;           // override every port's link rate
   double min_link_fraction = 0.9; // absolute verdict; 0 = off
   double mad_k = 3.0;             // fleet-relative verdict; 0 = off
+  double fleet_min_drop = 0.10;   // fleet-relative: and at least this far below the median
   std::string baseline;           // a previous run.json
   double baseline_tolerance = 0.05;
 

@@ -70,7 +70,8 @@ std::string RenderMarkdown(const v1::Run& run) {
                   "\n");
   const auto& p = run.policy();
   absl::StrAppend(&out, "- verdicts: pass >= ", absl::StrFormat("%.0f", 100 * p.min_fraction_of_link()),
-                  " % of link rate; fleet-relative k = ", p.mad_k(), " x MAD",
+                  " % of link rate; fleet-relative k = ", p.mad_k(), " x MAD and -",
+                  absl::StrFormat("%.0f", 100 * p.fleet_min_drop()), " %",
                   p.baseline_run().empty() ? "" : absl::StrCat("; baseline ", p.baseline_run(), " -",
                                                                100 * p.baseline_tolerance(), " %"),
                   "\n\n");

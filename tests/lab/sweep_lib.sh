@@ -17,6 +17,7 @@ sw_start_agents() {
 }
 
 SW_FLAGS=(--insecure --sizes 64K --iterations "${SW_ITERATIONS:-150}" --warmup 10 --min-link-fraction 0
+  --fleet-min-drop 0.3
   --progress json --retries 0)
 
 # sw_sweep OUT [flags]: runs a sweep into OUT; stdout to OUT.stdout, stderr (progress) to

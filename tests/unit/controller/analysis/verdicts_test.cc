@@ -202,3 +202,29 @@ TEST(Matrix, ProtoHasCellsStatsAndBidirectionalReverseCells) {
 
 }  // namespace
 }  // namespace gdrbench::controller::analysis
+
+namespace gdrbench::controller::analysis {
+namespace {
+
+// A tight fleet (every cell within 1 %) must not flag a 4 % dip: the
+// fleet-relative verdict also needs fleet_min_drop (10 %) below the median.
+TEST(Verdicts, FleetRelativeIgnoresDipsSmallerThanTheMinimumDrop) {
+  auto dip = [](double low) {
+    return Full(4, 1, [low](uint32_t i, uint32_t j, auto) {
+      if (i == 1 && j == 2) return low;
+      return 95.0 + 0.1 * ((i * 4 + j) % 5);
+    });
+  };
+  v1::VerdictPolicy p = DefaultPolicy();
+  p.set_min_fraction_of_link(0);
+  auto small = dip(91.0);
+  EXPECT_EQ(Judge(small, p, nullptr, {}).low, 0u);
+  auto big = dip(80.0);
+  EXPECT_EQ(Judge(big, p, nullptr, {}).low, 1u);
+  p.set_fleet_min_drop(0);
+  auto small_strict = dip(91.0);
+  EXPECT_EQ(Judge(small_strict, p, nullptr, {}).low, 1u);
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::analysis
