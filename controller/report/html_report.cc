@@ -34,13 +34,16 @@ std::string Color(double fraction) {
                          42 + static_cast<int>(8 * (1 - fraction)));
 }
 
-std::string Heatmap(const v1::BandwidthMatrix& m) {
+// Colours: % of each cell's link rate when the absolute verdict is on, else
+// % of the fleet's best cell (a lab at 0.4 Gb/s on a "100 Gb/s" port would
+// otherwise be all red while every cell passes).
+std::string Heatmap(const v1::BandwidthMatrix& m, bool by_link_rate) {
   const int n = m.nodes_size();
   const int cell = n <= 16 ? 44 : n <= 64 ? 14 : std::max(2, 900 / std::max(n, 1));
   const bool labels = n <= 64;
   const int margin = labels ? 110 : 20;
   const int size = margin + n * cell + 10;
-  const int width = std::max(size, margin + 11 * 16 + 300);  // room for the legend text
+  const int width = std::max(size, margin + 11 * 16 + 420);  // room for the legend text
   double ref_default = m.fleet().max_gbps();
   std::string svg = absl::StrFormat(
       "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -63,7 +66,7 @@ std::string Heatmap(const v1::BandwidthMatrix& m) {
     std::string fill, label, title;
     const std::string pair = absl::StrCat(m.nodes(c.src()), " -> ", m.nodes(c.dst()));
     if (c.status() == v1::RESULT_STATUS_OK) {
-      double ref = c.expected_gbps() > 0 ? c.expected_gbps() : ref_default;
+      double ref = by_link_rate && c.expected_gbps() > 0 ? c.expected_gbps() : ref_default;
       fill = Color(ref > 0 ? c.bw_avg_gbps() / ref : 1);
       label = Gbps(c.bw_avg_gbps());
       title = absl::StrCat(pair, ": ", label, " Gb/s (", c.verdict(), ")",
@@ -91,7 +94,8 @@ std::string Heatmap(const v1::BandwidthMatrix& m) {
                     Color(k / 10.0), "\"/>\n");
   }
   absl::StrAppend(&svg, "<text x=\"", margin + 11 * 16 + 6, "\" y=\"", ly + 9,
-                  "\">0 .. 100 % of the link rate (or of the fleet's best); dark: failed</text>\n</svg>\n");
+                  by_link_rate ? "\">0 .. 100 % of the link rate; dark: failed</text>\n</svg>\n"
+                               : "\">0 .. 100 % of the fleet's best cell; dark: failed</text>\n</svg>\n");
   return svg;
 }
 
@@ -193,7 +197,8 @@ std::string RenderHtml(const v1::Run& run) {
   }
   for (const auto* m : internal::VerdictMatrices(run)) {
     absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": BW average at ", SizeName(m->size_bytes()),
-                    " (rows: initiator, columns: target)</h2>\n", Heatmap(*m));
+                    " (rows: initiator, columns: target)</h2>\n",
+                    Heatmap(*m, run.policy().min_fraction_of_link() > 0));
     absl::StrAppend(&out, "<p class=\"muted\">fleet median ", Gbps(m->fleet().median_gbps()),
                     " Gb/s, min ", Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()),
                     "; ", m->fleet().bad_cells(), " failed, ", m->fleet().low_cells(), " low</p>\n");
