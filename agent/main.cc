@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--fs-root", cfg.agent.fs_root, "read /sys, /proc, /etc under this root")
       ->capture_default_str();
+  app.add_option("--health-listen", cfg.health_listen,
+                 "HOST:PORT for a plaintext grpc.health.v1-only listener (Kubernetes gRPC probes)");
   app.add_option("--port-file", port_file, "write the bound port here once serving");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->capture_default_str();

@@ -7,18 +7,35 @@
 #include "common/status.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::agent::service {
 
-absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfig config) {
-  auto colon = config.listen.rfind(':');
+namespace {
+
+absl::Status CheckHostPort(absl::string_view flag, const std::string& address) {
+  auto colon = address.rfind(':');
   int port = -1;
   if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(config.listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--listen '", config.listen, "' is not HOST:PORT"));
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " '", address, "' is not HOST:PORT"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CannotListen(const std::string& address) {
+  return absl::UnavailableError(absl::StrCat(
+      "cannot listen on ", address, " (address in use, not local, or not permitted)"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfig config) {
+  RETURN_IF_ERROR(CheckHostPort("--listen", config.listen));
+  if (!config.health_listen.empty()) {
+    RETURN_IF_ERROR(CheckHostPort("--health-listen", config.health_listen));
   }
   ASSIGN_OR_RETURN(auto creds, rpc::MakeServerCredentials(config.tls));
 
@@ -35,10 +52,17 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfi
   builder.AddListeningPort(config.listen, creds, &s->port_);
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
-  if (!s->server_ || s->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", config.listen,
-                     " (address in use, not local, or not permitted)"));
+  if (!s->server_ || s->port_ == 0) return CannotListen(config.listen);
+  if (!config.health_listen.empty()) {
+    // Its own server: a plaintext port on the main server would expose the
+    // Agent service without TLS. This one has only the default health service.
+    grpc::ServerBuilder health;
+    int health_port = 0;
+    health.AddListeningPort(config.health_listen, grpc::InsecureServerCredentials(), &health_port);
+    s->health_server_ = health.BuildAndStart();
+    if (!s->health_server_ || health_port == 0) return CannotListen(config.health_listen);
+    s->health_server_->GetHealthCheckService()->SetServingStatus(true);
+    spdlog::info("health (grpc.health.v1 only, plaintext) on {}", config.health_listen);
   }
   s->server_->GetHealthCheckService()->SetServingStatus(true);
   spdlog::info("agent listening on {} (port {}, {})", config.listen, s->port_,
@@ -52,6 +76,12 @@ AgentServer::~AgentServer() { Shutdown(0); }
 void AgentServer::Shutdown(int grace_ms) {
   if (!server_) return;
   server_->GetHealthCheckService()->SetServingStatus(false);
+  if (health_server_) {
+    health_server_->GetHealthCheckService()->SetServingStatus(false);
+    health_server_->Shutdown(std::chrono::system_clock::now());
+    health_server_->Wait();
+    health_server_.reset();
+  }
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms));
   server_->Wait();
   server_.reset();

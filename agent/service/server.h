@@ -17,6 +17,10 @@ struct AgentServerConfig {
   std::string listen = "0.0.0.0:7070";  // HOST:PORT; port 0 picks a free one
   rpc::ServerTlsConfig tls;
   AgentConfig agent;
+  // HOST:PORT of a second, plaintext listener that serves grpc.health.v1 and
+  // nothing else, for probes that cannot present a client certificate (the
+  // kubelet's native gRPC probe speaks plaintext only). Empty: none.
+  std::string health_listen;
 };
 
 class AgentServer {
@@ -36,6 +40,7 @@ class AgentServer {
   std::unique_ptr<AgentHandler> handler_;
   std::unique_ptr<GrpcAgentService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<grpc::Server> health_server_;  // --health-listen
   int port_ = 0;
 };
 

@@ -9,7 +9,8 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
       "sweep", "all-pairs bandwidth sweep over every agent: matrix, verdicts, blame, reports");
   auto* src = c->add_option_group("nodes", "where the nodes come from (one of)");
   src->add_option("--inventory", o.inventory, "YAML inventory (nodes, rails, link rate, TLS)");
-  src->add_option("--agents", o.agents, "HOST:PORT,... (entries may be hostlists: node[1-4]:7000)");
+  src->add_option("--agents", o.agents,
+                 "HOST:PORT,... (entries may be hostlists: node[1-4]:7000, or dns:NAME[:PORT]: one node per A/AAAA record, named by its agent)");
   src->add_option("--hostlist", o.hostlist, "Slurm hostlist, e.g. node[01-16] (agents on --port)");
   src->require_option(1);
   c->add_option("--port", o.port, "agent port for --hostlist/--agents entries without one")

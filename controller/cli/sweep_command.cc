@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -14,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/cli/cli_util.h"
@@ -21,6 +23,7 @@
 #include "controller/inventory/inventory.h"
 #include "controller/report/report.h"
 #include "controller/run/agent_api.h"
+#include "controller/run/discover.h"
 #include "controller/run/journal.h"
 #include "controller/run/pair_tester.h"
 #include "controller/run/probe.h"
@@ -77,7 +80,10 @@ struct Setup {
 absl::StatusOr<Setup> Prepare(const SweepOptions& o) {
   Setup s;
   ASSIGN_OR_RETURN(s.inventory, LoadNodes(o));
-  if (s.inventory.nodes.size() < 2 && o.mode != "pairs") {
+  // Nodes found by DNS are counted once their agents have named them.
+  const bool discovered = std::any_of(s.inventory.nodes.begin(), s.inventory.nodes.end(),
+                                      [](const inventory::Node& n) { return n.name_from_agent; });
+  if (!discovered && s.inventory.nodes.size() < 2 && o.mode != "pairs") {
     return Usage(absl::StrCat(s.inventory.source, ": a sweep needs at least 2 nodes, got ",
                               s.inventory.nodes.size()));
   }
@@ -215,13 +221,31 @@ int Sweep(const SweepOptions& o, const Setup& s) {
     owned.push_back(std::move(*a));
   }
 
+  // Nodes found by DNS take their agents' hostnames as names.
+  inventory::Inventory nodes = s.inventory;
+  if (std::any_of(nodes.nodes.begin(), nodes.nodes.end(),
+                  [](const inventory::Node& n) { return n.name_from_agent; })) {
+    auto kept = run::NameDiscoveredNodes(&nodes, agents, o.parallel);
+    if (!kept.ok()) return PrintError(kept.status());
+    std::vector<run::AgentApi*> named;
+    for (size_t i : *kept) named.push_back(agents[i]);
+    agents = std::move(named);
+    if (nodes.nodes.size() < 2 && o.mode != "pairs") {
+      std::vector<std::string> found;
+      for (const auto& n : nodes.nodes) found.push_back(absl::StrCat(n.name, " at ", n.address));
+      return PrintError(Usage(absl::StrCat(nodes.source, ": a sweep needs at least 2 nodes, got ",
+                                           nodes.nodes.size(), " (", absl::StrJoin(found, ", "),
+                                           ")")));
+    }
+  }
+
   // Preflight and discovery.
   run::ProbeOptions po;
   po.preflight = !o.no_preflight;
   po.force = o.force;
   po.parallelism = o.parallel;
   spdlog::info("probing {} agents", agents.size());
-  run::ProbeResult probe = run::ProbeNodes(s.inventory, agents, po);
+  run::ProbeResult probe = run::ProbeNodes(nodes, agents, po);
   auto plan = run::MakePlan(probe.nodes, s.memory, s.schedule, s.params);
   if (!plan.ok()) return PrintError(plan.status());
 

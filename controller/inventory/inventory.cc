@@ -178,7 +178,32 @@ absl::Status SplitHostPort(absl::string_view address, std::string* host, int* po
   return absl::OkStatus();
 }
 
-absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::string_view source) {
+absl::StatusOr<std::vector<Node>> NodesFromDns(absl::string_view spec, int default_port,
+                                               const Resolver& resolver) {
+  std::string name;
+  int port = -1;
+  if (absl::Status st = SplitHostPort(spec, &name, &port); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("dns:", spec, ": ", st.message()));
+  }
+  if (port < 0) port = default_port;
+  auto addresses = resolver.Resolve(name);
+  if (!addresses.ok()) {
+    return absl::Status(addresses.status().code(),
+                        absl::StrCat("dns:", spec, ": ", addresses.status().message()));
+  }
+  std::vector<Node> nodes;
+  for (const std::string& a : *addresses) {
+    Node n;
+    n.name = a;
+    n.address = WithPort(a, port);
+    n.name_from_agent = true;
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::string_view source,
+                                             const Resolver& resolver) {
   Ctx ctx(source);
   YAML::Node root;
   try {
@@ -245,7 +270,8 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
   for (size_t i = 0; i < nodes.size(); ++i) {
     const YAML::Node n = nodes[i];
     std::string f = absl::StrCat("nodes[", i, "]");
-    RETURN_IF_ERROR(CheckKeys(ctx, n, f, {"name", "address", "hostlist", "rails", "link_gbps"}));
+    RETURN_IF_ERROR(
+        CheckKeys(ctx, n, f, {"name", "address", "hostlist", "dns", "rails", "link_gbps"}));
     Node proto;
     proto.line = n.Mark().line + 1;
     proto.link_gbps = link;
@@ -256,10 +282,22 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
     if (n["link_gbps"]) {
       ASSIGN_OR_RETURN(proto.link_gbps, GetRate(ctx, n["link_gbps"], f + ".link_gbps"));
     }
-    if (n["hostlist"]) {
-      if (n["name"] || n["address"]) {
-        return ctx.Error(n, f, "give either hostlist or name/address, not both");
+    if (int forms = !!n["hostlist"] + !!n["dns"] + (n["name"] || n["address"]); forms > 1) {
+      return ctx.Error(n, f, "give one of hostlist, dns or name/address");
+    }
+    if (n["dns"]) {
+      ASSIGN_OR_RETURN(std::string spec, GetString(ctx, n["dns"], f + ".dns"));
+      auto found = NodesFromDns(spec, port, resolver);
+      if (!found.ok()) return ctx.Error(n["dns"], f + ".dns", found.status().message());
+      for (Node& node : *found) {
+        node.rails = proto.rails;
+        node.link_gbps = proto.link_gbps;
+        node.line = proto.line;
+        RETURN_IF_ERROR(AddNode(ctx, n["dns"], std::move(node), &names, &inv));
       }
+      continue;
+    }
+    if (n["hostlist"]) {
       ASSIGN_OR_RETURN(std::string expr, GetString(ctx, n["hostlist"], f + ".hostlist"));
       auto hosts = ExpandHostlist(expr);
       if (!hosts.ok()) return ctx.Error(n["hostlist"], f + ".hostlist", hosts.status().message());
@@ -289,40 +327,52 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
   return inv;
 }
 
-absl::StatusOr<Inventory> LoadInventoryFile(const std::string& path) {
+absl::StatusOr<Inventory> LoadInventoryFile(const std::string& path, const Resolver& resolver) {
   std::ifstream in(path);
   if (!in) {
     return ErrnoToStatus(errno, absl::StrCat("inventory ", path));
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return ParseInventoryYaml(ss.str(), path);
+  return ParseInventoryYaml(ss.str(), path, resolver);
 }
 
 namespace {
 
 absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
-                                   const std::string& flag);
+                                   const std::string& flag, const Resolver* resolver);
 
 }  // namespace
 
-absl::StatusOr<Inventory> InventoryFromAgents(absl::string_view agents, int default_port) {
-  return FromList(agents, default_port, "--agents");
+absl::StatusOr<Inventory> InventoryFromAgents(absl::string_view agents, int default_port,
+                                              const Resolver& resolver) {
+  return FromList(agents, default_port, "--agents", &resolver);
 }
 
 absl::StatusOr<Inventory> InventoryFromHostlist(absl::string_view expression, int default_port) {
-  return FromList(expression, default_port, "--hostlist");
+  return FromList(expression, default_port, "--hostlist", nullptr);
 }
 
 namespace {
 
 absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
-                                   const std::string& flag) {
+                                   const std::string& flag, const Resolver* resolver) {
   Inventory inv;
   inv.source = flag;
   std::set<std::string> names;
   if (agents.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": empty list"));
   for (const std::string& entry : SplitTopLevel(agents)) {
+    if (resolver != nullptr && absl::StartsWith(entry, "dns:")) {
+      auto found = NodesFromDns(absl::string_view(entry).substr(4), default_port, *resolver);
+      if (!found.ok()) {
+        return absl::Status(found.status().code(), absl::StrCat(flag, ": ", found.status().message()));
+      }
+      // The same address under two names is one agent.
+      for (Node& n : *found) {
+        if (names.insert(n.name).second) inv.nodes.push_back(std::move(n));
+      }
+      continue;
+    }
     std::string host;
     int port = -1;
     // The port belongs to the whole entry; brackets in the host are a hostlist

@@ -16,6 +16,8 @@
 //       link_gbps: 200
 //     - hostlist: node[02-16]   # many nodes, address NAME:port
 //       rails: [...]
+//     - dns: agents.gdrbench.svc.cluster.local   # one node per A/AAAA
+//                               # record (NAME[:PORT]); named by its agent
 // Errors name the source, the line and the field:
 //   "inv.yaml:7: nodes[1].rails[0].gpu: expected a non-negative integer, got 'x'".
 #pragma once
@@ -28,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/rpc/tls.h"
+#include "controller/inventory/resolver.h"
 
 namespace gdrbench::controller::inventory {
 
@@ -46,6 +49,9 @@ struct Node {
   std::vector<Rail> rails;         // empty = discovered from the agent (GetNodeInfo)
   double link_gbps = 0;            // expected link rate; 0 = from the agent
   int line = 0;                    // where it was defined (1-based; 0 = not from a file)
+  // Found by DNS (`dns:NAME`): `name` is its address until its agent's
+  // GetNodeInfo hostname replaces it (run::NameDiscoveredNodes).
+  bool name_from_agent = false;
 };
 
 struct Inventory {
@@ -58,9 +64,13 @@ struct Inventory {
 
 // INVALID_ARGUMENT "<source>:<line>: <field>: <problem>" for schema errors,
 // YAML syntax errors, duplicate node names and an empty node list.
-absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::string_view source);
+// `dns:` entries are resolved with `resolver`; a name without an address is
+// an error naming the line (NOT_FOUND / UNAVAILABLE from the resolver).
+absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::string_view source,
+                                             const Resolver& resolver = DefaultResolver());
 // NOT_FOUND / PERMISSION_DENIED naming the file, else as ParseInventoryYaml.
-absl::StatusOr<Inventory> LoadInventoryFile(const std::string& path);
+absl::StatusOr<Inventory> LoadInventoryFile(const std::string& path,
+                                            const Resolver& resolver = DefaultResolver());
 
 // "node[01-16]" or "node[01-16]:7070": one node per host, address
 // HOST:port (`default_port` when the expression has no ":PORT").
@@ -68,7 +78,16 @@ absl::StatusOr<Inventory> InventoryFromHostlist(absl::string_view expression, in
 
 // "10.0.0.1:50051,10.0.0.2:50051" or "node[1-4]:7000": comma-separated
 // HOST[:PORT] entries, each may be a hostlist. Node name = the host.
-absl::StatusOr<Inventory> InventoryFromAgents(absl::string_view agents, int default_port);
+// "dns:NAME[:PORT]" entries become one node per address of NAME
+// (name_from_agent); an address listed twice is one node.
+absl::StatusOr<Inventory> InventoryFromAgents(absl::string_view agents, int default_port,
+                                              const Resolver& resolver = DefaultResolver());
+
+// One node per address of "NAME[:PORT]" (the part after "dns:"), address
+// ADDR:PORT, named ADDR until its agent names it. INVALID_ARGUMENT for a bad
+// port; the resolver's error, prefixed "dns:NAME: ", otherwise.
+absl::StatusOr<std::vector<Node>> NodesFromDns(absl::string_view spec, int default_port,
+                                               const Resolver& resolver);
 
 // Splits "host:port" / "[v6]:port"; port -1 when absent. INVALID_ARGUMENT for
 // a port outside 1..65535.
