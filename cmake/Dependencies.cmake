@@ -31,6 +31,10 @@ if(GDRBENCH_WITH_SERVICES)
   find_package(gRPC CONFIG REQUIRED)
   find_package(yaml-cpp REQUIRED)
   find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+  # gdrbench-server: the store's two backends and the HTTP/JSON server.
+  pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+  pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
+  pkg_check_modules(CPPHTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 endif()
 
 if(GDRBENCH_BUILD_TESTS)

@@ -1,0 +1,388 @@
+#include "server/history/ingest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::server::history {
+namespace {
+
+absl::Status Bad(absl::string_view what) { return absl::InvalidArgumentError(what); }
+
+bool IdChars(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.' || c == ':';
+  });
+}
+
+bool Printable(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f; });
+}
+
+absl::Status CheckNodeName(const std::string& n, absl::string_view where) {
+  if (n.empty() || n.size() > 253 || !Printable(n)) {
+    return Bad(absl::StrCat(where, ": node name '", n.substr(0, 64),
+                            "' must be 1 to 253 printable characters"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateHeader(const v1::Run& h, const IngestOptions& o) {
+  if (h.run_id().empty() || h.run_id().size() > 128 || !IdChars(h.run_id())) {
+    return Bad(absl::StrCat("run_id '", h.run_id().substr(0, 64),
+                            "' must be 1 to 128 characters of A-Z a-z 0-9 - _ . :"));
+  }
+  const std::string where = absl::StrCat("run ", h.run_id());
+  if (h.cluster().size() > 64 || !IdChars(h.cluster())) {
+    return Bad(absl::StrCat(where, ": cluster '", h.cluster().substr(0, 64),
+                            "' must be at most 64 characters of A-Z a-z 0-9 - _ . :"));
+  }
+  if (h.started_at().seconds() <= 0) return Bad(absl::StrCat(where, ": started_at is not set"));
+  if (h.has_finished_at() && store::ToMicros(h.finished_at()) < store::ToMicros(h.started_at())) {
+    return Bad(absl::StrCat(where, ": finished_at is before started_at"));
+  }
+  if (h.pairs_size() > 0) {
+    return Bad(absl::StrCat(where, ": the header chunk carries pairs: send them in pair chunks"));
+  }
+  if (h.regressions_size() > 0) {
+    return Bad(absl::StrCat(where, ": regressions are the server's to compute; send none"));
+  }
+  if (h.matrices_size() > static_cast<int>(o.max_matrices)) {
+    return Bad(absl::StrCat(where, ": ", h.matrices_size(), " matrices, more than ", o.max_matrices));
+  }
+  std::set<std::pair<uint32_t, uint64_t>> seen;
+  for (int i = 0; i < h.matrices_size(); ++i) {
+    const auto& m = h.matrices(i);
+    const std::string mw = absl::StrCat(where, ": matrix ", i, " (rail ", m.rail(), ", ", m.size_bytes(), " B)");
+    if (m.cells_size() > 0) {
+      return Bad(absl::StrCat(mw, ": the header chunk carries cells: send them in cell chunks"));
+    }
+    if (m.size_bytes() == 0 || m.size_bytes() > (1ull << 40)) {
+      return Bad(absl::StrCat(mw, ": size_bytes must be 1 B to 1 TiB"));
+    }
+    if (m.rail() >= 4096) return Bad(absl::StrCat(mw, ": rail must be below 4096"));
+    if (!seen.insert({m.rail(), m.size_bytes()}).second) {
+      return Bad(absl::StrCat(mw, ": a second matrix for the same rail and size"));
+    }
+    if (m.nodes_size() == 0 || m.nodes_size() > static_cast<int>(o.max_nodes)) {
+      return Bad(absl::StrCat(mw, ": ", m.nodes_size(), " nodes (1 to ", o.max_nodes, " allowed)"));
+    }
+    std::set<std::string> names;
+    for (const auto& n : m.nodes()) {
+      RETURN_IF_ERROR(CheckNodeName(n, mw));
+      if (!names.insert(n).second) return Bad(absl::StrCat(mw, ": node ", n, " is listed twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// One matrix of the header, while its cells arrive.
+struct Ingester::MatrixState {
+  uint32_t rail = 0;
+  uint64_t size_bytes = 0;
+  std::shared_ptr<const std::vector<std::string>> names;
+  std::vector<int64_t> ids;           // nodes.id per index
+  bool verdict = false;               // the rail's largest size
+  bool closed = false;
+  std::vector<bool> seen;             // n x n: a cell sent twice is refused
+  uint64_t cells = 0;
+  std::unique_ptr<NodeStatsBuilder> stats;
+  // Per reference: its cells of this matrix by (src id, dst id), and what was compared.
+  struct RefCells {
+    std::vector<std::pair<std::pair<int64_t, int64_t>, float>> ok;  // sorted
+    std::vector<ComparedCell> compared;
+  };
+  std::vector<RefCells> refs;
+};
+
+Ingester::Ingester(store::Store& store, IngestOptions options) : store_(store), options_(options) {}
+Ingester::~Ingester() = default;
+
+absl::Status Ingester::Fail(absl::Status st) {
+  failed_ = true;
+  writer_.reset();  // rolls back
+  return st;
+}
+
+absl::Status Ingester::Begin(v1::Run header) {
+  if (begun_) return Bad("the header chunk came twice");
+  begun_ = true;
+  if (header.cluster().empty()) header.set_cluster("default");
+  RETURN_IF_ERROR(ValidateHeader(header, options_));
+  ASSIGN_OR_RETURN(auto existing, store_.FindRun(header.run_id()));
+  if (existing) {
+    already_stored_ = true;
+    header_.set_run_id(header.run_id());
+    return absl::OkStatus();
+  }
+  header_ = std::move(header);
+  // Matrices; node names interned before the write transaction opens.
+  std::map<uint32_t, uint64_t> largest;
+  for (const auto& m : header_.matrices()) largest[m.rail()] = std::max(largest[m.rail()], m.size_bytes());
+  for (const auto& m : header_.matrices()) {
+    auto s = std::make_unique<MatrixState>();
+    s->rail = m.rail();
+    s->size_bytes = m.size_bytes();
+    std::vector<std::string> names(m.nodes().begin(), m.nodes().end());
+    if (!matrices_.empty() && *matrices_.back()->names == names) {
+      s->names = matrices_.back()->names;
+      s->ids = matrices_.back()->ids;
+    } else {
+      ASSIGN_OR_RETURN(s->ids, store_.InternNodes(names));
+      s->names = std::make_shared<const std::vector<std::string>>(std::move(names));
+    }
+    s->verdict = largest[m.rail()] == m.size_bytes();
+    by_key_[{s->rail, s->size_bytes}] = s.get();
+    matrices_.push_back(std::move(s));
+  }
+  // References: the baseline (unless it is this run) and the last passing run.
+  const int64_t started = store::ToMicros(header_.started_at());
+  Reference base{v1::REGRESSION_REFERENCE_BASELINE, std::nullopt, nullptr};
+  ASSIGN_OR_RETURN(auto bl, store_.GetBaseline(header_.cluster()));
+  if (bl) {
+    ASSIGN_OR_RETURN(base.run, store_.FindRunByKey(bl->run_key));
+  }
+  Reference last{v1::REGRESSION_REFERENCE_LAST_PASS, std::nullopt, nullptr};
+  ASSIGN_OR_RETURN(last.run, store_.LastPassingBefore(header_.cluster(), started));
+  for (Reference* r : {&base, &last}) {
+    r->builder = std::make_unique<RegressionBuilder>(r->kind, r->run ? r->run->run_id : "",
+                                                     options_.tolerance, options_.max_regression_links);
+    references_.push_back(std::move(*r));
+  }
+  store::RunRow row;
+  row.run_id = header_.run_id();
+  row.cluster = header_.cluster();
+  row.started_us = started;
+  row.finished_us = header_.has_finished_at() ? store::ToMicros(header_.finished_at()) : started;
+  row.stored_us = store::NowMicros();
+  row.mode = header_.mode();
+  auto w = store_.BeginRun(row);
+  if (absl::IsAlreadyExists(w.status())) {  // stored meanwhile by another upload
+    already_stored_ = true;
+    return absl::OkStatus();
+  }
+  if (!w.ok()) return Fail(w.status());
+  writer_ = std::move(*w);
+  return absl::OkStatus();
+}
+
+absl::Status Ingester::Add(const v1::RunChunk& chunk) {
+  ++chunks_;
+  if (!begun_) return Bad("the first chunk must be the header");
+  if (already_stored_) return absl::OkStatus();
+  if (failed_) return absl::FailedPreconditionError("the upload already failed");
+  absl::Status st;
+  switch (chunk.item_case()) {
+    case v1::RunChunk::kHeader: st = Bad("the header chunk came twice"); break;
+    case v1::RunChunk::kCells: st = AddCells(chunk.cells()); break;
+    case v1::RunChunk::kPairs: st = AddPairs(chunk.pairs()); break;
+    default: st = Bad("an empty chunk (neither header, cells nor pairs)"); break;
+  }
+  if (!st.ok()) {
+    return Fail(absl::Status(st.code(), absl::StrCat("run ", header_.run_id(), ": chunk ", chunks_, ": ", st.message())));
+  }
+  return st;
+}
+
+absl::Status Ingester::OpenMatrix(MatrixState& m) {
+  const size_t n = m.names->size();
+  m.seen.assign(n * n, false);
+  if (!m.verdict) return absl::OkStatus();
+  m.stats = std::make_unique<NodeStatsBuilder>(static_cast<uint32_t>(n));
+  m.refs.resize(references_.size());
+  for (size_t k = 0; k < references_.size(); ++k) {
+    if (!references_[k].run) continue;
+    store::CellQuery q;
+    q.run = references_[k].run->key;
+    q.rail = m.rail;
+    q.size_bytes = m.size_bytes;
+    auto& ok = m.refs[k].ok;
+    RETURN_IF_ERROR(store_.ReadCells(q, [&](const store::CellRecord& c) {
+      if (c.status == v1::RESULT_STATUS_OK) ok.push_back({{c.src, c.dst}, static_cast<float>(c.bw_avg_gbps)});
+      return absl::OkStatus();
+    }));
+    std::sort(ok.begin(), ok.end());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Ingester::CloseMatrix(MatrixState& m) {
+  m.closed = true;
+  m.seen.clear();
+  m.seen.shrink_to_fit();
+  if (!m.verdict) return absl::OkStatus();
+  for (const NodeStat& s : m.stats->Finish()) {
+    store::NodeStatRow r;
+    r.node = m.ids[s.node];
+    r.rail = m.rail;
+    r.size_bytes = m.size_bytes;
+    r.ok_cells = s.ok_cells;
+    r.low_cells = s.low_cells;
+    r.failed_cells = s.failed_cells;
+    r.median_gbps = s.median_gbps;
+    r.tx_median_gbps = s.tx_median_gbps;
+    r.rx_median_gbps = s.rx_median_gbps;
+    node_stats_.push_back(r);
+  }
+  m.stats.reset();
+  for (size_t k = 0; k < references_.size(); ++k) {
+    if (references_[k].run && !m.refs[k].ok.empty()) {
+      references_[k].builder->AddRail(m.rail, m.size_bytes, m.names, m.refs[k].compared);
+    }
+  }
+  m.refs.clear();
+  return absl::OkStatus();
+}
+
+absl::Status Ingester::AddCells(const v1::MatrixCells& mc) {
+  auto it = by_key_.find({mc.rail(), mc.size_bytes()});
+  if (it == by_key_.end()) {
+    return Bad(absl::StrCat("cells for rail ", mc.rail(), " size ", mc.size_bytes(),
+                            " B, a matrix the header does not list"));
+  }
+  MatrixState& m = *it->second;
+  if (open_ != &m) {
+    if (m.closed) {
+      return Bad(absl::StrCat("cells for rail ", m.rail, " size ", m.size_bytes,
+                              " B came after another matrix's: send each matrix's cells together"));
+    }
+    if (open_) RETURN_IF_ERROR(CloseMatrix(*open_));
+    open_ = &m;
+    RETURN_IF_ERROR(OpenMatrix(m));
+  }
+  const uint32_t n = static_cast<uint32_t>(m.names->size());
+  if (cells_ + mc.cells_size() > options_.max_cells) {
+    return Bad(absl::StrCat("more than ", options_.max_cells, " cells in one run"));
+  }
+  for (int i = 0; i < mc.cells_size(); ++i) {
+    const v1::MatrixCell& c = mc.cells(i);
+    const std::string where = absl::StrCat("cell ", i, " of rail ", m.rail, " size ", m.size_bytes, " B");
+    if (c.src() >= n || c.dst() >= n) {
+      return Bad(absl::StrCat(where, ": src ", c.src(), " or dst ", c.dst(),
+                              " is not a node index of the matrix (", n, " nodes)"));
+    }
+    if (!v1::ResultStatus_IsValid(c.status()) || c.status() == v1::RESULT_STATUS_UNSPECIFIED) {
+      return Bad(absl::StrCat(where, ": status ", c.status(), " is not a result status"));
+    }
+    for (double v : {c.bw_avg_gbps(), c.expected_gbps(), c.baseline_gbps()}) {
+      if (!std::isfinite(v) || v < 0 || v > 1e5) {
+        return Bad(absl::StrCat(where, ": bandwidth ", v, " is not 0 to 100000 Gb/s"));
+      }
+    }
+    if (c.reason().size() > 4096) return Bad(absl::StrCat(where, ": reason longer than 4096 bytes"));
+    CellVerdict verdict;
+    if (!ParseVerdict(c.verdict(), &verdict)) {
+      return Bad(absl::StrCat(where, ": verdict '", c.verdict().substr(0, 32),
+                              "' is not pass, low, fail or empty"));
+    }
+    const size_t cell = size_t{c.src()} * n + c.dst();
+    if (m.seen[cell]) {
+      return Bad(absl::StrCat(where, ": ", (*m.names)[c.src()], "->", (*m.names)[c.dst()], " sent twice"));
+    }
+    m.seen[cell] = true;
+    store::CellRecord r;
+    r.rail = m.rail;
+    r.size_bytes = m.size_bytes;
+    r.src = m.ids[c.src()];
+    r.dst = m.ids[c.dst()];
+    r.status = c.status();
+    r.bw_avg_gbps = c.bw_avg_gbps();
+    r.verdict = static_cast<int>(verdict);
+    r.expected_gbps = c.expected_gbps();
+    r.baseline_gbps = c.baseline_gbps();
+    r.reason = c.reason();
+    RETURN_IF_ERROR(writer_->AddCell(r));
+    if (!m.verdict) continue;
+    low_ += verdict == CellVerdict::kLow;
+    failed_cells_ += c.status() != v1::RESULT_STATUS_OK || verdict == CellVerdict::kFail;
+    m.stats->Add(c.src(), c.dst(), c.status(), c.bw_avg_gbps(), verdict);
+    for (auto& ref : m.refs) {
+      auto hit = std::lower_bound(ref.ok.begin(), ref.ok.end(), std::make_pair(std::make_pair(r.src, r.dst), -1.0f));
+      if (hit == ref.ok.end() || hit->first != std::make_pair(r.src, r.dst)) continue;
+      ref.compared.push_back({c.src(), c.dst(), hit->second, static_cast<float>(c.bw_avg_gbps()),
+                              c.status() == v1::RESULT_STATUS_OK});
+    }
+  }
+  cells_ += mc.cells_size();
+  m.cells += mc.cells_size();
+  return absl::OkStatus();
+}
+
+absl::Status Ingester::AddPairs(const v1::PairChunk& chunk) {
+  if (pairs_ + chunk.pairs_size() > options_.max_pairs) {
+    return Bad(absl::StrCat("more than ", options_.max_pairs, " pairs in one run"));
+  }
+  for (int i = 0; i < chunk.pairs_size(); ++i) {
+    const v1::PairResult& p = chunk.pairs(i);
+    const std::string where = absl::StrCat("pair ", i);
+    RETURN_IF_ERROR(CheckNodeName(p.src().node(), absl::StrCat(where, " src")));
+    RETURN_IF_ERROR(CheckNodeName(p.dst().node(), absl::StrCat(where, " dst")));
+    if (!v1::ResultStatus_IsValid(p.status())) {
+      return Bad(absl::StrCat(where, ": status ", p.status(), " is not a result status"));
+    }
+    for (const auto& s : p.sizes()) {
+      if (!std::isfinite(s.bw_avg_gbps()) || !std::isfinite(s.bw_peak_gbps()) || s.bw_avg_gbps() < 0) {
+        return Bad(absl::StrCat(where, ": size ", s.size_bytes(), " B: bandwidth is not a finite value >= 0"));
+      }
+    }
+  }
+  std::string bytes;
+  if (!chunk.SerializeToString(&bytes)) return absl::InternalError("cannot serialize a pair chunk");
+  RETURN_IF_ERROR(writer_->AddPairChunk(static_cast<uint32_t>(chunk.pairs_size()), bytes));
+  pairs_ += chunk.pairs_size();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::UploadRunResponse> Ingester::Finish() {
+  if (!begun_) return Bad("empty upload: no header chunk");
+  v1::UploadRunResponse resp;
+  if (already_stored_) {
+    resp.set_run_id(header_.run_id());
+    resp.set_already_stored(true);
+    return resp;
+  }
+  if (failed_) return absl::FailedPreconditionError("the upload already failed");
+  if (open_) {
+    if (auto st = CloseMatrix(*open_); !st.ok()) return Fail(st);
+  }
+  for (const auto& r : node_stats_) {
+    if (auto st = writer_->AddNodeStat(r); !st.ok()) return Fail(st);
+  }
+  std::set<uint32_t> rails;
+  for (const auto& m : matrices_) rails.insert(m->rail);
+  store::RunRow row;
+  row.passed = header_.passed();
+  row.summary = header_.summary();
+  row.nodes = 0;
+  for (const auto& m : matrices_) row.nodes = std::max<uint32_t>(row.nodes, m->names->size());
+  row.rails = static_cast<uint32_t>(rails.size());
+  row.cells = cells_;
+  row.low_cells = low_;
+  row.failed_cells = failed_cells_;
+  row.pairs = pairs_;
+  for (auto& r : references_) {
+    v1::RegressionReport rep = r.builder->Finish();
+    const uint32_t found = static_cast<uint32_t>(rep.regressions_size()) + rep.links_omitted();
+    if (r.kind == v1::REGRESSION_REFERENCE_BASELINE) row.baseline_regressions = found;
+    if (r.kind == v1::REGRESSION_REFERENCE_LAST_PASS) row.last_pass_regressions = found;
+    *resp.add_regressions() = rep;
+    *header_.add_regressions() = std::move(rep);
+  }
+  if (auto st = writer_->Commit(row, header_); !st.ok()) return Fail(st);
+  writer_.reset();
+  spdlog::info("stored run {} ({}): {} cells, {} pairs; {}", header_.run_id(), header_.cluster(),
+               cells_, pairs_, header_.regressions(0).summary());
+  resp.set_run_id(header_.run_id());
+  resp.set_cells(cells_);
+  resp.set_pairs(pairs_);
+  return resp;
+}
+
+}  // namespace gdrbench::server::history

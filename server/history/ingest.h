@@ -1,0 +1,85 @@
+// Ingest: one run, in the pieces of UploadRun (v1.RunChunk: header, then
+// cells and pairs), validated and written to the store in one transaction,
+// with per-node statistics and regressions (against the cluster's baseline
+// and against the last passing run) computed on the way and kept in the
+// stored run's header. Nothing is stored unless Finish succeeds.
+//
+// Memory is bounded by one matrix, not by the run: cells go to the store as
+// they arrive; a verdict matrix (each rail's largest size) keeps one float
+// per cell for its node medians and the two reference runs' cells of that
+// matrix for the comparison, until its last chunk; pairs are stored chunk by
+// chunk. A matrix's cells must therefore arrive in consecutive chunks.
+//
+// Idempotent by run id: when the run is stored already, Begin says so and
+// every later call is accepted and ignored.
+// Errors: INVALID_ARGUMENT with a sentence naming the chunk and the field;
+// the store's errors otherwise.
+// Thread safety: one Ingester per upload, used from one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gdrbench/v1/controller.pb.h"
+#include "server/history/node_stats.h"
+#include "server/history/regressions.h"
+#include "server/store/store.h"
+
+namespace gdrbench::server::history {
+
+struct IngestOptions {
+  double tolerance = 0.05;          // regressions: a drop past this fraction
+  size_t max_regression_links = 1000;
+  uint32_t max_nodes = 16384;       // per matrix
+  uint32_t max_matrices = 4096;
+  uint64_t max_cells = 64ull << 20;
+  uint64_t max_pairs = 64ull << 20;
+};
+
+class Ingester {
+ public:
+  Ingester(store::Store& store, IngestOptions options);
+  ~Ingester();
+
+  // The first chunk. OK with already_stored() when the run id is stored.
+  absl::Status Begin(v1::Run header);
+  absl::Status Add(const v1::RunChunk& chunk);
+  absl::StatusOr<v1::UploadRunResponse> Finish();
+  bool already_stored() const { return already_stored_; }
+
+ private:
+  struct MatrixState;
+  struct Reference {
+    v1::RegressionReference kind;
+    std::optional<store::RunRow> run;
+    std::unique_ptr<RegressionBuilder> builder;
+  };
+  absl::Status AddCells(const v1::MatrixCells& cells);
+  absl::Status AddPairs(const v1::PairChunk& pairs);
+  absl::Status OpenMatrix(MatrixState& m);
+  absl::Status CloseMatrix(MatrixState& m);
+  absl::Status Fail(absl::Status st);
+
+  store::Store& store_;
+  IngestOptions options_;
+  v1::Run header_;
+  bool begun_ = false, already_stored_ = false, failed_ = false;
+  std::unique_ptr<store::RunWriter> writer_;
+  std::vector<std::unique_ptr<MatrixState>> matrices_;
+  std::map<std::pair<uint32_t, uint64_t>, MatrixState*> by_key_;
+  MatrixState* open_ = nullptr;
+  std::vector<Reference> references_;
+  uint64_t chunks_ = 0, cells_ = 0, pairs_ = 0, low_ = 0, failed_cells_ = 0;
+  std::vector<store::NodeStatRow> node_stats_;
+};
+
+// The checks of a header alone (also used before a server-run sweep is
+// stored). INVALID_ARGUMENT with a sentence.
+absl::Status ValidateHeader(const v1::Run& header, const IngestOptions& options);
+
+}  // namespace gdrbench::server::history

@@ -1,0 +1,232 @@
+#include "server/store/store.h"
+
+#include <chrono>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "server/store/migrations.h"
+#include "server/store/postgres_db.h"
+#include "server/store/sqlite_db.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::server::store {
+
+int64_t ToMicros(const google::protobuf::Timestamp& t) {
+  return t.seconds() * 1000000 + t.nanos() / 1000;
+}
+
+google::protobuf::Timestamp FromMicros(int64_t us) {
+  google::protobuf::Timestamp t;
+  t.set_seconds(us / 1000000);
+  t.set_nanos(static_cast<int32_t>(us % 1000000) * 1000);
+  return t;
+}
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class Store::Writer final : public RunWriter {
+ public:
+  Writer(Store* s, Lease lease, std::unique_lock<std::mutex> lock, int64_t key)
+      : s_(s), db_(std::move(lease)), lock_(std::move(lock)), key_(key) {}
+  ~Writer() override {
+    sink_.reset();
+    if (!committed_) db_->Rollback();
+  }
+  int64_t run_key() const override { return key_; }
+
+  absl::Status AddCell(const CellRecord& cell) override {
+    if (!sink_) {
+      ASSIGN_OR_RETURN(sink_, db_->BulkCells());
+    }
+    CellRecord c = cell;
+    c.run = key_;
+    return sink_->Add(c);
+  }
+
+  absl::Status AddPairChunk(uint32_t pairs, std::string_view chunk) override {
+    RETURN_IF_ERROR(EndCells());
+    return db_->Exec("INSERT INTO run_pairs (run, chunk, pair_count, data) VALUES (?, ?, ?, ?)",
+                     {key_, int64_t{chunks_++}, int64_t{pairs}, Blob{chunk}});
+  }
+
+  absl::Status AddNodeStat(const NodeStatRow& n) override {
+    RETURN_IF_ERROR(EndCells());
+    return db_->Exec(
+        "INSERT INTO node_stats (run, node, rail, size_bytes, ok_cells, low_cells, failed_cells, "
+        "median_gbps, tx_median_gbps, rx_median_gbps) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {key_, n.node, int64_t{n.rail}, static_cast<int64_t>(n.size_bytes), int64_t{n.ok_cells},
+         int64_t{n.low_cells}, int64_t{n.failed_cells}, n.median_gbps, n.tx_median_gbps,
+         n.rx_median_gbps});
+  }
+
+  absl::Status Commit(const RunRow& r, const v1::Run& header) override {
+    RETURN_IF_ERROR(EndCells());
+    std::string blob;
+    if (!header.SerializeToString(&blob)) return absl::InternalError("cannot serialize the run header");
+    RETURN_IF_ERROR(db_->Exec(
+        "UPDATE runs SET passed = ?, summary = ?, node_count = ?, rail_count = ?, cell_count = ?, "
+        "low_cells = ?, failed_cells = ?, pair_count = ?, baseline_regressions = ?, "
+        "last_pass_regressions = ?, header = ? WHERE id = ?",
+        {int64_t{r.passed}, std::string_view(r.summary), int64_t{r.nodes}, int64_t{r.rails},
+         static_cast<int64_t>(r.cells), static_cast<int64_t>(r.low_cells),
+         static_cast<int64_t>(r.failed_cells), static_cast<int64_t>(r.pairs),
+         int64_t{r.baseline_regressions}, int64_t{r.last_pass_regressions}, Blob{blob}, key_}));
+    RETURN_IF_ERROR(db_->Commit());
+    committed_ = true;
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status EndCells() {
+    if (!sink_) return absl::OkStatus();
+    absl::Status st = sink_->Finish();
+    sink_.reset();
+    return st;
+  }
+  Store* s_;
+  Lease db_;
+  std::unique_lock<std::mutex> lock_;
+  int64_t key_;
+  std::unique_ptr<CellSink> sink_;
+  uint32_t chunks_ = 0;
+  bool committed_ = false;
+};
+
+Store::Store(Connector connector, std::string name, Dialect dialect)
+    : connector_(std::move(connector)), name_(std::move(name)), dialect_(dialect) {}
+
+Store::~Store() = default;
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& url) {
+  if (url.empty()) return absl::InvalidArgumentError("--db: empty (a file path or postgresql://...)");
+  if (absl::StartsWith(url, "postgresql://") || absl::StartsWith(url, "postgres://")) {
+    return OpenWith([url] { return OpenPostgres(url); },
+                    absl::StrCat("postgresql ", RedactConninfo(url)));
+  }
+  std::string path = url;
+  if (absl::StartsWith(path, "sqlite://")) path = path.substr(9);
+  return OpenWith([path] { return OpenSqlite(path); }, absl::StrCat("sqlite ", path));
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Store::OpenWith(Connector connector, std::string name) {
+  ASSIGN_OR_RETURN(std::unique_ptr<SqlDb> db, connector());
+  ASSIGN_OR_RETURN(int before, Migrate(*db));
+  if (before != LatestSchemaVersion()) {
+    spdlog::info("{}: schema at version {} (was {})", name, LatestSchemaVersion(), before);
+  }
+  std::unique_ptr<Store> s(new Store(std::move(connector), std::move(name), db->dialect()));
+  RETURN_IF_ERROR(s->LoadNodes(*db));
+  s->Release(std::move(db));
+  return s;
+}
+
+absl::StatusOr<Store::Lease> Store::Acquire() {
+  {
+    std::lock_guard<std::mutex> l(pool_mu_);
+    if (!idle_.empty()) {
+      auto db = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(db));
+    }
+  }
+  ASSIGN_OR_RETURN(auto db, connector_());
+  return Lease(this, std::move(db));
+}
+
+void Store::Release(std::unique_ptr<SqlDb> db) {
+  db->Rollback();  // a lease never leaves a transaction open
+  std::lock_guard<std::mutex> l(pool_mu_);
+  if (idle_.size() < 8) idle_.push_back(std::move(db));
+}
+
+absl::Status Store::LoadNodes(SqlDb& db) {
+  std::lock_guard<std::mutex> l(nodes_mu_);
+  return db.Query("SELECT id, name FROM nodes", {}, [&](const SqlRow& r) {
+    node_ids_[r.Text(1)] = r.Int(0);
+    node_names_[r.Int(0)] = r.Text(1);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::vector<int64_t>> Store::InternNodes(const std::vector<std::string>& names) {
+  std::vector<int64_t> ids(names.size(), -1);
+  std::vector<size_t> missing;
+  {
+    std::lock_guard<std::mutex> l(nodes_mu_);
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = node_ids_.find(names[i]);
+      if (it != node_ids_.end()) {
+        ids[i] = it->second;
+      } else {
+        missing.push_back(i);
+      }
+    }
+  }
+  if (missing.empty()) return ids;
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  // Autocommit inserts: a name interned by an ingest that then rolls back
+  // stays (harmless: names are not data), and another server's insert of
+  // the same name is simply found.
+  for (size_t i : missing) {
+    RETURN_IF_ERROR(db->Exec("INSERT INTO nodes (name) VALUES (?) ON CONFLICT (name) DO NOTHING",
+                             {std::string_view(names[i])}));
+    ASSIGN_OR_RETURN(ids[i], QueryInt(*db, "SELECT id FROM nodes WHERE name = ?",
+                                      {std::string_view(names[i])}));
+    std::lock_guard<std::mutex> l(nodes_mu_);
+    node_ids_[names[i]] = ids[i];
+    node_names_[ids[i]] = names[i];
+  }
+  return ids;
+}
+
+std::string Store::NodeName(int64_t id) {
+  std::lock_guard<std::mutex> l(nodes_mu_);
+  auto it = node_names_.find(id);
+  if (it != node_names_.end()) return it->second;
+  return "";
+}
+
+absl::StatusOr<int64_t> Store::NodeId(const std::string& name) {
+  {
+    std::lock_guard<std::mutex> l(nodes_mu_);
+    auto it = node_ids_.find(name);
+    if (it != node_ids_.end()) return it->second;
+  }
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  auto id = QueryInt(*db, "SELECT id FROM nodes WHERE name = ?", {std::string_view(name)});
+  if (absl::IsNotFound(id.status())) return -1;
+  if (!id.ok()) return id.status();
+  std::lock_guard<std::mutex> l(nodes_mu_);
+  node_ids_[name] = *id;
+  node_names_[*id] = name;
+  return *id;
+}
+
+absl::StatusOr<std::unique_ptr<RunWriter>> Store::BeginRun(const RunRow& r) {
+  std::unique_lock<std::mutex> lock(write_mu_);
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  RETURN_IF_ERROR(db->Begin());
+  auto key = QueryInt(
+      *db,
+      "INSERT INTO runs (run_id, cluster, started_us, finished_us, stored_us, mode, passed, summary, "
+      "node_count, rail_count, cell_count, low_cells, failed_cells, pair_count, "
+      "baseline_regressions, last_pass_regressions, header) "
+      "VALUES (?, ?, ?, ?, ?, ?, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, ?) RETURNING id",
+      {std::string_view(r.run_id), std::string_view(r.cluster), r.started_us, r.finished_us,
+       r.stored_us, std::string_view(r.mode), Blob{std::string_view()}});
+  if (!key.ok()) {
+    db->Rollback();
+    if (absl::IsAlreadyExists(key.status())) {
+      return absl::AlreadyExistsError(absl::StrCat("run ", r.run_id, " is already stored"));
+    }
+    return key.status();
+  }
+  return std::unique_ptr<RunWriter>(new Writer(this, std::move(db), std::move(lock), *key));
+}
+
+}  // namespace gdrbench::server::store

@@ -1,0 +1,206 @@
+// The store: every run the server keeps, on SQLite (embedded, the default)
+// or PostgreSQL, through the one SqlDb seam (sql.h). A run is kept whole but
+// in pieces: a header (the v1.Run without pairs and matrix cells), its pair
+// results in chunks, and its cells as rows indexed for per-link and per-node
+// queries (schema: migrations.h). Node names are interned (nodes.id).
+//
+// Open("PATH") is SQLite (created if missing, WAL); Open("postgresql://...")
+// or Open("postgres://...") is PostgreSQL. Both migrate the schema first.
+// Thread safety: every method may be called from any thread. Writes (an
+// ingest, a baseline, retention) are serialized; reads run beside them on
+// their own connections and see the last commit.
+// Errors: as SqlDb (sql.h); NOT_FOUND for an unknown run id.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gdrbench/v1/run.pb.h"
+#include "server/store/sql.h"
+
+namespace gdrbench::server::store {
+
+// A run's row in `runs` (what lists and summaries need, no blob).
+struct RunRow {
+  int64_t key = 0;              // runs.id
+  std::string run_id;
+  std::string cluster;
+  int64_t started_us = 0, finished_us = 0, stored_us = 0;
+  std::string mode;
+  bool passed = false;
+  std::string summary;
+  uint32_t nodes = 0, rails = 0;
+  uint64_t cells = 0, low_cells = 0, failed_cells = 0, pairs = 0;
+  uint32_t baseline_regressions = 0, last_pass_regressions = 0;
+  bool is_baseline = false;
+};
+
+struct NodeStatRow {
+  int64_t node = 0;
+  uint32_t rail = 0;
+  uint64_t size_bytes = 0;
+  uint32_t ok_cells = 0, low_cells = 0, failed_cells = 0;
+  double median_gbps = 0, tx_median_gbps = 0, rx_median_gbps = 0;
+};
+
+// An ingest: one write transaction. Nothing is visible before Commit; the
+// destructor rolls back an uncommitted one (a malformed upload leaves the
+// store as it was).
+class RunWriter {
+ public:
+  virtual ~RunWriter() = default;
+  virtual int64_t run_key() const = 0;
+  virtual absl::Status AddCell(const CellRecord& cell) = 0;  // cell.run is filled in
+  virtual absl::Status AddPairChunk(uint32_t pairs, std::string_view serialized_chunk) = 0;
+  virtual absl::Status AddNodeStat(const NodeStatRow& stat) = 0;
+  // Writes the header and the row's counts, then commits.
+  virtual absl::Status Commit(const RunRow& row, const v1::Run& header) = 0;
+};
+
+struct RunFilter {
+  std::string cluster;           // empty = all
+  std::optional<bool> passed;
+  int64_t since_us = 0;          // started_us >= since (0 = no bound)
+  int64_t until_us = 0;          // started_us < until (0 = no bound)
+  // Keyset paging: rows strictly after (started_us, key) in newest-first order.
+  std::optional<std::pair<int64_t, int64_t>> after;
+  uint32_t limit = 50;
+};
+
+struct CellQuery {
+  int64_t run = 0;
+  std::optional<uint32_t> rail;
+  uint64_t size_bytes = 0;       // 0 = every size
+  int64_t src = -1, dst = -1;    // node ids; -1 = any
+  int verdict = -1;              // -1 = any
+  // Keyset paging: rows after (rail, size, src, dst).
+  std::optional<std::tuple<uint32_t, uint64_t, int64_t, int64_t>> after;
+  uint32_t limit = 0;            // 0 = no limit
+};
+
+struct LinkPoint {
+  std::string run_id;
+  int64_t started_us = 0;
+  CellRecord cell;
+};
+
+struct NodePoint {
+  std::string run_id;
+  int64_t started_us = 0;
+  NodeStatRow stat;
+};
+
+struct BaselineRow {
+  std::string cluster;
+  int64_t run_key = 0;
+  int64_t set_us = 0;
+  std::string set_by;
+};
+
+struct ClusterRow {
+  std::string name;
+  uint64_t runs = 0;
+  std::string last_run_id;
+  std::string baseline_run_id;
+};
+
+class Store {
+ public:
+  using Connector = std::function<absl::StatusOr<std::unique_ptr<SqlDb>>()>;
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& url);
+  // Over an explicit connector (tests); migrates.
+  static absl::StatusOr<std::unique_ptr<Store>> OpenWith(Connector connector, std::string name);
+  ~Store();
+
+  const std::string& name() const { return name_; }
+  Dialect dialect() const { return dialect_; }
+
+  // --- nodes
+  // The ids of `names`, interning new ones.
+  absl::StatusOr<std::vector<int64_t>> InternNodes(const std::vector<std::string>& names);
+  // "" for an unknown id.
+  std::string NodeName(int64_t id);
+  // -1 when the name was never stored.
+  absl::StatusOr<int64_t> NodeId(const std::string& name);
+
+  // --- ingest: ALREADY_EXISTS when row.run_id is stored.
+  absl::StatusOr<std::unique_ptr<RunWriter>> BeginRun(const RunRow& row);
+
+  // --- runs
+  absl::StatusOr<std::optional<RunRow>> FindRun(const std::string& run_id);
+  absl::StatusOr<std::optional<RunRow>> FindRunByKey(int64_t key);
+  absl::StatusOr<v1::Run> ReadHeader(int64_t run_key);
+  absl::Status ReadPairChunks(int64_t run_key, const std::function<absl::Status(std::string)>& fn);
+  absl::StatusOr<std::vector<RunRow>> ListRuns(const RunFilter& filter);
+  // The newest passing run of `cluster` started before `before_us`.
+  absl::StatusOr<std::optional<RunRow>> LastPassingBefore(const std::string& cluster,
+                                                          int64_t before_us);
+  // The newest run of each cluster.
+  absl::StatusOr<std::vector<RunRow>> LatestRuns();
+  absl::StatusOr<std::vector<ClusterRow>> Clusters();
+
+  // --- cells (ordered by rail, size, src, dst)
+  absl::Status ReadCells(const CellQuery& q, const std::function<absl::Status(const CellRecord&)>& fn);
+  absl::StatusOr<std::vector<NodeStatRow>> ReadNodeStats(int64_t run_key);
+
+  // --- trends: newest first, at most `limit`, started at or after since_us.
+  // size_bytes 0 = each run's verdict size of the rail.
+  absl::StatusOr<std::vector<LinkPoint>> LinkTrend(const std::string& cluster, int64_t src,
+                                                   int64_t dst, uint32_t rail, uint64_t size_bytes,
+                                                   int64_t since_us, uint32_t limit);
+  absl::StatusOr<std::vector<NodePoint>> NodeTrend(const std::string& cluster, int64_t node,
+                                                   std::optional<uint32_t> rail, int64_t since_us,
+                                                   uint32_t limit);
+
+  // --- baselines
+  absl::Status SetBaseline(const std::string& cluster, int64_t run_key, const std::string& by);
+  absl::StatusOr<std::optional<BaselineRow>> GetBaseline(const std::string& cluster);
+
+  // --- retention: deletes runs started before `cutoff_us` except baselines.
+  absl::StatusOr<uint64_t> DeleteRunsBefore(int64_t cutoff_us);
+
+ private:
+  // A pooled connection, handed back when the lease ends.
+  class Lease {
+   public:
+    Lease(Store* s, std::unique_ptr<SqlDb> db) : s_(s), db_(std::move(db)) {}
+    Lease(Lease&& o) noexcept = default;
+    ~Lease() {
+      if (db_) s_->Release(std::move(db_));
+    }
+    SqlDb& operator*() { return *db_; }
+    SqlDb* operator->() { return db_.get(); }
+
+   private:
+    Store* s_;
+    std::unique_ptr<SqlDb> db_;
+  };
+  class Writer;
+  Store(Connector connector, std::string name, Dialect dialect);
+  absl::StatusOr<Lease> Acquire();
+  void Release(std::unique_ptr<SqlDb> db);
+  absl::Status LoadNodes(SqlDb& db);
+
+  Connector connector_;
+  std::string name_;
+  Dialect dialect_;
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<SqlDb>> idle_;
+  std::mutex write_mu_;  // one write transaction at a time
+  std::mutex nodes_mu_;
+  std::unordered_map<std::string, int64_t> node_ids_;
+  std::unordered_map<int64_t, std::string> node_names_;
+};
+
+int64_t ToMicros(const google::protobuf::Timestamp& t);
+google::protobuf::Timestamp FromMicros(int64_t us);
+int64_t NowMicros();
+
+}  // namespace gdrbench::server::store

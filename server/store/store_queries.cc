@@ -1,0 +1,407 @@
+// The store's reads, baselines and retention (store.h).
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
+#include "server/store/store.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::server::store {
+namespace {
+
+constexpr char kRunCols[] =
+    "r.id, r.run_id, r.cluster, r.started_us, r.finished_us, r.stored_us, r.mode, r.passed, "
+    "r.summary, r.node_count, r.rail_count, r.cell_count, r.low_cells, r.failed_cells, "
+    "r.pair_count, r.baseline_regressions, r.last_pass_regressions, "
+    "CASE WHEN b.run IS NULL THEN 0 ELSE 1 END "
+    "FROM runs r LEFT JOIN baselines b ON b.run = r.id";
+
+RunRow ReadRunRow(const SqlRow& x) {
+  RunRow r;
+  r.key = x.Int(0);
+  r.run_id = x.Text(1);
+  r.cluster = x.Text(2);
+  r.started_us = x.Int(3);
+  r.finished_us = x.Int(4);
+  r.stored_us = x.Int(5);
+  r.mode = x.Text(6);
+  r.passed = x.Int(7) != 0;
+  r.summary = x.Text(8);
+  r.nodes = static_cast<uint32_t>(x.Int(9));
+  r.rails = static_cast<uint32_t>(x.Int(10));
+  r.cells = static_cast<uint64_t>(x.Int(11));
+  r.low_cells = static_cast<uint64_t>(x.Int(12));
+  r.failed_cells = static_cast<uint64_t>(x.Int(13));
+  r.pairs = static_cast<uint64_t>(x.Int(14));
+  r.baseline_regressions = static_cast<uint32_t>(x.Int(15));
+  r.last_pass_regressions = static_cast<uint32_t>(x.Int(16));
+  r.is_baseline = x.Int(17) != 0;
+  return r;
+}
+
+CellRecord ReadCell(const SqlRow& x, int first) {
+  CellRecord c;
+  c.run = x.Int(first);
+  c.rail = static_cast<uint32_t>(x.Int(first + 1));
+  c.size_bytes = static_cast<uint64_t>(x.Int(first + 2));
+  c.src = x.Int(first + 3);
+  c.dst = x.Int(first + 4);
+  c.status = static_cast<int>(x.Int(first + 5));
+  c.bw_avg_gbps = x.Real(first + 6);
+  c.verdict = static_cast<int>(x.Int(first + 7));
+  c.expected_gbps = x.Real(first + 8);
+  c.baseline_gbps = x.Real(first + 9);
+  if (!x.IsNull(first + 10)) c.reason = x.Text(first + 10);
+  return c;
+}
+
+NodeStatRow ReadNodeStat(const SqlRow& x, int first) {
+  NodeStatRow n;
+  n.node = x.Int(first);
+  n.rail = static_cast<uint32_t>(x.Int(first + 1));
+  n.size_bytes = static_cast<uint64_t>(x.Int(first + 2));
+  n.ok_cells = static_cast<uint32_t>(x.Int(first + 3));
+  n.low_cells = static_cast<uint32_t>(x.Int(first + 4));
+  n.failed_cells = static_cast<uint32_t>(x.Int(first + 5));
+  n.median_gbps = x.Real(first + 6);
+  n.tx_median_gbps = x.Real(first + 7);
+  n.rx_median_gbps = x.Real(first + 8);
+  return n;
+}
+
+constexpr char kCellCols[] =
+    "c.run, c.rail, c.size_bytes, c.src, c.dst, c.status, c.bw_avg_gbps, c.verdict, "
+    "c.expected_gbps, c.baseline_gbps, c.reason";
+constexpr char kStatCols[] =
+    "s.node, s.rail, s.size_bytes, s.ok_cells, s.low_cells, s.failed_cells, s.median_gbps, "
+    "s.tx_median_gbps, s.rx_median_gbps";
+
+}  // namespace
+
+absl::StatusOr<std::optional<RunRow>> Store::FindRun(const std::string& run_id) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::optional<RunRow> out;
+  RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT ", kRunCols, " WHERE r.run_id = ?"),
+                            {std::string_view(run_id)}, [&](const SqlRow& x) {
+                              out = ReadRunRow(x);
+                              return absl::OkStatus();
+                            }));
+  return out;
+}
+
+absl::StatusOr<std::optional<RunRow>> Store::FindRunByKey(int64_t key) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::optional<RunRow> out;
+  RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT ", kRunCols, " WHERE r.id = ?"), {key},
+                            [&](const SqlRow& x) {
+                              out = ReadRunRow(x);
+                              return absl::OkStatus();
+                            }));
+  return out;
+}
+
+absl::StatusOr<v1::Run> Store::ReadHeader(int64_t run_key) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::optional<v1::Run> run;
+  RETURN_IF_ERROR(db->Query("SELECT header FROM runs WHERE id = ?", {run_key}, [&](const SqlRow& x) {
+    run.emplace();
+    if (!run->ParseFromString(x.Bytes(0))) {
+      return absl::DataLossError(absl::StrCat(name_, ": run ", run_key, ": header does not parse"));
+    }
+    return absl::OkStatus();
+  }));
+  if (!run) return absl::NotFoundError(absl::StrCat("run #", run_key, " is not stored"));
+  return *std::move(run);
+}
+
+absl::Status Store::ReadPairChunks(int64_t run_key,
+                                   const std::function<absl::Status(std::string)>& fn) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  // One chunk per query: a 1024-node run has thousands of chunks and a
+  // PostgreSQL result is held whole in memory.
+  ASSIGN_OR_RETURN(int64_t chunks,
+                   QueryInt(*db, "SELECT COUNT(*) FROM run_pairs WHERE run = ?", {run_key}));
+  for (int64_t k = 0; k < chunks; ++k) {
+    std::string data;
+    RETURN_IF_ERROR(db->Query("SELECT data FROM run_pairs WHERE run = ? AND chunk = ?", {run_key, k},
+                              [&](const SqlRow& x) {
+                                data = x.Bytes(0);
+                                return absl::OkStatus();
+                              }));
+    RETURN_IF_ERROR(fn(std::move(data)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RunRow>> Store::ListRuns(const RunFilter& f) {
+  std::vector<std::string> where;
+  std::vector<SqlValue> params;
+  if (!f.cluster.empty()) {
+    where.push_back("r.cluster = ?");
+    params.push_back(std::string_view(f.cluster));
+  }
+  if (f.passed) {
+    where.push_back("r.passed = ?");
+    params.push_back(int64_t{*f.passed});
+  }
+  if (f.since_us) {
+    where.push_back("r.started_us >= ?");
+    params.push_back(f.since_us);
+  }
+  if (f.until_us) {
+    where.push_back("r.started_us < ?");
+    params.push_back(f.until_us);
+  }
+  if (f.after) {
+    where.push_back("(r.started_us < ? OR (r.started_us = ? AND r.id < ?))");
+    params.push_back(f.after->first);
+    params.push_back(f.after->first);
+    params.push_back(f.after->second);
+  }
+  std::string sql = absl::StrCat("SELECT ", kRunCols,
+                                 where.empty() ? "" : absl::StrCat(" WHERE ", absl::StrJoin(where, " AND ")),
+                                 " ORDER BY r.started_us DESC, r.id DESC LIMIT ?");
+  params.push_back(int64_t{f.limit});
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::vector<RunRow> out;
+  RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
+    out.push_back(ReadRunRow(x));
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::StatusOr<std::optional<RunRow>> Store::LastPassingBefore(const std::string& cluster,
+                                                               int64_t before_us) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::optional<RunRow> out;
+  RETURN_IF_ERROR(db->Query(
+      absl::StrCat("SELECT ", kRunCols,
+                   " WHERE r.cluster = ? AND r.passed = 1 AND r.started_us < ? "
+                   "ORDER BY r.started_us DESC, r.id DESC LIMIT 1"),
+      {std::string_view(cluster), before_us}, [&](const SqlRow& x) {
+        out = ReadRunRow(x);
+        return absl::OkStatus();
+      }));
+  return out;
+}
+
+absl::StatusOr<std::vector<RunRow>> Store::LatestRuns() {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::vector<RunRow> out;
+  RETURN_IF_ERROR(db->Query(
+      absl::StrCat("SELECT ", kRunCols,
+                   " WHERE r.id = (SELECT r2.id FROM runs r2 WHERE r2.cluster = r.cluster "
+                   "ORDER BY r2.started_us DESC, r2.id DESC LIMIT 1) ORDER BY r.cluster"),
+      {}, [&](const SqlRow& x) {
+        out.push_back(ReadRunRow(x));
+        return absl::OkStatus();
+      }));
+  return out;
+}
+
+absl::StatusOr<std::vector<ClusterRow>> Store::Clusters() {
+  ASSIGN_OR_RETURN(std::vector<RunRow> latest, LatestRuns());
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::vector<ClusterRow> out;
+  for (const RunRow& r : latest) {
+    ClusterRow c;
+    c.name = r.cluster;
+    c.last_run_id = r.run_id;
+    ASSIGN_OR_RETURN(int64_t n, QueryInt(*db, "SELECT COUNT(*) FROM runs WHERE cluster = ?",
+                                         {std::string_view(r.cluster)}));
+    c.runs = static_cast<uint64_t>(n);
+    RETURN_IF_ERROR(db->Query(
+        "SELECT r.run_id FROM baselines b JOIN runs r ON r.id = b.run WHERE b.cluster = ?",
+        {std::string_view(r.cluster)}, [&](const SqlRow& x) {
+          c.baseline_run_id = x.Text(0);
+          return absl::OkStatus();
+        }));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+absl::Status Store::ReadCells(const CellQuery& q,
+                              const std::function<absl::Status(const CellRecord&)>& fn) {
+  std::vector<std::string> where = {"c.run = ?"};
+  std::vector<SqlValue> params = {q.run};
+  if (q.rail) {
+    where.push_back("c.rail = ?");
+    params.push_back(int64_t{*q.rail});
+  }
+  if (q.size_bytes) {
+    where.push_back("c.size_bytes = ?");
+    params.push_back(static_cast<int64_t>(q.size_bytes));
+  }
+  if (q.src >= 0) {
+    where.push_back("c.src = ?");
+    params.push_back(q.src);
+  }
+  if (q.dst >= 0) {
+    where.push_back("c.dst = ?");
+    params.push_back(q.dst);
+  }
+  if (q.verdict >= 0) {
+    where.push_back("c.verdict = ?");
+    params.push_back(int64_t{q.verdict});
+  }
+  if (q.after) {
+    where.push_back("(c.rail, c.size_bytes, c.src, c.dst) > (?, ?, ?, ?)");
+    params.push_back(int64_t{std::get<0>(*q.after)});
+    params.push_back(static_cast<int64_t>(std::get<1>(*q.after)));
+    params.push_back(std::get<2>(*q.after));
+    params.push_back(std::get<3>(*q.after));
+  }
+  std::string sql = absl::StrCat("SELECT ", kCellCols, " FROM cells c WHERE ",
+                                 absl::StrJoin(where, " AND "),
+                                 " ORDER BY c.rail, c.size_bytes, c.src, c.dst");
+  if (q.limit) {
+    absl::StrAppend(&sql, " LIMIT ?");
+    params.push_back(int64_t{q.limit});
+  }
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  return db->Query(sql, params, [&](const SqlRow& x) { return fn(ReadCell(x, 0)); });
+}
+
+absl::StatusOr<std::vector<NodeStatRow>> Store::ReadNodeStats(int64_t run_key) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::vector<NodeStatRow> out;
+  RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT ", kStatCols,
+                                         " FROM node_stats s WHERE s.run = ? ORDER BY s.node, s.rail"),
+                            {run_key}, [&](const SqlRow& x) {
+                              out.push_back(ReadNodeStat(x, 0));
+                              return absl::OkStatus();
+                            }));
+  return out;
+}
+
+absl::StatusOr<std::vector<LinkPoint>> Store::LinkTrend(const std::string& cluster, int64_t src,
+                                                        int64_t dst, uint32_t rail,
+                                                        uint64_t size_bytes, int64_t since_us,
+                                                        uint32_t limit) {
+  // Per run one primary-key lookup; with size 0 the verdict size comes from
+  // the source's node_stats row of that run and rail.
+  std::string sql =
+      size_bytes
+          ? absl::StrCat("SELECT r.run_id, r.started_us, ", kCellCols,
+                         " FROM runs r JOIN cells c ON c.run = r.id AND c.rail = ? AND "
+                         "c.size_bytes = ? AND c.src = ? AND c.dst = ? "
+                         "WHERE r.cluster = ? AND r.started_us >= ? "
+                         "ORDER BY r.started_us DESC, r.id DESC LIMIT ?")
+          : absl::StrCat("SELECT r.run_id, r.started_us, ", kCellCols,
+                         " FROM runs r JOIN node_stats s ON s.run = r.id AND s.node = ? AND s.rail = ? "
+                         "JOIN cells c ON c.run = r.id AND c.rail = s.rail AND "
+                         "c.size_bytes = s.size_bytes AND c.src = s.node AND c.dst = ? "
+                         "WHERE r.cluster = ? AND r.started_us >= ? "
+                         "ORDER BY r.started_us DESC, r.id DESC LIMIT ?");
+  std::vector<SqlValue> params;
+  if (size_bytes) {
+    params = {int64_t{rail}, static_cast<int64_t>(size_bytes), src, dst};
+  } else {
+    params = {src, int64_t{rail}, dst};
+  }
+  params.push_back(std::string_view(cluster));
+  params.push_back(since_us);
+  params.push_back(int64_t{limit});
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::vector<LinkPoint> out;
+  RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
+    out.push_back({x.Text(0), x.Int(1), ReadCell(x, 2)});
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::StatusOr<std::vector<NodePoint>> Store::NodeTrend(const std::string& cluster, int64_t node,
+                                                        std::optional<uint32_t> rail,
+                                                        int64_t since_us, uint32_t limit) {
+  // The last `limit` runs, then their rows (one per rail).
+  std::vector<SqlValue> params = {std::string_view(cluster), since_us, node};
+  std::string rail_clause;
+  if (rail) {
+    rail_clause = " AND s.rail = ?";
+    params.push_back(int64_t{*rail});
+  }
+  params.push_back(int64_t{limit});
+  std::string sql = absl::StrCat(
+      "SELECT r.run_id, r.started_us, ", kStatCols,
+      " FROM (SELECT id, run_id, started_us FROM runs WHERE cluster = ? AND started_us >= ? "
+      "AND EXISTS (SELECT 1 FROM node_stats s WHERE s.run = runs.id AND s.node = ?", rail_clause,
+      ") ORDER BY started_us DESC, id DESC LIMIT ?) r JOIN node_stats s ON s.run = r.id AND s.node = ?",
+      rail_clause, " ORDER BY r.started_us DESC, r.id DESC, s.rail");
+  params.push_back(node);
+  if (rail) params.push_back(int64_t{*rail});
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::vector<NodePoint> out;
+  RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
+    out.push_back({x.Text(0), x.Int(1), ReadNodeStat(x, 2)});
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::Status Store::SetBaseline(const std::string& cluster, int64_t run_key, const std::string& by) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  return db->Exec(
+      "INSERT INTO baselines (cluster, run, set_us, set_by) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT (cluster) DO UPDATE SET run = excluded.run, set_us = excluded.set_us, "
+      "set_by = excluded.set_by",
+      {std::string_view(cluster), run_key, NowMicros(), std::string_view(by)});
+}
+
+absl::StatusOr<std::optional<BaselineRow>> Store::GetBaseline(const std::string& cluster) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::optional<BaselineRow> out;
+  RETURN_IF_ERROR(db->Query("SELECT cluster, run, set_us, set_by FROM baselines WHERE cluster = ?",
+                            {std::string_view(cluster)}, [&](const SqlRow& x) {
+                              out = BaselineRow{x.Text(0), x.Int(1), x.Int(2), x.Text(3)};
+                              return absl::OkStatus();
+                            }));
+  return out;
+}
+
+absl::StatusOr<uint64_t> Store::DeleteRunsBefore(int64_t cutoff_us) {
+  std::vector<std::pair<int64_t, std::string>> victims;
+  {
+    ASSIGN_OR_RETURN(Lease db, Acquire());
+    RETURN_IF_ERROR(db->Query(
+        "SELECT id, run_id FROM runs WHERE started_us < ? AND id NOT IN (SELECT run FROM baselines) "
+        "ORDER BY started_us",
+        {cutoff_us}, [&](const SqlRow& x) {
+          victims.emplace_back(x.Int(0), x.Text(1));
+          return absl::OkStatus();
+        }));
+  }
+  // One transaction per run: a long retention pass never holds the write
+  // lock for more than one run's rows.
+  uint64_t deleted = 0;
+  for (const auto& [key, run_id] : victims) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    ASSIGN_OR_RETURN(Lease db, Acquire());
+    RETURN_IF_ERROR(db->Begin());
+    // A baseline set since the list was made keeps the run.
+    auto kept = QueryInt(*db, "SELECT COUNT(*) FROM baselines WHERE run = ?", {key});
+    absl::Status st = kept.status();
+    if (st.ok() && *kept > 0) {
+      db->Rollback();
+      continue;
+    }
+    for (std::string table : {"cells", "node_stats", "run_pairs", "runs"}) {
+      if (st.ok()) {
+        st = db->Exec(absl::StrCat("DELETE FROM ", table, table == "runs" ? " WHERE id = ?" : " WHERE run = ?"),
+                      {key});
+      }
+    }
+    if (st.ok()) st = db->Commit();
+    if (!st.ok()) {
+      db->Rollback();
+      return st;
+    }
+    spdlog::info("retention: deleted run {}", run_id);
+    ++deleted;
+  }
+  return deleted;
+}
+
+}  // namespace gdrbench::server::store

@@ -1,0 +1,258 @@
+// The store suite: the same tests on SQLite (unit) and PostgreSQL
+// (integration); see store_suite.h. Runs come from the controller's own
+// sweep of a fake cluster (fake_run.h).
+#include <set>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/history/export.h"
+#include "server/history/ingest.h"
+#include "server/store/migrations.h"
+#include "tests/unit/server/fake_run.h"
+#include "tests/unit/server/store_suite.h"
+
+namespace gdrbench::server {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FakeRun;
+using testing::FakeRunSpec;
+
+class StoreSuite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    name_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    auto s = testing::OpenTestStore(name_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = std::move(*s);
+  }
+
+  v1::UploadRunResponse Store(const v1::Run& run) {
+    auto r = history::StoreRun(*store_, run, options_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : v1::UploadRunResponse();
+  }
+
+  static FakeRunSpec Spec(const std::string& id, int day) {
+    FakeRunSpec s;
+    s.run_id = id;
+    s.started_unix_s = 1767225600 + day * 86400;
+    return s;
+  }
+
+  std::string name_;
+  std::unique_ptr<store::Store> store_;
+  history::IngestOptions options_;
+};
+
+TEST_F(StoreSuite, MigratesOnceAndReopensAtTheLatestVersion) {
+  auto again = testing::ReopenTestStore(name_);
+  ASSERT_TRUE(again.ok()) << again.status();
+  auto runs = (*again)->ListRuns({});
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_TRUE(runs->empty());
+  EXPECT_GE(store::LatestSchemaVersion(), 1);
+}
+
+TEST_F(StoreSuite, KeepsARunWholeInPieces) {
+  v1::Run run = FakeRun(Spec("r1", 0));
+  v1::UploadRunResponse resp = Store(run);
+  EXPECT_FALSE(resp.already_stored());
+  EXPECT_EQ(resp.cells(), 24u);  // 12 ordered pairs x 2 sizes
+  EXPECT_EQ(resp.pairs(), 12u);
+  auto row = store_->FindRun("r1");
+  ASSERT_TRUE(row.ok() && row->has_value());
+  EXPECT_EQ((*row)->cluster, "lab");
+  EXPECT_EQ((*row)->nodes, 4u);
+  EXPECT_EQ((*row)->cells, 24u);
+  EXPECT_TRUE((*row)->passed);
+  auto whole = history::AssembleRun(*store_, **row, 1000);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  // Everything but the server's own additions (regressions) reads back equal.
+  v1::Run back = *whole;
+  back.clear_regressions();
+  EXPECT_EQ(back.SerializeAsString(), run.SerializeAsString());
+  EXPECT_EQ(whole->regressions_size(), 2);
+}
+
+TEST_F(StoreSuite, UploadIsIdempotentByRunId) {
+  v1::Run run = FakeRun(Spec("r1", 0));
+  Store(run);
+  v1::UploadRunResponse again = Store(run);
+  EXPECT_TRUE(again.already_stored());
+  auto runs = store_->ListRuns({});
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(runs->size(), 1u);
+}
+
+TEST_F(StoreSuite, MalformedUploadChangesNothing) {
+  v1::Run run = FakeRun(Spec("bad", 0));
+  run.mutable_matrices(1)->mutable_cells(3)->set_dst(99);  // past the 4 nodes
+  auto r = history::StoreRun(*store_, run, options_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("is not a node index of the matrix"));
+  auto runs = store_->ListRuns({});
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+  // The same run, fixed, then stores (the failed one left no row behind).
+  EXPECT_FALSE(Store(FakeRun(Spec("bad", 0))).already_stored());
+}
+
+TEST_F(StoreSuite, RefusesHeadersThatAreNotRuns) {
+  v1::Run run = FakeRun(Spec("x", 0));
+  for (auto mutate : std::vector<std::function<void(v1::Run*)>>{
+           [](v1::Run* r) { r->set_run_id("has space"); },
+           [](v1::Run* r) { r->clear_started_at(); },
+           [](v1::Run* r) { r->mutable_matrices(0)->set_size_bytes(0); },
+           [](v1::Run* r) { r->mutable_matrices(0)->add_nodes("node0"); },
+           [](v1::Run* r) { r->mutable_matrices(0)->mutable_cells(0)->set_bw_avg_gbps(-1); },
+           [](v1::Run* r) { r->mutable_matrices(0)->mutable_cells(0)->set_verdict("great"); },
+           [](v1::Run* r) { r->add_regressions(); },
+       }) {
+    v1::Run bad = run;
+    mutate(&bad);
+    auto r = history::StoreRun(*store_, bad, options_);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  }
+  auto runs = store_->ListRuns({});
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+}
+
+TEST_F(StoreSuite, ListsNewestFirstWithFiltersAndPages) {
+  for (int d = 0; d < 5; ++d) Store(FakeRun(Spec("r" + std::to_string(d), d)));
+  FakeRunSpec other = Spec("other", 9);
+  other.cluster = "prod";
+  Store(FakeRun(other));
+  store::RunFilter f;
+  f.cluster = "lab";
+  f.limit = 2;
+  auto p1 = store_->ListRuns(f);
+  ASSERT_TRUE(p1.ok());
+  ASSERT_EQ(p1->size(), 2u);
+  EXPECT_EQ((*p1)[0].run_id, "r4");
+  EXPECT_EQ((*p1)[1].run_id, "r3");
+  f.after = {{(*p1)[1].started_us, (*p1)[1].key}};
+  auto p2 = store_->ListRuns(f);
+  ASSERT_TRUE(p2.ok());
+  ASSERT_EQ(p2->size(), 2u);
+  EXPECT_EQ((*p2)[0].run_id, "r2");
+  store::RunFilter since;
+  since.since_us = store::ToMicros(FakeRun(Spec("x", 3)).started_at());
+  auto recent = store_->ListRuns(since);
+  ASSERT_TRUE(recent.ok());
+  EXPECT_EQ(recent->size(), 3u);  // r3, r4, other
+  auto latest = store_->LatestRuns();
+  ASSERT_TRUE(latest.ok());
+  ASSERT_EQ(latest->size(), 2u);
+  EXPECT_EQ((*latest)[0].run_id, "r4");
+  EXPECT_EQ((*latest)[1].run_id, "other");
+}
+
+TEST_F(StoreSuite, LinkAndNodeTrendsAcrossRuns) {
+  for (int d = 0; d < 4; ++d) {
+    FakeRunSpec s = Spec("r" + std::to_string(d), d);
+    s.model = [d](uint32_t a, uint32_t b, const std::string& n) {
+      return a == 1 && b == 2 ? 380.0 - 40 * d : testing::DefaultModel(a, b, n);
+    };
+    Store(FakeRun(s));
+  }
+  auto src = store_->NodeId("node1");
+  auto dst = store_->NodeId("node2");
+  ASSERT_TRUE(src.ok() && dst.ok());
+  auto t = store_->LinkTrend("lab", *src, *dst, 0, 0, 0, 3);  // verdict size, last 3
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->size(), 3u);
+  EXPECT_EQ((*t)[0].run_id, "r3");
+  EXPECT_NEAR((*t)[0].cell.bw_avg_gbps, 260, 1e-3);
+  EXPECT_NEAR((*t)[2].cell.bw_avg_gbps, 340, 1e-3);
+  EXPECT_EQ((*t)[0].cell.size_bytes, 1u << 20);
+  auto small = store_->LinkTrend("lab", *src, *dst, 0, 65536, 0, 10);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->size(), 4u);
+  auto nt = store_->NodeTrend("lab", *src, 0u, 0, 10);
+  ASSERT_TRUE(nt.ok()) << nt.status();
+  ASSERT_EQ(nt->size(), 4u);
+  EXPECT_EQ((*nt)[0].stat.ok_cells, 6u);  // 3 partners, both directions
+  EXPECT_GT((*nt)[0].stat.median_gbps, 370);
+}
+
+TEST_F(StoreSuite, RegressionsAgainstTheBaselineAndTheLastPass) {
+  Store(FakeRun(Spec("base", 0)));
+  auto base = store_->FindRun("base");
+  ASSERT_TRUE(base.ok() && *base);
+  ASSERT_TRUE(store_->SetBaseline("lab", (*base)->key, "test").ok());
+  FakeRunSpec s = Spec("slow", 1);
+  s.model = [](uint32_t a, uint32_t b, const std::string& n) {
+    return a == 2 && b == 3 ? 200.0 : testing::DefaultModel(a, b, n);
+  };
+  v1::UploadRunResponse resp = Store(FakeRun(s));
+  ASSERT_EQ(resp.regressions_size(), 2);
+  for (const auto& rep : resp.regressions()) {
+    EXPECT_EQ(rep.reference_run_id(), "base");
+    ASSERT_EQ(rep.regressions_size(), 1) << rep.summary();
+    EXPECT_EQ(rep.regressions(0).kind(), v1::REGRESSION_KIND_LINK);
+    EXPECT_EQ(rep.regressions(0).subject(), "node2->node3");
+    EXPECT_NEAR(rep.regressions(0).after_gbps(), 200, 1e-3);
+    EXPECT_EQ(rep.compared_cells(), 12u);
+  }
+  auto bl = store_->GetBaseline("lab");
+  ASSERT_TRUE(bl.ok() && *bl);
+  EXPECT_EQ((*bl)->set_by, "test");
+  auto row = store_->FindRun("slow");
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ((*row)->baseline_regressions, 1u);
+  auto header = store_->ReadHeader((*row)->key);
+  ASSERT_TRUE(header.ok());
+  EXPECT_EQ(header->regressions_size(), 2);
+}
+
+TEST_F(StoreSuite, CellsOfANodeAndOfALink) {
+  Store(FakeRun(Spec("r1", 0)));
+  auto row = store_->FindRun("r1");
+  ASSERT_TRUE(row.ok() && *row);
+  auto n1 = store_->NodeId("node1");
+  ASSERT_TRUE(n1.ok());
+  size_t as_src = 0, as_dst = 0;
+  store::CellQuery q;
+  q.run = (*row)->key;
+  q.src = *n1;
+  ASSERT_TRUE(store_->ReadCells(q, [&](const store::CellRecord&) {
+    ++as_src;
+    return absl::OkStatus();
+  }).ok());
+  q.src = -1;
+  q.dst = *n1;
+  q.size_bytes = 1 << 20;
+  ASSERT_TRUE(store_->ReadCells(q, [&](const store::CellRecord& c) {
+    EXPECT_EQ(c.size_bytes, 1u << 20);
+    ++as_dst;
+    return absl::OkStatus();
+  }).ok());
+  EXPECT_EQ(as_src, 6u);
+  EXPECT_EQ(as_dst, 3u);
+}
+
+TEST_F(StoreSuite, RetentionKeepsBaselines) {
+  for (int d = 0; d < 4; ++d) Store(FakeRun(Spec("r" + std::to_string(d), d)));
+  auto r0 = store_->FindRun("r0");
+  ASSERT_TRUE(r0.ok() && *r0);
+  ASSERT_TRUE(store_->SetBaseline("lab", (*r0)->key, "test").ok());
+  auto r2 = store_->FindRun("r2");
+  ASSERT_TRUE(r2.ok() && *r2);
+  auto deleted = store_->DeleteRunsBefore((*r2)->started_us);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 1u);  // r1; r0 is the baseline
+  std::set<std::string> left;
+  auto runs = store_->ListRuns({});
+  ASSERT_TRUE(runs.ok());
+  for (const auto& r : *runs) left.insert(r.run_id);
+  EXPECT_EQ(left, (std::set<std::string>{"r0", "r2", "r3"}));
+  store::CellQuery q;
+  auto r1 = FakeRun(Spec("r1", 1));  // its cells are gone too: a fresh upload stores again
+  EXPECT_FALSE(Store(r1).already_stored());
+}
+
+}  // namespace
+}  // namespace gdrbench::server
