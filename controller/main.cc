@@ -9,6 +9,7 @@
 #include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 #include "controller/cli/commands.h"
+#include "controller/cli/drain_command.h"
 #include "controller/cli/sweep_command.h"
 #include "controller/cli/pair_command.h"
 
@@ -107,6 +108,23 @@ int main(int argc, char** argv) {
   cli::SweepOptions sweep;
   CLI::App* sweep_cmd = cli::AddSweepSubcommand(app, sweep);
 
+  cli::DrainOptions drain;
+  CLI::App* drain_cmd = app.add_subcommand(
+      "drain", "drain the nodes a run blames in Slurm (scontrol update ... State=DRAIN)");
+  drain_cmd->add_option("--run", drain.run_file, "run.json of a sweep (gdrbench sweep --out DIR)")
+      ->required();
+  drain_cmd->add_option("--what", drain.what,
+                        "what drains a node: node,nic,excluded,link (blame kinds; excluded: left "
+                        "out of the sweep)")
+      ->capture_default_str();
+  drain_cmd->add_option("--max-fraction", drain.max_fraction,
+                        "refuse to drain more than this fraction of the run's nodes")
+      ->capture_default_str();
+  drain_cmd->add_flag("--dry-run", drain.dry_run, "print the scontrol commands, run none");
+  drain_cmd->add_option("--check", drain.check_node,
+                        "only say whether NODE would be drained (exit 1 and the reason if so)");
+  drain_cmd->add_option("--scontrol", drain.scontrol, "the scontrol to run")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -118,5 +136,6 @@ int main(int argc, char** argv) {
   if (*pair_cmd) return cli::PairCommand(pair);
   if (*preflight_cmd) return cli::PreflightCommand(preflight);
   if (*sweep_cmd) return cli::SweepCommand(sweep);
+  if (*drain_cmd) return cli::DrainCommand(drain);
   return 2;
 }

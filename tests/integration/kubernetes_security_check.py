@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""The security and placement settings of deploy/kubernetes, asserted over the objects as
+rendered by validate.mjs. The label and resource names are NVIDIA's: Node Feature Discovery's
+`feature.node.kubernetes.io/pci-15b3.present` and GPU Feature Discovery's
+`nvidia.com/gpu.present` (Mellanox/network-operator README, "NFD labels are used"), the
+GPU Operator's `nvidia.com/gpu` taint key and RuntimeClass `nvidia`, the RDMA shared device
+plugin's `rdma/...` resources. Kubernetes' gRPC probe calls grpc.health.v1 in plaintext
+(KEP-2727), hence the probe port is the agent's --health-listen port."""
+import json
+import sys
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok:   " if cond else "FAIL: ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def args_of(container):
+    return dict(a.split("=", 1) for a in container.get("args", []) if a.startswith("--") and "=" in a)
+
+
+def main():
+    objs = [o["object"] for path in sys.argv[1:] for o in json.load(open(path))]
+    kinds = {(o["kind"], o["metadata"].get("name") or o["metadata"].get("generateName")) for o in objs}
+    print("objects:", ", ".join(f"{k}/{n}" for k, n in sorted(kinds)))
+
+    rbac = [o for o in objs if o["kind"] in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding",
+                                             "ServiceAccount")]
+    check(not rbac, "no RBAC objects and no ServiceAccount: the namespace's defaults only")
+
+    ds = next(o for o in objs if o["kind"] == "DaemonSet")
+    spec = ds["spec"]["template"]["spec"]
+    (c,) = spec["containers"]
+    a = args_of(c)
+    sc = c.get("securityContext", {})
+    check(spec.get("hostNetwork") is True, "agent: hostNetwork (RoCE GIDs live in the host namespace)")
+    check(spec.get("automountServiceAccountToken") is False, "agent: no service account token")
+    check(sc.get("privileged") in (None, False), "agent: not privileged")
+    check(sc.get("capabilities", {}).get("drop") == ["ALL"] and
+          sc.get("capabilities", {}).get("add") == ["IPC_LOCK"], "agent: capabilities drop ALL, add IPC_LOCK only")
+    check(sc.get("allowPrivilegeEscalation") is False, "agent: no privilege escalation")
+    check(sc.get("readOnlyRootFilesystem") is True, "agent: read-only root filesystem")
+    check(spec.get("runtimeClassName") == "nvidia", "agent: RuntimeClass nvidia (the GPUs)")
+    limits = c.get("resources", {}).get("limits", {})
+    check(any(k.startswith("rdma/") for k in limits), "agent: an rdma/ device plugin resource (/dev/infiniband)")
+
+    vols = {v["name"]: v for v in spec.get("volumes", [])}
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+    for host, inside in (("/sys", "/host/sys"), ("/proc", "/host/proc"),
+                         ("/etc/modules-load.d", "/host/etc/modules-load.d")):
+        m = mounts.get(inside)
+        ok = m is not None and m.get("readOnly") is True and vols[m["name"]].get("hostPath", {}).get("path") == host
+        check(ok, f"agent: host {host} mounted read-only at {inside}")
+    host_paths = [v for v in vols.values() if "hostPath" in v]
+    check(all(mounts_for(v["name"], c)["readOnly"] for v in host_paths), "agent: every hostPath mount read-only")
+    check(a.get("--fs-root") == "/host", "agent: preflight reads the host's files (--fs-root /host)")
+
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    keys = {e["key"]: e for t in terms for e in t["matchExpressions"]}
+    for label in ("feature.node.kubernetes.io/pci-15b3.present", "nvidia.com/gpu.present"):
+        e = keys.get(label)
+        check(e is not None and e["operator"] == "In" and e["values"] == ["true"], f"agent: node label {label}=true")
+    check(any(t.get("key") == "nvidia.com/gpu" and t.get("effect") == "NoSchedule" for t in spec.get("tolerations", [])),
+          "agent: tolerates the nvidia.com/gpu NoSchedule taint")
+
+    health = a.get("--health-listen", "")
+    hport = int(health.rsplit(":", 1)[1]) if ":" in health else None
+    for probe in ("livenessProbe", "readinessProbe"):
+        p = c.get(probe, {})
+        check("grpc" in p and p["grpc"].get("port") == hport and not p["grpc"].get("service"),
+              f"agent: {probe} is gRPC grpc.health.v1 on the --health-listen port {hport}")
+    check(a.get("--tls-client-ca", "").startswith("/etc/gdrbench/tls/") and "--insecure" not in c.get("args", []),
+          "agent: mTLS from the mounted Secret, never --insecure")
+    check(vols["tls"]["secret"]["secretName"] == "gdrbench-agent-tls", "agent: TLS from Secret gdrbench-agent-tls")
+
+    svc = next(o for o in objs if o["kind"] == "Service" and o["metadata"]["name"] == "gdrbench-agent")
+    check(svc["spec"].get("clusterIP") == "None", "agent Service is headless (one DNS record per agent)")
+    check(svc["spec"]["selector"] == ds["spec"]["selector"]["matchLabels"], "agent Service selects the DaemonSet's pods")
+
+    for o in objs:
+        if o["kind"] not in ("CronJob", "Job"):
+            continue
+        jt = o["spec"]["jobTemplate"]["spec"] if o["kind"] == "CronJob" else o["spec"]
+        ps = jt["template"]["spec"]
+        (jc,) = ps["containers"]
+        name = f'{o["kind"]}/{o["metadata"].get("name") or o["metadata"].get("generateName")}'
+        ja = args_of(jc)
+        check(ja.get("--agents", "").startswith(f'dns:{svc["metadata"]["name"]}.{svc["metadata"]["namespace"]}.svc'),
+              f"{name}: agents found by DNS through the headless Service")
+        check(not ps.get("hostNetwork") and ps.get("automountServiceAccountToken") is False and
+              ps.get("securityContext", {}).get("runAsNonRoot") is True and
+              jc["securityContext"]["capabilities"]["drop"] == ["ALL"] and
+              not jc["securityContext"].get("capabilities", {}).get("add"),
+              f"{name}: unprivileged, non-root, no capabilities, no API token")
+        check(jt.get("backoffLimit") == 0, f"{name}: a failed sweep is not retried")
+        if o["kind"] == "CronJob":
+            check(o["spec"].get("concurrencyPolicy") == "Forbid", f"{name}: concurrencyPolicy Forbid")
+
+    certs = [o for o in objs if o["kind"] == "Certificate"]
+    secrets = {x["spec"]["secretName"] for x in certs}
+    check({"gdrbench-agent-tls", "gdrbench-controller-tls"} <= secrets,
+          "cert-manager Certificates make the Secrets the manifests mount")
+    if failures:
+        print(f"{len(failures)} security check(s) failed", file=sys.stderr)
+        sys.exit(1)
+
+
+def mounts_for(volume, container):
+    return next(m for m in container["volumeMounts"] if m["name"] == volume)
+
+
+if __name__ == "__main__":
+    main()
