@@ -12,6 +12,7 @@
 #include "controller/cli/drain_command.h"
 #include "controller/cli/sweep_command.h"
 #include "controller/cli/pair_command.h"
+#include "controller/cli/server_commands.h"
 
 namespace {
 
@@ -107,6 +108,9 @@ int main(int argc, char** argv) {
 
   cli::SweepOptions sweep;
   CLI::App* sweep_cmd = cli::AddSweepSubcommand(app, sweep);
+  cli::ServerOptions server;
+  std::function<int()> server_cmd;
+  cli::AddServerSubcommands(app, server, &server_cmd);
 
   cli::DrainOptions drain;
   CLI::App* drain_cmd = app.add_subcommand(
@@ -137,5 +141,6 @@ int main(int argc, char** argv) {
   if (*preflight_cmd) return cli::PreflightCommand(preflight);
   if (*sweep_cmd) return cli::SweepCommand(sweep);
   if (*drain_cmd) return cli::DrainCommand(drain);
+  if (server_cmd) return server_cmd();
   return 2;
 }

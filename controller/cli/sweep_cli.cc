@@ -89,6 +89,16 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(100, 3600 * 1000));
   c->add_flag("--json", o.common.json, "with --dry-run: the plan as JSON");
+
+  c->add_option("--server", o.server.address, "store the finished run on gdrbench-server (its gRPC HOST:PORT)")
+      ->envname("GDRBENCH_SERVER");
+  c->add_option("--cluster", o.cluster, "the cluster the run belongs to on the server (default 'default')");
+  c->add_option("--server-token-file", o.server.token_file, "file holding the server's bearer token (write role)")
+      ->envname("GDRBENCH_TOKEN_FILE");
+  c->add_option("--server-tls-ca", o.server.tls.ca_file, "PEM CA that signed the server's certificate");
+  c->add_option("--server-tls-cert", o.server.tls.cert_file, "PEM client certificate for the server (mTLS)");
+  c->add_option("--server-tls-key", o.server.tls.key_file, "PEM client key for the server (mTLS)");
+  c->add_flag("--server-insecure", o.server.tls.insecure, "plaintext to a server started with --insecure");
   return c;
 }
 

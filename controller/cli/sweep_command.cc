@@ -19,6 +19,7 @@
 #include "common/status.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/cli/cli_util.h"
+#include "controller/cli/server_commands.h"
 #include "controller/cli/sweep_output.h"
 #include "controller/inventory/inventory.h"
 #include "controller/report/report.h"
@@ -374,7 +375,9 @@ int SweepCommand(const SweepOptions& o) {
   if (!setup.ok()) return PrintError(setup.status());
   if (o.dry_run) return DryRun(o, *setup);
   if (o.out.empty()) return PrintError(Usage("--out DIR is required (or --dry-run)"));
-  return Sweep(o, *setup);
+  const int rc = Sweep(o, *setup);
+  if (o.server.address.empty() || rc > 1) return rc;
+  return UploadAfterSweep(o.server, o.cluster, o.out, rc);
 }
 
 }  // namespace gdrbench::controller::cli

@@ -14,6 +14,7 @@
 #include "controller/cli/commands.h"
 #include "controller/cli/sweep_flags.h"
 #include "controller/inventory/inventory.h"
+#include "controller/server_client/server_client.h"
 
 namespace gdrbench::controller::cli {
 
@@ -52,6 +53,11 @@ struct SweepOptions {
   std::string resume;             // journal of an interrupted run
   bool dry_run = false;
   std::string progress = "auto";  // auto | bar | json | none
+
+  // --server: the finished run is stored on gdrbench-server (its regressions
+  // are then added to the reports); --cluster names the run's cluster.
+  ServerClientConfig server;
+  std::string cluster;
 };
 
 // Registers the `sweep` subcommand and its flags on `app`, filling `options`.

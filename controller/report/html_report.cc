@@ -195,6 +195,21 @@ std::string RenderHtml(const v1::Run& run) {
     }
     out += "</table>\n";
   }
+  for (const auto& r : run.regressions()) {
+    absl::StrAppend(&out, "<h2>Regressions against ", internal::RegressionReferenceName(r.reference()),
+                    r.reference_run_id().empty() ? "" : absl::StrCat(" (", HtmlEscape(r.reference_run_id()), ")"),
+                    "</h2>\n<p>", HtmlEscape(r.summary()), "</p>\n");
+    if (r.regressions().empty()) continue;
+    out += "<table><tr><th>kind</th><th>subject</th><th>before Gb/s</th><th>after Gb/s</th><th>drop</th>"
+           "<th>reason</th></tr>\n";
+    for (const auto& g : r.regressions()) {
+      absl::StrAppend(&out, "<tr><td>", internal::RegressionKindName(g.kind()), "</td><td>", HtmlEscape(g.subject()),
+                      "</td><td>", Gbps(g.before_gbps()), "</td><td>", Gbps(g.after_gbps()), "</td><td>",
+                      absl::StrFormat("%.1f%%", 100 * g.drop_fraction()), "</td><td>", HtmlEscape(g.reason()),
+                      "</td></tr>\n");
+    }
+    out += "</table>\n";
+  }
   for (const auto* m : internal::VerdictMatrices(run)) {
     absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": BW average at ", SizeName(m->size_bytes()),
                     " (rows: initiator, columns: target)</h2>\n",

@@ -117,4 +117,18 @@ std::map<std::string, std::vector<std::string>> PreflightProblems(const v1::Run&
   return out;
 }
 
+std::string RegressionKindName(v1::RegressionKind k) {
+  switch (k) {
+    case v1::REGRESSION_KIND_LINK: return "link";
+    case v1::REGRESSION_KIND_NODE: return "node";
+    case v1::REGRESSION_KIND_NIC: return "nic";
+    case v1::REGRESSION_KIND_RAIL: return "rail";
+    default: return "";
+  }
+}
+
+std::string RegressionReferenceName(v1::RegressionReference r) {
+  return r == v1::REGRESSION_REFERENCE_BASELINE ? "the baseline" : "the last passing run";
+}
+
 }  // namespace gdrbench::controller::report::internal

@@ -17,6 +17,8 @@ std::string CsvField(absl::string_view s);
 std::string StatusName(v1::ResultStatus s);   // "ok", "failed", "error", "skipped", ""
 std::string SizeName(uint64_t bytes);         // "64 KiB"
 std::string Gbps(double v);                   // "%.3g"
+std::string RegressionKindName(v1::RegressionKind k);       // "link", "node", "nic", "rail"
+std::string RegressionReferenceName(v1::RegressionReference r);  // "the baseline", "the last passing run"
 
 // The verdict-size matrix of each rail (the largest size), in rail order.
 std::vector<const v1::BandwidthMatrix*> VerdictMatrices(const v1::Run& run);

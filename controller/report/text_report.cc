@@ -88,6 +88,20 @@ std::string RenderMarkdown(const v1::Run& run) {
     }
     out += "\n";
   }
+  // Regressions: filled in by gdrbench-server when it stored the run.
+  for (const auto& r : run.regressions()) {
+    absl::StrAppend(&out, "## Regressions against ", internal::RegressionReferenceName(r.reference()),
+                    r.reference_run_id().empty() ? "" : absl::StrCat(" (", r.reference_run_id(), ")"), "\n\n",
+                    r.summary(), "\n\n");
+    if (r.regressions().empty()) continue;
+    out += "| kind | subject | before Gb/s | after Gb/s | drop | reason |\n|---|---|---|---|---|---|\n";
+    for (const auto& g : r.regressions()) {
+      absl::StrAppend(&out, "| ", internal::RegressionKindName(g.kind()), " | ", g.subject(), " | ", Gbps(g.before_gbps()),
+                      " | ", Gbps(g.after_gbps()), " | ", absl::StrFormat("%.1f%%", 100 * g.drop_fraction()),
+                      " | ", g.reason(), " |\n");
+    }
+    out += "\n";
+  }
   for (const auto* m : internal::VerdictMatrices(run)) {
     absl::StrAppend(&out, "## Rail ", m->rail(), " at ", SizeName(m->size_bytes()), " (Gb/s)\n\n");
     auto g = Grid(*m);

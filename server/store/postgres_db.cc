@@ -110,7 +110,7 @@ class PostgresDb final : public SqlDb {
               text[i] = std::string(v);
               values[i] = text[i].c_str();
             } else {
-              values[i] = v.bytes.data();
+              values[i] = v.bytes.empty() ? "" : v.bytes.data();  // a null pointer is SQL NULL
               lengths[i] = static_cast<int>(v.bytes.size());
               formats[i] = 1;  // binary: bytea as is
             }

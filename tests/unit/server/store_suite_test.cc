@@ -104,7 +104,7 @@ TEST_F(StoreSuite, RefusesHeadersThatAreNotRuns) {
   for (auto mutate : std::vector<std::function<void(v1::Run*)>>{
            [](v1::Run* r) { r->set_run_id("has space"); },
            [](v1::Run* r) { r->clear_started_at(); },
-           [](v1::Run* r) { r->mutable_matrices(0)->set_size_bytes(0); },
+           [](v1::Run* r) { r->mutable_matrices(0)->set_size_bytes(1ull << 41); },
            [](v1::Run* r) { r->mutable_matrices(0)->add_nodes("node0"); },
            [](v1::Run* r) { r->mutable_matrices(0)->mutable_cells(0)->set_bw_avg_gbps(-1); },
            [](v1::Run* r) { r->mutable_matrices(0)->mutable_cells(0)->set_verdict("great"); },

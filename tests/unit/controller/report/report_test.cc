@@ -92,3 +92,30 @@ TEST(Report, HtmlIsSelfContainedWithHeatmapCurvesAndRemedies) {
 
 }  // namespace
 }  // namespace gdrbench::controller::report
+
+namespace gdrbench::controller::report {
+namespace {
+
+TEST(Report, MarkdownAndHtmlShowTheServersRegressions) {
+  v1::Run run = SampleRun();
+  v1::RegressionReport* r = run.add_regressions();
+  r->set_reference(v1::REGRESSION_REFERENCE_BASELINE);
+  r->set_reference_run_id("base-7");
+  r->set_summary("1 of 12 cells regressed against the baseline base-7: node2->node3");
+  v1::Regression* g = r->add_regressions();
+  g->set_kind(v1::REGRESSION_KIND_LINK);
+  g->set_subject("node2->node3");
+  g->set_before_gbps(380);
+  g->set_after_gbps(190);
+  g->set_drop_fraction(0.5);
+  g->set_reason("a <b>drop</b>");
+  const std::string md = RenderMarkdown(run);
+  EXPECT_NE(md.find("## Regressions against the baseline (base-7)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| link | node2->node3 | 380 | 190 | 50.0% |"), std::string::npos) << md;
+  const std::string html = RenderHtml(run);
+  EXPECT_NE(html.find("<h2>Regressions against the baseline (base-7)</h2>"), std::string::npos);
+  EXPECT_NE(html.find("a &lt;b&gt;drop&lt;/b&gt;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::report

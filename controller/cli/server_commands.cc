@@ -1,0 +1,280 @@
+#include "controller/cli/server_commands.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
+#include "controller/analysis/verdicts.h"
+#include "controller/cli/cli_util.h"
+#include "controller/cli/commands.h"
+#include "controller/report/report.h"
+#include "controller/run/journal.h"
+
+namespace gdrbench::controller::cli {
+namespace {
+
+#define ASSIGN_OR_RETURN_EXIT(lhs, expr)                   \
+  auto GDR_CONCAT(_or_, __LINE__) = (expr);                \
+  if (!GDR_CONCAT(_or_, __LINE__).ok()) {                  \
+    return PrintError(GDR_CONCAT(_or_, __LINE__).status()); \
+  }                                                        \
+  lhs = std::move(GDR_CONCAT(_or_, __LINE__)).value()
+
+std::string Time(const google::protobuf::Timestamp& t) {
+  std::time_t s = t.seconds();
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
+  return buf;
+}
+
+void PrintRegressions(const google::protobuf::RepeatedPtrField<v1::RegressionReport>& reps) {
+  for (const auto& r : reps) {
+    std::printf("regressions vs %s: %s\n",
+                r.reference() == v1::REGRESSION_REFERENCE_BASELINE ? "baseline" : "last pass", r.summary().c_str());
+    for (const auto& g : r.regressions()) {
+      std::printf("  %-5s %-28s %8.3g -> %-8.3g Gb/s (-%.1f%%)\n",
+                  g.kind() == v1::REGRESSION_KIND_LINK   ? "link"
+                  : g.kind() == v1::REGRESSION_KIND_NODE ? "node"
+                  : g.kind() == v1::REGRESSION_KIND_NIC  ? "nic"
+                                                         : "rail",
+                  g.subject().c_str(), g.before_gbps(), g.after_gbps(), 100 * g.drop_fraction());
+    }
+  }
+}
+
+absl::StatusOr<std::unique_ptr<ServerClient>> Connect(const ServerOptions& o) {
+  return ServerClient::Create(o.client);
+}
+
+int List(const ServerOptions& o) {
+  ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
+  v1::ListRunsRequest req;
+  req.set_cluster(o.cluster);
+  req.set_page_size(o.limit);
+  req.set_passed(o.passed);
+  auto r = c->ListRuns(req);
+  if (!r.ok()) return PrintError(r.status());
+  if (o.json) {
+    PrintJson(*r);
+    return 0;
+  }
+  std::printf("%-28s %-10s %-21s %-5s %7s %6s %6s %4s %4s  %s\n", "RUN", "CLUSTER", "STARTED", "PASS", "CELLS",
+              "LOW", "FAILED", "REGB", "REGP", "SUMMARY");
+  for (const auto& s : r->runs()) {
+    std::printf("%-28s %-10s %-21s %-5s %7llu %6llu %6llu %4u %4u  %s%s\n", s.run_id().c_str(),
+                s.cluster().c_str(), Time(s.started_at()).c_str(), s.passed() ? "yes" : "no",
+                static_cast<unsigned long long>(s.cells()), static_cast<unsigned long long>(s.low_cells()),
+                static_cast<unsigned long long>(s.failed_cells()), s.baseline_regressions(),
+                s.last_pass_regressions(), s.is_baseline() ? "[baseline] " : "", s.summary().c_str());
+  }
+  return 0;
+}
+
+int Show(const ServerOptions& o) {
+  ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
+  v1::GetRunRequest req;
+  req.set_run_id(o.run);
+  auto r = c->GetRun(req);
+  if (!r.ok()) return PrintError(r.status());
+  if (o.json) {
+    PrintJson(*r);
+    return 0;
+  }
+  std::printf("run %s (cluster %s), %s, mode %s\n%s\n", r->run_id().c_str(), r->cluster().c_str(),
+              Time(r->started_at()).c_str(), r->mode().c_str(), r->summary().c_str());
+  for (const auto& b : r->blame()) std::printf("blame %s %s: %s\n", b.kind().c_str(), b.subject().c_str(), b.reason().c_str());
+  PrintRegressions(r->regressions());
+  return 0;
+}
+
+int Compare(const ServerOptions& o) {
+  ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
+  v1::CompareRunsRequest req;
+  req.set_a(o.run);
+  req.set_b(o.other);
+  req.set_tolerance(o.tolerance);
+  req.set_page_size(o.limit);
+  auto r = c->CompareRuns(req);
+  if (!r.ok()) return PrintError(r.status());
+  if (o.json) {
+    PrintJson(*r);
+    return 0;
+  }
+  std::printf("%s -> %s (tolerance %.0f%%): %llu compared, %llu dropped, %llu improved, %llu status changed, "
+              "%llu only in %s, %llu only in %s\n",
+              r->a().c_str(), r->b().c_str(), 100 * r->tolerance(), static_cast<unsigned long long>(r->compared()),
+              static_cast<unsigned long long>(r->dropped()), static_cast<unsigned long long>(r->improved()),
+              static_cast<unsigned long long>(r->status_changed()), static_cast<unsigned long long>(r->only_a()),
+              r->a().c_str(), static_cast<unsigned long long>(r->only_b()), r->b().c_str());
+  for (const auto& d : r->changed()) {
+    std::printf("  rail %u %8llu B  %-14s -> %-14s %9.4g -> %-9.4g Gb/s  %+.1f%%\n", d.rail(),
+                static_cast<unsigned long long>(d.size_bytes()), d.src().c_str(), d.dst().c_str(), d.a_gbps(),
+                d.b_gbps(), 100 * d.change_fraction());
+  }
+  return 0;
+}
+
+int Upload(const ServerOptions& o) {
+  auto run = LoadRunOrJournal(o.path);
+  if (!run.ok()) return PrintError(run.status());
+  auto r = UploadRun(o.client, std::move(*run), o.cluster);
+  return r.ok() ? 0 : PrintError(r.status());
+}
+
+int BaselineSet(const ServerOptions& o) {
+  ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
+  v1::SetBaselineRequest req;
+  req.set_run_id(o.run);
+  req.set_cluster(o.cluster);
+  auto r = c->SetBaseline(req);
+  if (!r.ok()) return PrintError(r.status());
+  if (o.json) {
+    PrintJson(*r);
+  } else {
+    std::printf("baseline of %s: %s\n", r->cluster().c_str(), r->run_id().c_str());
+  }
+  return 0;
+}
+
+int BaselineShow(const ServerOptions& o) {
+  ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
+  v1::GetBaselineRequest req;
+  req.set_cluster(o.cluster);
+  auto r = c->GetBaseline(req);
+  if (!r.ok()) return PrintError(r.status());
+  if (o.json) {
+    PrintJson(*r);
+  } else if (r->run_id().empty()) {
+    std::printf("cluster %s has no baseline (gdrbench baseline set RUN)\n", r->cluster().c_str());
+  } else {
+    std::printf("baseline of %s: %s (set %s by %s): %s\n", r->cluster().c_str(), r->run_id().c_str(),
+                Time(r->set_at()).c_str(), r->set_by().c_str(), r->run().summary().c_str());
+  }
+  return 0;
+}
+
+void AddConnection(CLI::App* c, ServerOptions& o) {
+  c->add_option("--server", o.client.address, "gdrbench-server's gRPC API, HOST:PORT")
+      ->envname("GDRBENCH_SERVER")
+      ->required();
+  c->add_option("--token-file", o.client.token_file, "file holding the bearer token")
+      ->envname("GDRBENCH_TOKEN_FILE");
+  c->add_option("--tls-ca", o.client.tls.ca_file, "PEM CA that signed the server's certificate");
+  c->add_option("--tls-cert", o.client.tls.cert_file, "PEM client certificate (mTLS)");
+  c->add_option("--tls-key", o.client.tls.key_file, "PEM client key (mTLS)");
+  c->add_option("--tls-server-name", o.client.tls.server_name, "name to check in the server's certificate");
+  c->add_flag("--insecure", o.client.tls.insecure, "plaintext, to a server started with --insecure");
+  c->add_option("--timeout-ms", o.client.timeout_ms, "deadline of each call")->capture_default_str();
+  c->add_flag("--json", o.json, "print the v1 response as JSON");
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Run> LoadRunOrJournal(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoToStatus(errno, path);
+  char first = 0;
+  in >> first;
+  if (first == '{') return report::LoadRunJson(path);
+  ASSIGN_OR_RETURN(run::JournalContents j, run::ReadJournal(path));
+  std::set<std::string> seen;
+  std::vector<std::string> names(j.header.nodes().begin(), j.header.nodes().end());
+  analysis::MatrixSet set(names, j.header.params().bidirectional());
+  for (const auto& p : j.pairs) set.Add(p);
+  v1::VerdictPolicy policy = analysis::DefaultPolicy();
+  analysis::Outcome outcome = analysis::Judge(set, policy, nullptr, {});
+  v1::Run run;
+  run.set_run_id(j.header.run_id());
+  *run.mutable_started_at() = j.header.started_at();
+  *run.mutable_finished_at() = j.header.started_at();
+  run.set_mode(j.header.mode());
+  *run.mutable_params() = j.header.params();
+  *run.mutable_policy() = policy;
+  for (auto& p : j.pairs) *run.add_pairs() = std::move(p);
+  analysis::FillRun(set, outcome, &run);
+  run.set_summary(absl::StrCat("from the journal (", run.pairs_size(), " of ", j.header.tests(),
+                               " tests finished, default verdict policy): ", run.summary()));
+  if (static_cast<uint64_t>(run.pairs_size()) < j.header.tests()) run.set_passed(false);
+  return run;
+}
+
+absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server, v1::Run run,
+                                                const std::string& cluster) {
+  ASSIGN_OR_RETURN(auto c, ServerClient::Create(server));
+  if (!cluster.empty()) run.set_cluster(cluster);
+  run.clear_regressions();  // the server's to compute
+  ASSIGN_OR_RETURN(v1::UploadRunResponse r, c->Upload(run));
+  std::printf("server %s: run %s %s (%llu cells, %llu pairs)\n", server.address.c_str(), r.run_id().c_str(),
+              r.already_stored() ? "was already stored" : "stored", static_cast<unsigned long long>(r.cells()),
+              static_cast<unsigned long long>(r.pairs()));
+  PrintRegressions(r.regressions());
+  return r;
+}
+
+int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluster, const std::string& dir,
+                     int rc) {
+  const std::string path = (std::filesystem::path(dir) / "run.json").string();
+  auto run = report::LoadRunJson(path);
+  if (!run.ok()) return PrintError(run.status());
+  auto r = UploadRun(server, *run, cluster);
+  if (!r.ok()) {
+    PrintError(absl::Status(r.status().code(),
+                            absl::StrCat(r.status().message(), "; the run is kept in ", path,
+                                         ": store it later with gdrbench runs upload ", path, " --server ",
+                                         server.address)));
+    return 1;
+  }
+  if (!cluster.empty()) run->set_cluster(cluster);
+  *run->mutable_regressions() = r->regressions();
+  if (auto w = report::WriteReports(*run, dir); !w.ok()) return PrintError(w.status());
+  return rc;
+}
+
+void AddServerSubcommands(CLI::App& app, ServerOptions& o, std::function<int()>* dispatch) {
+  CLI::App* runs = app.add_subcommand("runs", "runs kept by gdrbench-server: list, show, compare, upload");
+  runs->require_subcommand(1);
+  CLI::App* list = runs->add_subcommand("list", "the newest runs first");
+  AddConnection(list, o);
+  list->add_option("--cluster", o.cluster, "only this cluster's runs");
+  list->add_option("--limit", o.limit, "at most this many")->capture_default_str()->check(CLI::Range(1, 1000));
+  list->add_option("--passed", o.passed, "true or false: only runs that passed, or failed")
+      ->check(CLI::IsMember({"true", "false"}));
+  list->callback([&o, dispatch] { *dispatch = [&o] { return List(o); }; });
+  CLI::App* show = runs->add_subcommand("show", "one run: summary, blame, regressions");
+  AddConnection(show, o);
+  show->add_option("run", o.run, "run id")->required();
+  show->callback([&o, dispatch] { *dispatch = [&o] { return Show(o); }; });
+  CLI::App* cmp = runs->add_subcommand("compare", "two runs cell by cell, the largest drops first");
+  AddConnection(cmp, o);
+  cmp->add_option("a", o.run, "the earlier run")->required();
+  cmp->add_option("b", o.other, "the later run")->required();
+  cmp->add_option("--tolerance", o.tolerance, "a change past this fraction counts (0: the server's)")
+      ->check(CLI::Range(0.0, 0.99));
+  cmp->add_option("--limit", o.limit, "changed cells to list")->capture_default_str()->check(CLI::Range(1, 10000));
+  cmp->callback([&o, dispatch] { *dispatch = [&o] { return Compare(o); }; });
+  CLI::App* up = runs->add_subcommand("upload", "store a run.json, or the run in a sweep's journal (idempotent)");
+  AddConnection(up, o);
+  up->add_option("path", o.path, "run.json, or journal.bin of a sweep")->required()->check(CLI::ExistingFile);
+  up->add_option("--cluster", o.cluster, "the cluster it belongs to (default: the run's, else 'default')");
+  up->callback([&o, dispatch] { *dispatch = [&o] { return Upload(o); }; });
+
+  CLI::App* base = app.add_subcommand("baseline", "the run each new run of a cluster is compared with");
+  base->require_subcommand(1);
+  CLI::App* set = base->add_subcommand("set", "make a stored run its cluster's baseline");
+  AddConnection(set, o);
+  set->add_option("run", o.run, "run id")->required();
+  set->add_option("--cluster", o.cluster, "the run's cluster (default: the run's own)");
+  set->callback([&o, dispatch] { *dispatch = [&o] { return BaselineSet(o); }; });
+  CLI::App* get = base->add_subcommand("show", "a cluster's baseline");
+  AddConnection(get, o);
+  get->add_option("--cluster", o.cluster, "cluster name")->required();
+  get->callback([&o, dispatch] { *dispatch = [&o] { return BaselineShow(o); }; });
+}
+
+}  // namespace gdrbench::controller::cli

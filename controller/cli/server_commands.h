@@ -1,0 +1,49 @@
+// The subcommands that talk to gdrbench-server (--server HOST:PORT, its gRPC
+// API): `runs list|show|compare|upload` and `baseline set|show`, and the
+// upload a sweep does with --server. Exit codes: 0 done; 1 the server said
+// no or could not be reached (one line on stderr); 2 bad usage.
+#pragma once
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "controller/server_client/server_client.h"
+#include "gdrbench/v1/run.pb.h"
+
+namespace gdrbench::controller::cli {
+
+struct ServerOptions {
+  ServerClientConfig client;
+  bool json = false;
+  // runs list
+  std::string cluster;
+  uint32_t limit = 20;
+  std::string passed;
+  // runs show / compare / upload, baseline set
+  std::string run;
+  std::string other;
+  double tolerance = 0;
+  std::string path;  // upload: run.json or journal
+};
+
+// Registers `runs` and `baseline` on `app`; `dispatch` is set to the command
+// to run when one of them was chosen.
+void AddServerSubcommands(CLI::App& app, ServerOptions& options, std::function<int()>* dispatch);
+
+// Stores `run` on the server and prints one line about it (and its
+// regressions) on stdout; `cluster` overrides the run's. Returns the
+// response so the caller can add the regressions to its reports.
+absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server, v1::Run run,
+                                                const std::string& cluster);
+
+// After `gdrbench sweep --server`: stores DIR/run.json, then writes the
+// reports again with the regressions the server found. Returns `rc` (the
+// sweep's exit code), or 1 when the upload failed (the run stays in DIR).
+int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluster, const std::string& dir,
+                     int rc);
+
+// A run from a run.json or, for a sweep that never finished, from its
+// journal (its finished tests judged with the default verdict policy).
+absl::StatusOr<v1::Run> LoadRunOrJournal(const std::string& path);
+
+}  // namespace gdrbench::controller::cli

@@ -1,0 +1,48 @@
+// A client of gdrbench-server's gRPC API (gdrbench.v1.Controller), for the
+// CLI: upload a run in pieces, list, show and compare runs, baselines. TLS
+// as for agents (rpc::ClientTlsConfig); the bearer token is read from a
+// file so it never shows in `ps`.
+// Errors: the server's status with "<call> on <address>: " in front.
+// Thread safety: one call at a time per client.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/rpc/tls.h"
+#include "gdrbench/v1/controller.grpc.pb.h"
+
+namespace gdrbench::controller {
+
+struct ServerClientConfig {
+  std::string address;          // HOST:PORT of the server's gRPC API
+  rpc::ClientTlsConfig tls;
+  std::string token_file;       // one line: the bearer token
+  int timeout_ms = 30000;       // per unary call; uploads get 10 x
+};
+
+class ServerClient {
+ public:
+  // INVALID_ARGUMENT for a bad address or TLS config; NOT_FOUND for a
+  // missing token file.
+  static absl::StatusOr<std::unique_ptr<ServerClient>> Create(const ServerClientConfig& config);
+
+  absl::StatusOr<v1::UploadRunResponse> Upload(const v1::Run& run);
+  absl::StatusOr<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req);
+  absl::StatusOr<v1::Run> GetRun(const v1::GetRunRequest& req);
+  absl::StatusOr<v1::CompareRunsResponse> CompareRuns(const v1::CompareRunsRequest& req);
+  absl::StatusOr<v1::BaselineInfo> SetBaseline(const v1::SetBaselineRequest& req);
+  absl::StatusOr<v1::BaselineInfo> GetBaseline(const v1::GetBaselineRequest& req);
+  const std::string& address() const { return config_.address; }
+
+ private:
+  ServerClient(ServerClientConfig c, std::unique_ptr<v1::Controller::Stub> stub, std::string token)
+      : config_(std::move(c)), stub_(std::move(stub)), token_(std::move(token)) {}
+  void Prepare(grpc::ClientContext* ctx, int timeout_ms) const;
+  ServerClientConfig config_;
+  std::unique_ptr<v1::Controller::Stub> stub_;
+  std::string token_;
+};
+
+}  // namespace gdrbench::controller

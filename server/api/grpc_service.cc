@@ -1,0 +1,154 @@
+#include "server/api/grpc_service.h"
+
+#include "common/rpc/status.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::server::api {
+namespace {
+
+template <typename T>
+grpc::Status Reply(absl::StatusOr<T> r, T* out) {
+  if (!r.ok()) return rpc::ToGrpc(r.status());
+  *out = std::move(*r);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+absl::StatusOr<Principal> GrpcControllerService::Caller(grpc::ServerContext* ctx, Role needed) const {
+  const auto& md = ctx->client_metadata();
+  auto it = md.find("authorization");
+  std::string_view value;
+  if (it != md.end()) value = std::string_view(it->second.data(), it->second.size());
+  auto who = auth_.Check(value, needed);
+  if (!who.ok()) spdlog::warn("gRPC call from {} refused: {}", ctx->peer(), std::string(who.status().message()));
+  return who;
+}
+
+#define GDR_CALLER(role)                             \
+  auto who = Caller(ctx, role);                      \
+  if (!who.ok()) return rpc::ToGrpc(who.status())
+
+grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
+                                              grpc::ServerReader<v1::RunChunk>* reader,
+                                              v1::UploadRunResponse* resp) {
+  GDR_CALLER(Role::kWrite);
+  auto ingest = h_.NewUpload();
+  v1::RunChunk chunk;
+  bool first = true;
+  absl::Status st;
+  // Read every chunk even after an error, so the client sees the status.
+  while (reader->Read(&chunk)) {
+    if (!st.ok()) continue;
+    if (first) {
+      st = chunk.has_header() ? ingest->Begin(chunk.header())
+                              : absl::InvalidArgumentError("the first chunk must be the header (v1.Run without pairs and cells)");
+      first = false;
+    } else {
+      st = ingest->Add(chunk);
+    }
+  }
+  if (!st.ok()) return rpc::ToGrpc(st);
+  if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "upload cancelled: nothing stored");
+  auto r = ingest->Finish();
+  if (r.ok()) spdlog::info("upload of {} by {}{}", r->run_id(), who->name, r->already_stored() ? ": already stored" : "");
+  return Reply(std::move(r), resp);
+}
+
+grpc::Status GrpcControllerService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req, v1::Run* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.GetRun(*req), resp);
+}
+
+grpc::Status GrpcControllerService::ExportRun(grpc::ServerContext* ctx, const v1::ExportRunRequest* req,
+                                              grpc::ServerWriter<v1::RunChunk>* writer) {
+  GDR_CALLER(Role::kRead);
+  return rpc::ToGrpc(h_.ExportRun(*req, [&](const v1::RunChunk& c) {
+    if (!writer->Write(c)) return absl::CancelledError("the client went away");
+    return absl::OkStatus();
+  }));
+}
+
+grpc::Status GrpcControllerService::ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
+                                             v1::ListRunsResponse* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.ListRuns(*req), resp);
+}
+
+grpc::Status GrpcControllerService::ListCells(grpc::ServerContext* ctx, const v1::ListCellsRequest* req,
+                                              v1::ListCellsResponse* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.ListCells(*req), resp);
+}
+
+grpc::Status GrpcControllerService::CompareRuns(grpc::ServerContext* ctx, const v1::CompareRunsRequest* req,
+                                                v1::CompareRunsResponse* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.CompareRuns(*req), resp);
+}
+
+grpc::Status GrpcControllerService::GetLinkTrend(grpc::ServerContext* ctx, const v1::LinkTrendRequest* req,
+                                                 v1::TrendResponse* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.GetLinkTrend(*req), resp);
+}
+
+grpc::Status GrpcControllerService::GetNodeTrend(grpc::ServerContext* ctx, const v1::NodeTrendRequest* req,
+                                                 v1::TrendResponse* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.GetNodeTrend(*req), resp);
+}
+
+grpc::Status GrpcControllerService::SetBaseline(grpc::ServerContext* ctx, const v1::SetBaselineRequest* req,
+                                                v1::BaselineInfo* resp) {
+  GDR_CALLER(Role::kWrite);
+  return Reply(h_.SetBaseline(*req, *who), resp);
+}
+
+grpc::Status GrpcControllerService::GetBaseline(grpc::ServerContext* ctx, const v1::GetBaselineRequest* req,
+                                                v1::BaselineInfo* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.GetBaseline(*req), resp);
+}
+
+grpc::Status GrpcControllerService::ListClusters(grpc::ServerContext* ctx, const v1::ListClustersRequest* req,
+                                                 v1::ListClustersResponse* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.ListClusters(*req), resp);
+}
+
+grpc::Status GrpcControllerService::SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
+                                                v1::SweepJob* resp) {
+  GDR_CALLER(Role::kWrite);
+  return Reply(h_.SubmitSweep(*req, *who), resp);
+}
+
+grpc::Status GrpcControllerService::GetSweep(grpc::ServerContext* ctx, const v1::GetSweepRequest* req,
+                                             v1::SweepJob* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.GetSweep(*req), resp);
+}
+
+grpc::Status GrpcControllerService::ListSweeps(grpc::ServerContext* ctx, const v1::ListSweepsRequest* req,
+                                               v1::ListSweepsResponse* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.ListSweeps(*req), resp);
+}
+
+grpc::Status GrpcControllerService::WatchSweep(grpc::ServerContext* ctx, const v1::WatchSweepRequest* req,
+                                               grpc::ServerWriter<v1::SweepJob>* writer) {
+  GDR_CALLER(Role::kRead);
+  return rpc::ToGrpc(h_.WatchSweep(*req, [&](const v1::SweepJob& j) {
+    return !ctx->IsCancelled() && writer->Write(j);
+  }));
+}
+
+grpc::Status GrpcControllerService::CancelSweep(grpc::ServerContext* ctx, const v1::CancelSweepRequest* req,
+                                                v1::SweepJob* resp) {
+  GDR_CALLER(Role::kWrite);
+  return Reply(h_.CancelSweep(*req), resp);
+}
+
+#undef GDR_CALLER
+
+}  // namespace gdrbench::server::api

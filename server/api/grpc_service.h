@@ -1,0 +1,54 @@
+// gdrbench.v1.Controller over gRPC: converts to and from Handler (the plain
+// API) and checks the caller's bearer token from the `authorization`
+// metadata (mTLS, when configured, is checked by the transport first).
+#pragma once
+
+#include "gdrbench/v1/controller.grpc.pb.h"
+#include "server/api/auth.h"
+#include "server/api/handler.h"
+
+namespace gdrbench::server::api {
+
+class GrpcControllerService final : public v1::Controller::Service {
+ public:
+  GrpcControllerService(Handler& handler, const Authorizer& auth) : h_(handler), auth_(auth) {}
+
+  grpc::Status UploadRun(grpc::ServerContext* ctx, grpc::ServerReader<v1::RunChunk>* reader,
+                         v1::UploadRunResponse* resp) override;
+  grpc::Status GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req, v1::Run* resp) override;
+  grpc::Status ExportRun(grpc::ServerContext* ctx, const v1::ExportRunRequest* req,
+                         grpc::ServerWriter<v1::RunChunk>* writer) override;
+  grpc::Status ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
+                        v1::ListRunsResponse* resp) override;
+  grpc::Status ListCells(grpc::ServerContext* ctx, const v1::ListCellsRequest* req,
+                         v1::ListCellsResponse* resp) override;
+  grpc::Status CompareRuns(grpc::ServerContext* ctx, const v1::CompareRunsRequest* req,
+                           v1::CompareRunsResponse* resp) override;
+  grpc::Status GetLinkTrend(grpc::ServerContext* ctx, const v1::LinkTrendRequest* req,
+                            v1::TrendResponse* resp) override;
+  grpc::Status GetNodeTrend(grpc::ServerContext* ctx, const v1::NodeTrendRequest* req,
+                            v1::TrendResponse* resp) override;
+  grpc::Status SetBaseline(grpc::ServerContext* ctx, const v1::SetBaselineRequest* req,
+                           v1::BaselineInfo* resp) override;
+  grpc::Status GetBaseline(grpc::ServerContext* ctx, const v1::GetBaselineRequest* req,
+                           v1::BaselineInfo* resp) override;
+  grpc::Status ListClusters(grpc::ServerContext* ctx, const v1::ListClustersRequest* req,
+                            v1::ListClustersResponse* resp) override;
+  grpc::Status SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
+                           v1::SweepJob* resp) override;
+  grpc::Status GetSweep(grpc::ServerContext* ctx, const v1::GetSweepRequest* req,
+                        v1::SweepJob* resp) override;
+  grpc::Status ListSweeps(grpc::ServerContext* ctx, const v1::ListSweepsRequest* req,
+                          v1::ListSweepsResponse* resp) override;
+  grpc::Status WatchSweep(grpc::ServerContext* ctx, const v1::WatchSweepRequest* req,
+                          grpc::ServerWriter<v1::SweepJob>* writer) override;
+  grpc::Status CancelSweep(grpc::ServerContext* ctx, const v1::CancelSweepRequest* req,
+                           v1::SweepJob* resp) override;
+
+ private:
+  absl::StatusOr<Principal> Caller(grpc::ServerContext* ctx, Role needed) const;
+  Handler& h_;
+  const Authorizer& auth_;
+};
+
+}  // namespace gdrbench::server::api

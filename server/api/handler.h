@@ -1,0 +1,78 @@
+// The Controller API as a plain C++ interface (no gRPC, no HTTP): each call
+// takes its v1 request and the caller, validates the request and returns the
+// v1 response or a status. grpc_service.h and http_server.h only convert.
+// Limits and defaults are in HandlerOptions.
+// Errors: INVALID_ARGUMENT with a sentence for bad input; NOT_FOUND for
+// unknown runs, clusters and jobs; FAILED_PRECONDITION for a run too big to
+// return whole; the store's otherwise.
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gdrbench/v1/controller.pb.h"
+#include "server/api/auth.h"
+#include "server/history/ingest.h"
+#include "server/store/store.h"
+#include "server/sweeps/sweep_manager.h"
+
+namespace gdrbench::server::api {
+
+struct HandlerOptions {
+  history::IngestOptions ingest;     // tolerance, limits
+  uint64_t max_full_cells = 1 << 20; // GetRun FULL refuses bigger runs
+};
+
+class Handler {
+ public:
+  Handler(store::Store& store, sweeps::SweepManager& sweeps, HandlerOptions options);
+
+  std::unique_ptr<history::Ingester> NewUpload();
+  // A whole run at once (HTTP JSON upload, server-run sweeps).
+  absl::StatusOr<v1::UploadRunResponse> StoreRun(const v1::Run& run);
+
+  absl::StatusOr<v1::Run> GetRun(const v1::GetRunRequest& req);
+  absl::Status ExportRun(const v1::ExportRunRequest& req,
+                         const std::function<absl::Status(const v1::RunChunk&)>& fn);
+  absl::StatusOr<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req);
+  absl::StatusOr<v1::ListCellsResponse> ListCells(const v1::ListCellsRequest& req);
+  absl::StatusOr<v1::CompareRunsResponse> CompareRuns(const v1::CompareRunsRequest& req);
+  absl::StatusOr<v1::TrendResponse> GetLinkTrend(const v1::LinkTrendRequest& req);
+  absl::StatusOr<v1::TrendResponse> GetNodeTrend(const v1::NodeTrendRequest& req);
+  absl::StatusOr<v1::BaselineInfo> SetBaseline(const v1::SetBaselineRequest& req, const Principal& who);
+  absl::StatusOr<v1::BaselineInfo> GetBaseline(const v1::GetBaselineRequest& req);
+  absl::StatusOr<v1::ListClustersResponse> ListClusters(const v1::ListClustersRequest& req);
+
+  absl::StatusOr<v1::SweepJob> SubmitSweep(const v1::SubmitSweepRequest& req, const Principal& who);
+  absl::StatusOr<v1::SweepJob> GetSweep(const v1::GetSweepRequest& req);
+  absl::StatusOr<v1::ListSweepsResponse> ListSweeps(const v1::ListSweepsRequest& req);
+  absl::StatusOr<v1::SweepJob> CancelSweep(const v1::CancelSweepRequest& req);
+  absl::Status WatchSweep(const v1::WatchSweepRequest& req,
+                          const std::function<bool(const v1::SweepJob&)>& fn);
+
+  store::Store& store() { return store_; }
+  sweeps::SweepManager& sweeps() { return sweeps_; }
+  const HandlerOptions& options() const { return options_; }
+
+ private:
+  absl::StatusOr<store::RunRow> Run(const std::string& run_id, const char* field);
+  store::Store& store_;
+  sweeps::SweepManager& sweeps_;
+  HandlerOptions options_;
+};
+
+// Request checks, one sentence each (tested on their own).
+absl::Status CheckRunId(const std::string& id, const char* field);
+absl::Status CheckCluster(const std::string& cluster, const char* field, bool required);
+absl::Status CheckPageSize(uint32_t page_size, uint32_t max, const char* field);
+// Page tokens this server issued: "t<started_us>.<key>" (runs), "c<rail>.<size>.<src>.<dst>"
+// (cells), "o<offset>" (compare).
+absl::StatusOr<std::pair<int64_t, int64_t>> ParseRunsToken(const std::string& token);
+absl::StatusOr<std::tuple<uint32_t, uint64_t, int64_t, int64_t>> ParseCellsToken(const std::string& token);
+absl::StatusOr<uint64_t> ParseOffsetToken(const std::string& token);
+v1::RunSummary ToSummary(const store::RunRow& r);
+
+}  // namespace gdrbench::server::api

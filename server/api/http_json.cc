@@ -1,0 +1,115 @@
+#include "server/api/http_json.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace gdrbench::server::api {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          absl::StrAppend(&out, "\\u00", c < 0x10 ? "0" : "", absl::Hex(c));
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+absl::Status FieldsToMessage(const std::multimap<std::string, std::string>& fields,
+                             google::protobuf::Message* msg) {
+  const auto* d = msg->GetDescriptor();
+  std::vector<std::string> parts;
+  std::vector<std::string> known;
+  for (int i = 0; i < d->field_count(); ++i) known.push_back(d->field(i)->name());
+  std::set<std::string> seen;
+  for (const auto& [name, value] : fields) {
+    const FieldDescriptor* f = d->FindFieldByName(name);
+    if (f == nullptr) f = d->FindFieldByCamelcaseName(name);
+    if (f == nullptr || f->is_repeated()) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown parameter '", name.substr(0, 40),
+                                                     "' (expected: ", absl::StrJoin(known, ", "), ")"));
+    }
+    if (!seen.insert(f->name()).second) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter '", name, "' given twice"));
+    }
+    std::string v;
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
+      if (value != "true" && value != "false") {
+        return absl::InvalidArgumentError(absl::StrCat("parameter '", name, "': '", value.substr(0, 40),
+                                                       "' is not true or false"));
+      }
+      v = value;
+    } else {
+      v = JsonString(value);  // numbers, enums and timestamps are accepted as strings
+    }
+    parts.push_back(absl::StrCat(JsonString(f->json_name()), ":", v));
+  }
+  std::string json = absl::StrCat("{", absl::StrJoin(parts, ","), "}");
+  google::protobuf::util::JsonParseOptions o;
+  auto st = google::protobuf::util::JsonStringToMessage(json, msg, o);
+  if (!st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("parameters do not fit ", d->name(), ": ", std::string(st.message())));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JsonToMessage(const std::string& json, google::protobuf::Message* msg) {
+  auto st = google::protobuf::util::JsonStringToMessage(json, msg);
+  if (!st.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the body is not a JSON ", msg->GetDescriptor()->full_name(), ": ", std::string(st.message())));
+  }
+  return absl::OkStatus();
+}
+
+std::string MessageToJson(const google::protobuf::Message& msg) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions o;
+  (void)google::protobuf::util::MessageToJsonString(msg, &out, o);
+  return out;
+}
+
+int HttpStatus(absl::StatusCode code) {
+  // https://github.com/googleapis/googleapis/blob/master/google/rpc/code.proto
+  switch (code) {
+    case absl::StatusCode::kOk: return 200;
+    case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kFailedPrecondition: return 400;
+    case absl::StatusCode::kOutOfRange: return 400;
+    case absl::StatusCode::kUnauthenticated: return 401;
+    case absl::StatusCode::kPermissionDenied: return 403;
+    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kAlreadyExists: return 409;
+    case absl::StatusCode::kAborted: return 409;
+    case absl::StatusCode::kResourceExhausted: return 429;
+    case absl::StatusCode::kCancelled: return 499;
+    case absl::StatusCode::kUnimplemented: return 501;
+    case absl::StatusCode::kUnavailable: return 503;
+    case absl::StatusCode::kDeadlineExceeded: return 504;
+    default: return 500;
+  }
+}
+
+std::string ErrorJson(const absl::Status& st) {
+  return absl::StrCat("{\"error\":{\"code\":", HttpStatus(st.code()), ",\"status\":",
+                      JsonString(absl::StatusCodeToString(st.code())), ",\"message\":",
+                      JsonString(std::string(st.message())), "}}");
+}
+
+}  // namespace gdrbench::server::api

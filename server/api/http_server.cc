@@ -1,0 +1,258 @@
+#include "server/api/http_server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/api/http_json.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::server::api {
+namespace {
+
+using Fields = std::multimap<std::string, std::string>;
+
+void SendError(httplib::Response& res, const absl::Status& st) {
+  res.status = HttpStatus(st.code());
+  res.set_content(ErrorJson(st), "application/json");
+}
+
+template <typename T>
+void Send(httplib::Response& res, const absl::StatusOr<T>& r) {
+  if (!r.ok()) return SendError(res, r.status());
+  res.status = 200;
+  res.set_content(MessageToJson(*r), "application/json");
+}
+
+// Query parameters plus path captures, into a request message.
+template <typename T>
+absl::StatusOr<T> Request(const httplib::Request& req, const Fields& path = {}) {
+  Fields f(req.params.begin(), req.params.end());
+  f.insert(path.begin(), path.end());
+  T msg;
+  if (auto st = FieldsToMessage(f, &msg); !st.ok()) return st;
+  return msg;
+}
+
+template <typename T>
+absl::StatusOr<T> Body(const httplib::Request& req, const Fields& path = {}) {
+  T msg;
+  if (!req.body.empty()) {
+    if (auto st = JsonToMessage(req.body, &msg); !st.ok()) return st;
+  }
+  Fields f(req.params.begin(), req.params.end());
+  f.insert(path.begin(), path.end());
+  if (!f.empty()) {
+    T extra;
+    if (auto st = FieldsToMessage(f, &extra); !st.ok()) return st;
+    msg.MergeFrom(extra);
+  }
+  return msg;
+}
+
+}  // namespace
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& cfg, Handler& h,
+                                                              const Authorizer& auth,
+                                                              metrics::Exporter& exporter,
+                                                              metrics::Counters& counters) {
+  auto colon = cfg.listen.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || !absl::SimpleAtoi(cfg.listen.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("--http-listen '", cfg.listen, "' is not HOST:PORT"));
+  }
+  std::string host = cfg.listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  std::unique_ptr<HttpServer> s(new HttpServer());
+  if (cfg.insecure) {
+    if (!cfg.cert_file.empty() || !cfg.key_file.empty()) {
+      return absl::InvalidArgumentError("--insecure serves plaintext: drop --http-tls-cert/--http-tls-key");
+    }
+    s->server_ = std::make_unique<httplib::Server>();
+  } else {
+    if (cfg.cert_file.empty() || cfg.key_file.empty()) {
+      return absl::InvalidArgumentError(
+          "HTTP needs --http-tls-cert and --http-tls-key (or --insecure for plaintext)");
+    }
+    for (const auto& f : {cfg.cert_file, cfg.key_file}) {
+      if (!std::filesystem::exists(f)) return absl::NotFoundError(absl::StrCat("TLS file ", f, " does not exist"));
+    }
+    auto ssl = std::make_unique<httplib::SSLServer>(cfg.cert_file.c_str(), cfg.key_file.c_str());
+    if (!ssl->is_valid()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot load the HTTP TLS certificate ", cfg.cert_file, " and key ", cfg.key_file));
+    }
+    s->server_ = std::move(ssl);
+  }
+  httplib::Server& svr = *s->server_;
+  const int threads = cfg.threads;
+  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  svr.set_payload_max_length(cfg.max_json_upload);
+  svr.set_read_timeout(60, 0);
+  svr.set_write_timeout(60, 0);
+
+  // Guards a route: the token's role, then the handler.
+  auto guard = [&auth, &counters](Role role, auto fn) {
+    return [&auth, &counters, role, fn](const httplib::Request& req, httplib::Response& res) {
+      auto who = auth.Check(req.get_header_value("Authorization"), role);
+      if (!who.ok()) {
+        ++counters.requests_refused;
+        spdlog::warn("HTTP {} {} from {} refused: {}", req.method, req.path, req.remote_addr,
+                     std::string(who.status().message()));
+        if (absl::IsUnauthenticated(who.status())) res.set_header("WWW-Authenticate", "Bearer");
+        return SendError(res, who.status());
+      }
+      fn(req, res, *who);
+    };
+  };
+  using Req = const httplib::Request&;
+  using Res = httplib::Response&;
+
+  svr.Get("/healthz", [](Req, Res res) { res.set_content("ok\n", "text/plain"); });
+  svr.Get("/metrics", guard(Role::kRead, [&exporter](Req, Res res, const Principal&) {
+    auto text = exporter.Render();
+    if (!text.ok()) return SendError(res, text.status());
+    res.set_content(*text, "text/plain; version=0.0.4; charset=utf-8");
+  }));
+
+  svr.Post("/api/v1/runs", guard(Role::kWrite, [&h, &counters](Req req, Res res, const Principal& who) {
+    v1::Run run;
+    if (auto st = JsonToMessage(req.body, &run); !st.ok()) {
+      ++counters.uploads_rejected;
+      return SendError(res, st);
+    }
+    auto r = h.StoreRun(run);
+    if (!r.ok()) {
+      ++counters.uploads_rejected;
+    } else if (r->already_stored()) {
+      ++counters.uploads_already_stored;
+    } else {
+      ++counters.uploads_stored;
+      res.status = 201;
+    }
+    spdlog::info("HTTP upload of {} by {}: {}", run.run_id(), who.name,
+                 r.ok() ? (r->already_stored() ? "already stored" : "stored") : std::string(r.status().message()));
+    if (!r.ok()) return SendError(res, r.status());
+    const int status = res.status == 201 ? 201 : 200;
+    Send(res, r);
+    res.status = status;
+  }));
+  svr.Get("/api/v1/runs", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::ListRunsRequest>(req);
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.ListRuns(*r));
+  }));
+  svr.Get(R"(/api/v1/runs/([^/]+))", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::GetRunRequest>(req, {{"run_id", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.GetRun(*r));
+  }));
+  svr.Get(R"(/api/v1/runs/([^/]+)/cells)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::ListCellsRequest>(req, {{"run_id", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.ListCells(*r));
+  }));
+  svr.Get("/api/v1/compare", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::CompareRunsRequest>(req);
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.CompareRuns(*r));
+  }));
+  svr.Get("/api/v1/clusters", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::ListClustersRequest>(req);
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.ListClusters(*r));
+  }));
+  svr.Get(R"(/api/v1/clusters/([^/]+)/baseline)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::GetBaselineRequest>(req, {{"cluster", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.GetBaseline(*r));
+  }));
+  svr.Put(R"(/api/v1/clusters/([^/]+)/baseline)", guard(Role::kWrite, [&h](Req req, Res res, const Principal& who) {
+    auto r = Body<v1::SetBaselineRequest>(req, {{"cluster", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.SetBaseline(*r, who));
+  }));
+  svr.Get(R"(/api/v1/clusters/([^/]+)/trends/link)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::LinkTrendRequest>(req, {{"cluster", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.GetLinkTrend(*r));
+  }));
+  svr.Get(R"(/api/v1/clusters/([^/]+)/trends/node)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::NodeTrendRequest>(req, {{"cluster", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.GetNodeTrend(*r));
+  }));
+  svr.Post("/api/v1/sweeps", guard(Role::kWrite, [&h](Req req, Res res, const Principal& who) {
+    auto r = Body<v1::SubmitSweepRequest>(req);
+    if (!r.ok()) return SendError(res, r.status());
+    auto job = h.SubmitSweep(*r, who);
+    Send(res, job);
+    if (job.ok()) res.status = 202;
+  }));
+  svr.Get("/api/v1/sweeps", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::ListSweepsRequest>(req);
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.ListSweeps(*r));
+  }));
+  svr.Get(R"(/api/v1/sweeps/([^/]+))", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::GetSweepRequest>(req, {{"job_id", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.GetSweep(*r));
+  }));
+  svr.Post(R"(/api/v1/sweeps/([^/]+)/cancel)", guard(Role::kWrite, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::CancelSweepRequest>(req, {{"job_id", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.CancelSweep(*r));
+  }));
+  // Server-sent events (https://html.spec.whatwg.org/multipage/server-sent-events.html):
+  // one "data:" line of JSON per SweepJob, the stream ends after the last.
+  svr.Get(R"(/api/v1/sweeps/([^/]+)/events)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    v1::WatchSweepRequest w;
+    w.set_job_id(req.matches[1]);
+    v1::GetSweepRequest g;
+    g.set_job_id(w.job_id());
+    if (auto job = h.GetSweep(g); !job.ok()) return SendError(res, job.status());
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider("text/event-stream", [&h, w](size_t, httplib::DataSink& sink) {
+      absl::Status st = h.WatchSweep(w, [&](const v1::SweepJob& j) {
+        std::string ev = absl::StrCat("event: job\ndata: ", MessageToJson(j), "\n\n");
+        return sink.is_writable() && sink.write(ev.data(), ev.size());
+      });
+      if (!st.ok()) {
+        std::string ev = absl::StrCat("event: error\ndata: ", ErrorJson(st), "\n\n");
+        sink.write(ev.data(), ev.size());
+      }
+      sink.done();
+      return true;
+    });
+  }));
+  if (!cfg.web_root.empty()) {
+    if (!svr.set_mount_point("/", cfg.web_root)) {
+      return absl::NotFoundError(absl::StrCat("--web-root ", cfg.web_root, " is not a folder"));
+    }
+  }
+  svr.set_exception_handler([](Req, Res res, std::exception_ptr) {
+    SendError(res, absl::InternalError("the request failed inside the server"));
+  });
+  int bound = port == 0 ? svr.bind_to_any_port(host) : (svr.bind_to_port(host, port) ? port : -1);
+  if (bound < 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", cfg.listen, " (HTTP)"));
+  s->port_ = bound;
+  if (cfg.insecure) spdlog::warn("HTTP on {}:{} is plaintext (--insecure)", host, bound);
+  httplib::Server* raw = s->server_.get();
+  s->thread_ = std::thread([raw] { raw->listen_after_bind(); });
+  spdlog::info("HTTP API on {}:{}{}", host, bound, cfg.insecure ? "" : " (TLS)");
+  return s;
+}
+
+}  // namespace gdrbench::server::api

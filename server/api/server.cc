@@ -1,0 +1,95 @@
+#include "server/api/server.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::server::api {
+
+absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(ServerConfig config) {
+  std::unique_ptr<ControllerServer> s(new ControllerServer());
+  if (config.insecure && config.tokens_file.empty()) {
+    spdlog::warn("--insecure without --tokens: every caller may read and write");
+    s->auth_ = Authorizer::AllowAll();
+  } else if (config.tokens_file.empty()) {
+    return absl::InvalidArgumentError("--tokens FILE is required (bearer tokens, 'ROLE TOKEN [NAME]' lines); "
+                                      "only --insecure may run without");
+  } else {
+    ASSIGN_OR_RETURN(s->auth_, Authorizer::Load(config.tokens_file));
+  }
+  if (config.insecure) {
+    config.grpc_tls.insecure = true;
+    config.http.insecure = true;
+  }
+  ASSIGN_OR_RETURN(auto creds, rpc::MakeServerCredentials(config.grpc_tls));
+  ASSIGN_OR_RETURN(s->store_, store::Store::Open(config.db));
+  spdlog::info("store: {}", s->store_->name());
+  ControllerServer* self = s.get();
+  s->sweeps_ = std::make_unique<sweeps::SweepManager>(
+      config.executor.get(), [self](const v1::Run& run) { return self->handler_->StoreRun(run); });
+  s->handler_ = std::make_unique<Handler>(*s->store_, *s->sweeps_, config.handler);
+  s->exporter_ = std::make_unique<metrics::Exporter>(*s->store_, *s->sweeps_, s->counters_);
+  s->service_ = std::make_unique<GrpcControllerService>(*s->handler_, s->auth_);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(config.grpc_listen, creds, &s->grpc_port_);
+  builder.RegisterService(s->service_.get());
+  builder.SetMaxReceiveMessageSize(64 << 20);  // a RunChunk is ~0.5 MB; a whole small run as JSON is HTTP's
+  builder.SetMaxSendMessageSize(64 << 20);
+  s->grpc_ = builder.BuildAndStart();
+  if (!s->grpc_ || s->grpc_port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", config.grpc_listen, " (gRPC)"));
+  }
+  s->grpc_->GetHealthCheckService()->SetServingStatus(true);
+  if (config.grpc_tls.insecure) spdlog::warn("gRPC on port {} is plaintext (--insecure)", s->grpc_port_);
+  spdlog::info("gRPC API on port {}{}", s->grpc_port_,
+               config.grpc_tls.insecure ? "" : (config.grpc_tls.client_ca_file.empty() ? " (TLS)" : " (mTLS)"));
+  ASSIGN_OR_RETURN(s->http_, HttpServer::Start(config.http, *s->handler_, s->auth_, *s->exporter_, s->counters_));
+  s->config_ = std::move(config);
+  // The executor moved with the config: the manager keeps its pointer valid.
+  if (s->config_.keep_days > 0) s->retention_ = std::thread([p = s.get()] { p->Retention(); });
+  return s;
+}
+
+void ControllerServer::Retention() {
+  std::unique_lock<std::mutex> l(mu_);
+  for (;;) {
+    l.unlock();
+    const int64_t cutoff = store::NowMicros() - int64_t{config_.keep_days} * 86400 * 1000000;
+    auto n = store_->DeleteRunsBefore(cutoff);
+    if (!n.ok()) {
+      spdlog::warn("retention: {}", std::string(n.status().message()));
+    } else if (*n > 0) {
+      spdlog::info("retention: deleted {} run(s) older than {} days (baselines kept)", *n, config_.keep_days);
+    }
+    l.lock();
+    if (stop_cv_.wait_for(l, std::chrono::hours(1), [&] { return stopping_; })) return;
+  }
+}
+
+void ControllerServer::Shutdown(int grace_ms) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (retention_.joinable()) retention_.join();
+  if (sweeps_) sweeps_->Stop();  // cancels a running sweep, ends watchers
+  if (http_) http_->Stop();
+  if (grpc_) {
+    grpc_->GetHealthCheckService()->SetServingStatus(false);
+    grpc_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms));
+  }
+  sweeps_.reset();
+}
+
+ControllerServer::~ControllerServer() { Shutdown(0); }
+
+}  // namespace gdrbench::server::api

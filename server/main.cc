@@ -1,0 +1,100 @@
+// gdrbench-server: parses flags into ServerConfig and serves until
+// SIGINT/SIGTERM. Flags may also come from a file (--config, "key = value"
+// lines, as deploy/systemd/gdrbench-server.service passes them).
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "common/cli_exit.h"
+#include "common/logging.h"
+#include "common/rpc/grpc_logging.h"
+#include "common/version.h"
+#include "server/api/server.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "gdrbench-server: %s\n", msg.c_str());
+  return 1;
+}
+
+bool WritePortFile(const std::string& path, int port) {
+  if (path.empty()) return true;
+  std::string tmp = path + ".tmp";  // renamed: a reader never sees half a file
+  std::ofstream(tmp) << port << "\n";
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using gdrbench::server::api::ControllerServer;
+  using gdrbench::server::api::ServerConfig;
+  CLI::App app{"gdrbench-server: keeps every gdrbench run, compares with baselines, serves an API and metrics"};
+  app.set_version_flag("--version", std::string(gdrbench::kVersion));
+  app.set_config("--config", "", "read flags from a file (key = value per line)");
+  ServerConfig cfg;
+  std::string log_level = "info", grpc_port_file, http_port_file;
+  std::string http_cert, http_key;
+  app.add_option("--db", cfg.db, "store: a SQLite file (created) or postgresql://USER@HOST/DB?...")
+      ->capture_default_str();
+  app.add_option("--grpc-listen", cfg.grpc_listen, "HOST:PORT of the gRPC API (port 0: any free one)")
+      ->capture_default_str();
+  app.add_option("--http-listen", cfg.http.listen, "HOST:PORT of the HTTP/JSON API and /metrics")
+      ->capture_default_str();
+  app.add_option("--tls-cert", cfg.grpc_tls.cert_file, "PEM server certificate (gRPC, and HTTP unless --http-tls-cert)");
+  app.add_option("--tls-key", cfg.grpc_tls.key_file, "PEM server key");
+  app.add_option("--tls-client-ca", cfg.grpc_tls.client_ca_file,
+                 "PEM CA of client certificates: gRPC clients must present one (mTLS)");
+  app.add_option("--http-tls-cert", http_cert, "PEM certificate for HTTP (default: --tls-cert)");
+  app.add_option("--http-tls-key", http_key, "PEM key for HTTP (default: --tls-key)");
+  app.add_option("--tokens", cfg.tokens_file, "bearer tokens, one 'read|write TOKEN [NAME]' per line");
+  app.add_flag("--insecure", cfg.insecure, "plaintext gRPC and HTTP; without --tokens anyone may write");
+  app.add_option("--keep-days", cfg.keep_days, "delete runs older than this many days, baselines kept (0: keep all)")
+      ->capture_default_str();
+  app.add_option("--regression-tolerance", cfg.handler.ingest.tolerance,
+                 "a link regressed when it dropped more than this fraction below the reference run")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.99));
+  app.add_option("--max-regression-links", cfg.handler.ingest.max_regression_links,
+                 "link regressions listed per run and reference (the rest are counted)")
+      ->capture_default_str();
+  app.add_option("--web-root", cfg.http.web_root, "serve static files (the dashboard) from this folder at /");
+  app.add_option("--grpc-port-file", grpc_port_file, "write the bound gRPC port here once serving");
+  app.add_option("--http-port-file", http_port_file, "write the bound HTTP port here once serving");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return gdrbench::ExitOnParseError(app, e, "gdrbench-server");
+  }
+  if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
+  gdrbench::rpc::RouteGrpcLogsToSpdlog();
+  cfg.http.cert_file = http_cert.empty() ? cfg.grpc_tls.cert_file : http_cert;
+  cfg.http.key_file = http_key.empty() ? cfg.grpc_tls.key_file : http_key;
+
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  auto server = ControllerServer::Start(std::move(cfg));
+  if (!server.ok()) {
+    const int code = absl::IsInvalidArgument(server.status()) ? 2 : 1;
+    Fail(std::string(server.status().message()));
+    return code;
+  }
+  if (!WritePortFile(grpc_port_file, (*server)->grpc_port()) ||
+      !WritePortFile(http_port_file, (*server)->http_port())) {
+    return Fail("cannot write --grpc-port-file / --http-port-file");
+  }
+  int sig = 0;
+  sigwait(&stop, &sig);
+  spdlog::info("signal {}: shutting down", sig);
+  (*server)->Shutdown();
+  return 0;
+}

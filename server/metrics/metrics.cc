@@ -1,0 +1,181 @@
+#include "server/metrics/metrics.h"
+
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status.h"
+
+namespace gdrbench::server::metrics {
+namespace {
+
+// One family: HELP and TYPE, then its samples; families are written whole
+// (the format wants a family's samples together).
+class Family {
+ public:
+  Family(std::string name, std::string type, std::string help)
+      : name_(std::move(name)), type_(std::move(type)), help_(std::move(help)) {}
+  void Add(const std::string& labels, double value) {
+    absl::StrAppend(&samples_, name_, labels.empty() ? "" : absl::StrCat("{", labels, "}"), " ",
+                    absl::StrFormat("%.17g", value), "\n");
+  }
+  void AppendTo(std::string* out) const {
+    absl::StrAppend(out, "# HELP ", name_, " ", help_, "\n# TYPE ", name_, " ", type_, "\n", samples_);
+  }
+  bool empty() const { return samples_.empty(); }
+
+ private:
+  std::string name_, type_, help_, samples_;
+};
+
+std::string L(std::initializer_list<std::pair<const char*, std::string>> kv) {
+  std::string out;
+  for (const auto& [k, v] : kv) {
+    absl::StrAppend(&out, out.empty() ? "" : ",", k, "=\"", EscapeLabel(v), "\"");
+  }
+  return out;
+}
+
+constexpr double kBytesPerGbit = 1e9 / 8;
+
+}  // namespace
+
+std::string EscapeLabel(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> Exporter::RunSeries(const store::RunRow& run) {
+  ASSIGN_OR_RETURN(v1::Run header, store_.ReadHeader(run.key));
+  ASSIGN_OR_RETURN(std::vector<store::NodeStatRow> stats, store_.ReadNodeStats(run.key));
+  const std::string& c = run.cluster;
+  Family bw("gdrbench_node_write_bandwidth_bytes_per_second", "gauge",
+            "Median RDMA WRITE bandwidth (BW average) of the node's OK cells at the rail's verdict size in the "
+            "cluster's newest run; direction tx: the node as initiator, rx: as target.");
+  Family low("gdrbench_node_low_cells", "gauge",
+             "The node's cells judged low (below the absolute, fleet or baseline floor) in the newest run, per rail.");
+  Family failed("gdrbench_node_failed_cells", "gauge",
+                "The node's cells that did not complete OK in the newest run, per rail.");
+  for (const auto& s : stats) {
+    const std::string node = store_.NodeName(s.node);
+    const std::string rail = absl::StrCat(s.rail);
+    bw.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}, {"direction", "tx"}}), s.tx_median_gbps * kBytesPerGbit);
+    bw.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}, {"direction", "rx"}}), s.rx_median_gbps * kBytesPerGbit);
+    low.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}}), s.low_cells);
+    failed.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}}), s.failed_cells);
+  }
+  Family pf("gdrbench_preflight_failed_checks", "gauge",
+            "Preflight checks that FAILed on the node in the cluster's newest run.");
+  Family pfc("gdrbench_preflight_check_failed", "gauge",
+             "1 for each preflight check that FAILed on the node in the newest run (absent when it passed).");
+  for (const auto& rep : header.preflight()) {
+    uint32_t fails = 0;
+    for (const auto& chk : rep.checks()) {
+      if (chk.status() != v1::CHECK_STATUS_FAIL) continue;
+      ++fails;
+      pfc.Add(L({{"cluster", c}, {"node", rep.hostname()}, {"check", chk.id()}}), 1);
+    }
+    pf.Add(L({{"cluster", c}, {"node", rep.hostname()}}), fails);
+  }
+  std::string out;
+  for (const Family* f : {&bw, &low, &failed, &pf, &pfc}) {
+    if (!f->empty()) f->AppendTo(&out);
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> Exporter::Render() {
+  ASSIGN_OR_RETURN(std::vector<store::RunRow> latest, store_.LatestRuns());
+  ASSIGN_OR_RETURN(std::vector<store::ClusterRow> clusters, store_.Clusters());
+  Family ts("gdrbench_last_run_timestamp_seconds", "gauge", "When the cluster's newest stored run started (unix time).");
+  Family passed("gdrbench_last_run_passed", "gauge", "1 when the cluster's newest run passed every verdict, else 0.");
+  Family dur("gdrbench_last_run_duration_seconds", "gauge", "How long the cluster's newest sweep ran.");
+  Family cells("gdrbench_last_run_cells", "gauge", "Cells of the newest run: all sizes (verdict all), and low and failed at the verdict sizes.");
+  Family regs("gdrbench_last_run_regressions", "gauge",
+              "Regression findings (links, nodes, NICs, rails) of the newest run, by reference run.");
+  Family runs("gdrbench_stored_runs", "gauge", "Runs of the cluster kept in the store.");
+  for (const auto& r : latest) {
+    const std::string& c = r.cluster;
+    ts.Add(L({{"cluster", c}}), r.started_us / 1e6);
+    passed.Add(L({{"cluster", c}}), r.passed ? 1 : 0);
+    dur.Add(L({{"cluster", c}}), (r.finished_us - r.started_us) / 1e6);
+    cells.Add(L({{"cluster", c}, {"verdict", "low"}}), static_cast<double>(r.low_cells));
+    cells.Add(L({{"cluster", c}, {"verdict", "failed"}}), static_cast<double>(r.failed_cells));
+    cells.Add(L({{"cluster", c}, {"verdict", "all"}}), static_cast<double>(r.cells));
+    regs.Add(L({{"cluster", c}, {"reference", "baseline"}}), r.baseline_regressions);
+    regs.Add(L({{"cluster", c}, {"reference", "last_pass"}}), r.last_pass_regressions);
+  }
+  for (const auto& c : clusters) runs.Add(L({{"cluster", c.name}}), static_cast<double>(c.runs));
+  std::string out;
+  for (const Family* f : {&ts, &passed, &dur, &cells, &regs, &runs}) {
+    if (!f->empty()) f->AppendTo(&out);
+  }
+  // Per-node families, each run's text cached; merged per family name so a
+  // family's samples stay together across clusters.
+  std::vector<std::string> parts;
+  for (const auto& r : latest) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = cache_.find(r.cluster);
+    if (it == cache_.end() || it->second.first != r.key) {
+      ASSIGN_OR_RETURN(std::string text, RunSeries(r));
+      cache_[r.cluster] = {r.key, std::move(text)};
+    }
+    parts.push_back(cache_[r.cluster].second);
+  }
+  std::map<std::string, std::string> families;  // name -> HELP/TYPE + samples
+  std::vector<std::string> order;
+  for (const auto& p : parts) {
+    std::string name;
+    size_t pos = 0;
+    while (pos < p.size()) {
+      size_t eol = p.find('\n', pos);
+      std::string line = p.substr(pos, eol - pos + 1);
+      pos = eol + 1;
+      if (line.rfind("# HELP ", 0) == 0) {
+        name = line.substr(7, line.find(' ', 7) - 7);
+        if (!families.count(name)) {
+          order.push_back(name);
+          families[name] = line;
+        }
+        continue;
+      }
+      if (line.rfind("# TYPE ", 0) == 0) {
+        if (families[name].find("# TYPE") == std::string::npos) families[name] += line;
+        continue;
+      }
+      families[name] += line;
+    }
+  }
+  for (const auto& n : order) out += families[n];
+  Family queued("gdrbench_sweeps_queued", "gauge", "Sweeps waiting for the cluster (one runs at a time).");
+  Family running("gdrbench_sweeps_running", "gauge", "Sweeps running on the cluster (0 or 1).");
+  for (const auto& [c, load] : sweeps_.Load()) {
+    queued.Add(L({{"cluster", c}}), load.first);
+    running.Add(L({{"cluster", c}}), load.second);
+  }
+  Family uploads("gdrbench_uploads_total", "counter", "Run uploads since the server started, by result.");
+  uploads.Add(L({{"result", "stored"}}), static_cast<double>(counters_.uploads_stored.load()));
+  uploads.Add(L({{"result", "already_stored"}}), static_cast<double>(counters_.uploads_already_stored.load()));
+  uploads.Add(L({{"result", "rejected"}}), static_cast<double>(counters_.uploads_rejected.load()));
+  Family refused("gdrbench_requests_refused_total", "counter",
+                 "Requests refused for a missing, unknown or read-only token since the server started.");
+  refused.Add("", static_cast<double>(counters_.requests_refused.load()));
+  for (const Family* f : {&queued, &running, &uploads, &refused}) {
+    if (!f->empty()) f->AppendTo(&out);
+  }
+  return out;
+}
+
+}  // namespace gdrbench::server::metrics

@@ -1,0 +1,53 @@
+// /metrics in the Prometheus text exposition format (version 0.0.4), names
+// and units per https://prometheus.io/docs/practices/naming/ (base units:
+// seconds, and bytes even where bits are usual, so bandwidth is
+// bytes per second; timestamps as *_timestamp_seconds; counters *_total).
+// Cardinality is O(clusters x nodes x rails), never O(nodes^2): per cluster
+// the newest stored run's outcome, time, duration, cell counts and
+// regressions; per node and rail its median write bandwidth (as initiator
+// and as target) and low and failed cells; per node its preflight FAILs
+// (and one series per failing check); sweeps queued and running; the
+// server's upload counters. There is no Debian package of a C++ Prometheus
+// client library, so the format is written here (tested with promtool and a
+// real Prometheus).
+// Thread safety: Render may be called concurrently (a cache per run).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/store/store.h"
+#include "server/sweeps/sweep_manager.h"
+
+namespace gdrbench::server::metrics {
+
+struct Counters {
+  std::atomic<uint64_t> uploads_stored{0};
+  std::atomic<uint64_t> uploads_already_stored{0};
+  std::atomic<uint64_t> uploads_rejected{0};
+  std::atomic<uint64_t> requests_refused{0};  // bad or missing token
+};
+
+// Escapes a label value (\\, \", \n) per the text format.
+std::string EscapeLabel(const std::string& value);
+
+class Exporter {
+ public:
+  Exporter(store::Store& store, sweeps::SweepManager& sweeps, Counters& counters)
+      : store_(store), sweeps_(sweeps), counters_(counters) {}
+  absl::StatusOr<std::string> Render();
+
+ private:
+  // The per-run part, cached by run key (a new run replaces it).
+  absl::StatusOr<std::string> RunSeries(const store::RunRow& run);
+  store::Store& store_;
+  sweeps::SweepManager& sweeps_;
+  Counters& counters_;
+  std::mutex mu_;
+  std::map<std::string, std::pair<int64_t, std::string>> cache_;  // cluster -> (run key, text)
+};
+
+}  // namespace gdrbench::server::metrics
