@@ -5,7 +5,9 @@
 # GID rdma_cm picks), alternating A B A B, then the ratio of the mean BW averages.
 #
 #   bench/datapath_vs_perftest.sh [--sizes 64K,256K,1M] [--rounds 4] [--bytes-per-run 64M]
-#                                  [--qps 1] [--min-ratio 0.98]
+#                                  [--qps 1] [--min-ratio 0.98] [--qp-timeout 18]
+# Both tools get the same QP ACK timeout (perftest -u, gdrbench --qp-timeout; default 18 here,
+# as in the lab tests: see tests/lab/datapath_lib.sh).
 # Outside the lab it boots one (deploy/lab/lab run --nodes 2) and runs itself inside.
 # Exit 0 when every size >= 64 KiB has ratio >= --min-ratio; prints the table either way.
 set -uo pipefail
@@ -16,7 +18,7 @@ if [[ -z "${LAB_NODES:-}" ]]; then
   exec "$REPO/deploy/lab/lab" run --nodes 2 --timeout "${BENCH_TIMEOUT:-1500}" -- "$0" "$@"
 fi
 
-sizes=64K,256K,1M rounds=4 run_bytes=$((64 << 20)) qps=1 min_ratio=0.98
+sizes=64K,256K,1M rounds=4 run_bytes=$((64 << 20)) qps=1 min_ratio=0.98 qp_timeout=18
 while (($#)); do
   case $1 in
     --sizes) sizes=$2; shift 2 ;;
@@ -24,7 +26,8 @@ while (($#)); do
     --bytes-per-run) run_bytes=$(numfmt --from=iec "$2"); shift 2 ;;
     --qps) qps=$2; shift 2 ;;
     --min-ratio) min_ratio=$2; shift 2 ;;
-    *) echo "usage: $0 [--sizes L] [--rounds N] [--bytes-per-run B] [--qps N] [--min-ratio R]" >&2
+    --qp-timeout) qp_timeout=$2; shift 2 ;;
+    *) echo "usage: $0 [--sizes L] [--rounds N] [--bytes-per-run B] [--qps N] [--min-ratio R] [--qp-timeout N]" >&2
        exit 2 ;;
   esac
 done
@@ -47,10 +50,10 @@ for ((r = 1; r <= rounds; r++)); do
     # A: perftest (its own TCP exchange; rdma_cm -R cannot bind the source in the lab).
     # perftest prints Gb/s with two decimals (1.7 % steps at the lab's 0.3 Gb/s): read its
     # MB/s (MiB/s, two decimals) and convert to Gb/s = 10^9 bit/s.
-    LAB_BW_PORT=$((18515 + r)) lab_write_bw node2 node1 -s "$bytes" -n "$n" -q "$qps" || exit 1
+    LAB_BW_PORT=$((18515 + r)) lab_write_bw node2 node1 -s "$bytes" -n "$n" -q "$qps" -u "$qp_timeout" || exit 1
     A[$s,$r]=$(awk -v m="$LAB_BW" 'BEGIN{printf "%.4f", m * 1048576 * 8 / 1e9}')
     # B: gdrbench, same size, iterations and QPs, perftest's defaults.
-    dp_pair node2 node1 --sizes "$bytes" --iterations "$n" --qps "$qps" --json ||
+    dp_pair node2 node1 --sizes "$bytes" --iterations "$n" --qps "$qps" --qp-timeout "$qp_timeout" --json ||
       { dp_show; exit 1; }
     B[$s,$r]=$(python3 -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["sizes"][0]["bw_avg_gbps"])' "$DP_DIR/pair.out")
     lab_log "round $r, $s x $n: perftest ${A[$s,$r]} Gb/s, gdrbench ${B[$s,$r]} Gb/s"

@@ -50,6 +50,9 @@ void AddSweepFlags(CLI::App* cmd, gdrbench::controller::cli::SweepFlags& f) {
   cmd->add_flag("--bidirectional", f.bidirectional, "both directions at once");
   cmd->add_flag("--verify", f.verify, "check the data of each size's last pass on the target");
   cmd->add_option("--seed", f.seed, "verify pattern seed")->capture_default_str();
+  cmd->add_option("--qp-timeout", f.qp_timeout,
+                  "QP local ACK timeout exponent, 4.096 us x 2^N (perftest -u)")
+      ->capture_default_str();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "agent/bench/control.h"
 #include "agent/bench/endpoint_common.h"
 #include "agent/verbs/device_info.h"
 #include "common/status.h"
@@ -50,11 +51,12 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   in->slice_bytes_ = stride;
   in->remote_ = c.remote;
   in->seed_ = o.seed;
+  in->layout_ = layout;
   ASSIGN_OR_RETURN(in->channel_, verbs::CreateEventChannel());
   for (uint32_t q = 0; q < o.qps; ++q) {
     ASSIGN_OR_RETURN(verbs::CmIdPtr id, verbs::CreateCmId(in->channel_.get()));
     RETURN_IF_ERROR(verbs::ResolveRoute(id.get(), in->channel_.get(), src, dst, c.timeout_ms));
-    RETURN_IF_ERROR(verbs::SetAckTimeout(id.get(), verbs::kAckTimeout));
+    RETURN_IF_ERROR(verbs::SetAckTimeout(id.get(), static_cast<uint8_t>(o.qp_timeout)));
     spdlog::debug("initiator {}: QP {} route to {}:{} resolved", c.device, q, c.target_address,
                   c.target_port);
     std::string dev = verbs::DeviceName(id->verbs);
@@ -78,12 +80,19 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   in->registration_ = reg.method;
   ASSIGN_OR_RETURN(in->cq_,
                    verbs::CreateCq(ctx, CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
+  ASSIGN_OR_RETURN(in->recv_cq_, verbs::CreateCq(ctx, static_cast<int>(o.qps * kControlReceives)));
+  std::vector<ibv_qp*> raw;
   for (uint32_t q = 0; q < o.qps; ++q) {
     ASSIGN_OR_RETURN(verbs::QpPtr qp,
                      verbs::CreateRcQp(in->ids_[q].get(), in->pd_.get(), in->cq_.get(),
-                                       verbs::QpCaps{.max_send_wr = o.tx_depth}));
+                                       in->recv_cq_.get(),
+                                       verbs::QpCaps{.max_send_wr = o.tx_depth,
+                                                     .max_recv_wr = kControlReceives}));
+    raw.push_back(qp->qp);
     in->qps_.push_back(std::move(qp));
   }
+  in->ops_ = std::make_unique<VerbsOps>(in->cq_.get(), in->recv_cq_.get(), std::move(raw));
+  RETURN_IF_ERROR(ArmControlReceives(*in->ops_));
   auto* base = static_cast<uint8_t*>(in->buffer_->data());
   for (uint32_t q = 0; q < o.qps; ++q) {
     ConnectData cd{.qp_index = q,
@@ -109,7 +118,6 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
 
 SweepEndpoint Initiator::endpoint() {
   SweepEndpoint ep;
-  ep.cq = cq_.get();
   ep.slice_bytes = slice_bytes_;
   auto* base = static_cast<uint8_t*>(buffer_->data());
   for (size_t q = 0; q < qps_.size(); ++q) {
@@ -119,6 +127,7 @@ SweepEndpoint Initiator::endpoint() {
                                  .remote_addr = remote_[q].addr,
                                  .rkey = remote_[q].rkey});
   }
+  ep.verify_offsets = layout_.verify_offsets;
   ep.fill_pattern = [this](uint64_t off, uint64_t len, std::string* err) {
     absl::Status st = buffer_->FillPattern(off, len, seed_);
     if (!st.ok()) *err = std::string(st.message());
@@ -127,44 +136,38 @@ SweepEndpoint Initiator::endpoint() {
   return ep;
 }
 
-absl::Status Initiator::WaitPeerDisconnect(const std::atomic<bool>& cancelled, int timeout_ms) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  size_t disconnected = 0;
-  while (disconnected < ids_.size()) {
-    if (cancelled.load()) return absl::AbortedError("cancelled while waiting for the target");
-    if (std::chrono::steady_clock::now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "the target did not finish its reverse sweep within ", timeout_ms, " ms"));
-    }
-    auto ev = verbs::NextCmEvent(channel_.get(), 200);
-    if (!ev.ok()) {
-      if (absl::IsDeadlineExceeded(ev.status())) continue;
-      return ev.status();
-    }
-    if (ev->type == RDMA_CM_EVENT_DISCONNECTED) ++disconnected;
-  }
-  return absl::OkStatus();
+absl::Status Initiator::WaitReverseDone(const std::atomic<bool>& cancelled, int timeout_ms) {
+  return WaitControl(*ops_, ControlMessage::kReverseDone, {0}, cancelled,
+                     int64_t{timeout_ms} * 1'000'000);
 }
 
-absl::Status Initiator::SignalForwardDone(const SweepOptions& o) {
-  BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
-  RETURN_IF_ERROR(
-      buffer_->FillPattern(layout.done_marker_offset, kDoneMarkerBytes, DoneMarkerSeed(o.seed)));
-  SweepEndpoint ep = endpoint();
-  QpTarget t = ep.slices.front();
-  t.local_addr += layout.done_marker_offset;
-  t.remote_addr += layout.done_marker_offset;
-  VerbsOps ops(cq_.get(), 1);
-  ops.Configure({t}, static_cast<uint32_t>(kDoneMarkerBytes));
-  LoopParams p{.qps = 1, .tx_depth = 1, .cq_moderation = 1, .post_list = 1, .iterations = 1};
-  LoopScratch scratch;
-  scratch.Prepare(p);
-  LoopResult r = RunWriteLoop(ops, p, scratch);
-  if (r.outcome != LoopOutcome::kOk) {
-    return absl::UnavailableError(
-        absl::StrCat("writing the done marker: ", DescribeFailure(r, kDoneMarkerBytes)));
+std::vector<ReverseCheck> Initiator::CheckReverse(const SweepOptions& o) {
+  return CheckRegions(*buffer_, o.sizes_bytes, layout_.reverse_verify_offsets, slice_bytes_,
+                      static_cast<uint32_t>(qps_.size()), ReverseSeed(o.seed));
+}
+
+std::vector<ReverseCheck> CheckRegions(memory::Buffer& buf, const std::vector<uint64_t>& sizes,
+                                       const std::vector<uint64_t>& offsets, uint64_t slice_bytes,
+                                       uint32_t qps, uint64_t seed) {
+  std::vector<ReverseCheck> out;
+  for (size_t i = 0; i < sizes.size() && i < offsets.size(); ++i) {
+    ReverseCheck c{.size_bytes = sizes[i], .verified = true, .first_bad_offset = 0, .error = ""};
+    for (uint32_t q = 0; q < qps && c.verified; ++q) {
+      uint64_t region = q * slice_bytes + offsets[i];
+      auto bad = buf.CheckPattern(region, sizes[i], seed);
+      if (!bad.ok()) {
+        c.verified = false;
+        c.error = std::string(bad.status().message());
+      } else if (*bad >= 0) {
+        c.verified = false;
+        c.first_bad_offset = static_cast<uint64_t>(*bad) - region;
+        c.error = absl::StrCat("data mismatch at ", sizes[i], " B, QP ", q, ": first bad byte at ",
+                               "offset ", c.first_bad_offset, " of the region the last pass wrote");
+      }
+    }
+    out.push_back(std::move(c));
   }
-  return absl::OkStatus();
+  return out;
 }
 
 }  // namespace gdrbench::agent::bench

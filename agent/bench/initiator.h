@@ -31,6 +31,14 @@ struct RemoteSlice {
   uint64_t length = 0;
 };
 
+// The reverse direction's data check of one size (bidirectional + verify).
+struct ReverseCheck {
+  uint64_t size_bytes = 0;
+  bool verified = false;
+  uint64_t first_bad_offset = 0;  // within the region, when !verified
+  std::string error;              // "" when verified
+};
+
 struct InitiatorConfig {
   std::string device;
   std::string bind_address;  // empty: the device's first IPv4 address
@@ -52,15 +60,17 @@ class Initiator {
   const std::string& registration() const { return registration_; }
   // What RunSweep needs; valid while this object lives.
   SweepEndpoint endpoint();
+  VerbsOps& ops() { return *ops_; }
 
-  // Bidirectional tests: waits until the target disconnected every QP (it
-  // does once its reverse sweep is done), so this side's QPs and buffer stay
-  // up while the target still writes into them. DEADLINE_EXCEEDED after
-  // `timeout_ms`, ABORTED when `cancelled`.
-  absl::Status WaitPeerDisconnect(const std::atomic<bool>& cancelled, int timeout_ms);
-  // Bidirectional tests: writes the "forward done" marker (sweep_options.h)
-  // into the target's slice 0 through the write loop, after this side's sweep.
-  absl::Status SignalForwardDone(const SweepOptions& options);
+  // Bidirectional tests: waits for the target's "reverse sweep done"
+  // message (control.h), so this side's QPs and buffer stay up while the
+  // target still writes into them. DEADLINE_EXCEEDED after `timeout_ms`,
+  // ABORTED when `cancelled`, UNAVAILABLE when the QP broke meanwhile.
+  absl::Status WaitReverseDone(const std::atomic<bool>& cancelled, int timeout_ms);
+  // Bidirectional tests with verify, after WaitReverseDone: checks the
+  // reverse verify region of every size in every slice of this side's
+  // buffer (the pattern the target's last pass left, ReverseSeed).
+  std::vector<ReverseCheck> CheckReverse(const SweepOptions& options);
 
  private:
   Initiator() = default;
@@ -72,14 +82,24 @@ class Initiator {
   std::unique_ptr<memory::Buffer> buffer_;
   memory::MrPtr mr_;
   verbs::CqPtr cq_;
+  verbs::CqPtr recv_cq_;
   std::vector<verbs::QpPtr> qps_;
+  std::unique_ptr<VerbsOps> ops_;
 
   uint64_t slice_bytes_ = 0;
   uint64_t seed_ = 0;
+  BufferLayout layout_;
   std::vector<RemoteSlice> remote_;
   std::string registration_;
   verbs::PathInfo path_;
 };
+
+// Checks the verify region offsets[i] (sizes[i] bytes) of every QP slice of
+// `buffer` against the pattern of `seed`: one result per size, the first
+// mismatch of each.
+std::vector<ReverseCheck> CheckRegions(memory::Buffer& buffer, const std::vector<uint64_t>& sizes,
+                                       const std::vector<uint64_t>& offsets, uint64_t slice_bytes,
+                                       uint32_t qps, uint64_t seed);
 
 // The NUMA node of an RDMA device (-1 when unknown).
 int DeviceNumaNode(const FsRoot& fs, const std::string& device);

@@ -66,6 +66,10 @@ absl::Status Validate(const SweepOptions& o) {
     return bad("iterations and warm-up iterations must be multiples of the post list (",
                o.post_list, ")");
   }
+  if (o.qp_timeout < 1 || o.qp_timeout > kMaxQpTimeout) {
+    return bad("QP timeout ", o.qp_timeout, " outside 1 .. ", kMaxQpTimeout,
+               " (4.096 us x 2^N; perftest's default is ", kDefaultQpTimeout, ")");
+  }
   BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
   if (layout.slice_bytes > kMaxBufferBytes / o.qps) {
     return bad("the sweep needs ", layout.slice_bytes * o.qps, " B of buffer (", o.qps,
@@ -87,9 +91,11 @@ BufferLayout PlanLayout(const std::vector<uint64_t>& sizes, bool verify, bool bi
       off = align(off + s);
     }
   }
-  if (bidirectional) {
-    l.done_marker_offset = off;
-    off = align(off + kDoneMarkerBytes);
+  if (verify && bidirectional) {
+    for (uint64_t s : sizes) {
+      l.reverse_verify_offsets.push_back(off);
+      off = align(off + s);
+    }
   }
   l.slice_bytes = std::max<uint64_t>(off, 64);
   return l;
@@ -107,6 +113,7 @@ std::string PerftestCommand(const SweepOptions& o, uint64_t size, const std::str
   }
   absl::StrAppend(&cmd, " -q ", o.qps, " -t ", o.tx_depth, " -Q ", o.cq_moderation, " -l ",
                   o.post_list);
+  if (o.qp_timeout != kDefaultQpTimeout) absl::StrAppend(&cmd, " -u ", o.qp_timeout);
   if (o.bidirectional) absl::StrAppend(&cmd, " -b");
   absl::StrAppend(&cmd, " --report_gbits");
   if (!server_address.empty()) absl::StrAppend(&cmd, " ", server_address);

@@ -19,6 +19,9 @@ inline constexpr uint32_t kDefaultTxDepth = 128;
 inline constexpr uint32_t kDefaultCqModeration = 100;
 inline constexpr uint32_t kDefaultPostList = 1;
 inline constexpr uint32_t kDefaultQps = 1;
+// The QP's local ACK timeout exponent (4.096 us x 2^N; perftest -u, default 14: 67 ms).
+inline constexpr uint32_t kDefaultQpTimeout = 14;
+inline constexpr uint32_t kMaxQpTimeout = 31;  // 5 bits in the QP context; 0 would be infinite
 
 // Limits every request is checked against (a bad request gets
 // INVALID_ARGUMENT, never a crash or an hour-long sweep).
@@ -48,6 +51,7 @@ struct SweepOptions {
   bool bidirectional = false;
   bool verify = false;
   uint64_t seed = 1;
+  uint32_t qp_timeout = kDefaultQpTimeout;  // 1 .. 31
 };
 
 // Checks every field against the limits and the loop's invariants
@@ -61,20 +65,31 @@ absl::Status Validate(const SweepOptions& options);
 // per size (in the order of sizes) that only the verify pass writes, so a
 // later size never overwrites what an earlier one left for VerifyTarget.
 //
-// A bidirectional test adds a 64-byte "forward done" marker at the end of
-// slice 0: the initiator writes a pattern there once its sweep is over, and
-// the target disconnects only after its reverse sweep is over and the marker
-// is there, so neither side tears the QPs down under the other.
+// A bidirectional test with verify has a second set of regions for the
+// reverse direction (target -> initiator). In each buffer a region is either
+// a source or a destination, never both: the initiator fills its forward
+// regions and the target checks its own; the target fills its reverse
+// regions and the initiator checks its own. With one shared set, the
+// initiator's fill of its forward source would overwrite what the target
+// wrote there, and checking it would prove nothing about the reverse wire.
 struct BufferLayout {
-  uint64_t slice_bytes = 0;               // per QP
-  std::vector<uint64_t> verify_offsets;   // per size, within a slice
-  uint64_t done_marker_offset = 0;        // bidirectional only, within slice 0
+  uint64_t slice_bytes = 0;                     // per QP
+  std::vector<uint64_t> verify_offsets;         // per size, within a slice
+  std::vector<uint64_t> reverse_verify_offsets; // per size; bidirectional + verify only
 };
-inline constexpr uint64_t kDoneMarkerBytes = 64;
 BufferLayout PlanLayout(const std::vector<uint64_t>& sizes_bytes, bool verify,
                         bool bidirectional = false);
-// The pattern seed of the done marker (distinct from every verify seed use).
-inline uint64_t DoneMarkerSeed(uint64_t seed) { return seed ^ 0x5eedd0e5d0e5ull; }
+// The per-QP slice a target allocates: the layout's, at least `floor_bytes`
+// (what the controller asked for), rounded up to 4 KiB. The initiator slices
+// its own buffer with the same stride, so a region sits at the same offset
+// on both sides.
+inline uint64_t TargetSliceBytes(const BufferLayout& layout, uint64_t floor_bytes) {
+  uint64_t slice = layout.slice_bytes > floor_bytes ? layout.slice_bytes : floor_bytes;
+  return (slice + 4095) & ~uint64_t{4095};
+}
+// The pattern seed of the reverse direction (never equal to `seed`, so a
+// region that still held the forward pattern cannot pass the reverse check).
+inline uint64_t ReverseSeed(uint64_t seed) { return seed ^ 0x7265766572736521ull; }
 
 // The ib_write_bw command line that measures the same thing as one size of
 // this sweep, e.g. "ib_write_bw -d rxe0 -x 1 -s 65536 -n 5000 -q 1 -t 128

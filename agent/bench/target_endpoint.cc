@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "agent/bench/control.h"
 #include "agent/bench/endpoint_common.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
@@ -44,6 +45,7 @@ absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoo
   t->mr_ = std::move(reg.mr);
   t->registration_ = reg.method;
   ASSIGN_OR_RETURN(t->cq_, verbs::CreateCq(ctx, CqEntriesFor(c.qps, c.tx_depth, c.cq_moderation)));
+  ASSIGN_OR_RETURN(t->recv_cq_, verbs::CreateCq(ctx, static_cast<int>(c.qps * kControlReceives)));
   t->child_ids_.resize(c.qps);
   t->qps_.resize(c.qps);
   t->peers_.resize(c.qps);
@@ -89,10 +91,21 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
           rdma_reject(child.get(), nullptr, 0);
           break;
         }
-        RETURN_IF_ERROR(verbs::SetAckTimeout(child.get(), verbs::kAckTimeout));
+        RETURN_IF_ERROR(
+            verbs::SetAckTimeout(child.get(), static_cast<uint8_t>(config_.qp_timeout)));
         ASSIGN_OR_RETURN(verbs::QpPtr qp,
-                         verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(),
-                                           verbs::QpCaps{.max_send_wr = config_.tx_depth}));
+                         verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(), recv_cq_.get(),
+                                           verbs::QpCaps{.max_send_wr = config_.tx_depth,
+                                                         .max_recv_wr = kControlReceives}));
+        // Receives for the control messages before the QP can get any.
+        for (uint32_t i = 0; i < kControlReceives; ++i) {
+          ibv_recv_wr wr{};
+          wr.wr_id = cd->qp_index;
+          ibv_recv_wr* bad = nullptr;
+          if (int rc = ibv_post_recv(qp->qp, &wr, &bad); rc != 0) {
+            return ErrnoToStatus(rc, absl::StrCat("ibv_post_recv (control) for QP ", cd->qp_index));
+          }
+        }
         rdma_conn_param param{};
         param.responder_resources = 1;
         param.initiator_depth = 1;
@@ -124,6 +137,9 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
       break;
     }
   }
+  std::vector<ibv_qp*> raw;
+  for (auto& qp : qps_) raw.push_back(qp->qp);
+  ops_ = std::make_unique<VerbsOps>(cq_.get(), recv_cq_.get(), std::move(raw));
   spdlog::info("target {}:{}: {} QP(s) established from {}, qpn {}, GID index {} ({}), MTU {}",
                address_, cm_port_, established_, path_.remote_address,
                qps_.front() ? qps_.front()->qp->qp_num : 0, path_.gid_index, path_.gid_type,
@@ -131,29 +147,26 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
   return absl::OkStatus();
 }
 
-SweepEndpoint TargetEndpoint::ReverseEndpoint() {
+SweepEndpoint TargetEndpoint::ReverseEndpoint(const BufferLayout& layout, uint64_t seed) {
   SweepEndpoint ep;
-  ep.cq = cq_.get();
   ep.slice_bytes = config_.slice_bytes;
   auto* base = static_cast<uint8_t*>(buffer_->data());
   for (uint32_t q = 0; q < config_.qps; ++q) {
-    ep.slices.push_back(QpTarget{.qp = qps_[q] ? qps_[q]->qp : nullptr,
-                                 .local_addr = reinterpret_cast<uint64_t>(base + q * config_.slice_bytes),
-                                 .lkey = mr_->lkey,
-                                 .remote_addr = peers_[q].addr,
-                                 .rkey = peers_[q].rkey});
+    ep.slices.push_back(QpTarget{
+        .qp = qps_[q] ? qps_[q]->qp : nullptr,
+        .local_addr = reinterpret_cast<uint64_t>(base + q * config_.slice_bytes),
+        .lkey = mr_->lkey,
+        .remote_addr = peers_[q].addr,
+        .rkey = peers_[q].rkey});
   }
-  ep.fill_pattern = [](uint64_t, uint64_t, std::string* err) {
-    *err = "the reverse direction of a bidirectional test is not verified";
-    return false;
+  ep.verify_offsets = layout.reverse_verify_offsets;
+  const uint64_t reverse_seed = ReverseSeed(seed);
+  ep.fill_pattern = [this, reverse_seed](uint64_t off, uint64_t len, std::string* err) {
+    absl::Status st = buffer_->FillPattern(off, len, reverse_seed);
+    if (!st.ok()) *err = std::string(st.message());
+    return st.ok();
   };
   return ep;
-}
-
-void TargetEndpoint::Disconnect() {
-  for (auto& id : child_ids_) {
-    if (id != nullptr) (void)rdma_disconnect(id.get());
-  }
 }
 
 }  // namespace gdrbench::agent::bench

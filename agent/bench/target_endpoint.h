@@ -36,6 +36,7 @@ struct TargetConfig {
   // Send side, for a bidirectional test (the target writes back).
   uint32_t tx_depth = kDefaultTxDepth;
   uint32_t cq_moderation = kDefaultCqModeration;
+  uint32_t qp_timeout = kDefaultQpTimeout;
 };
 
 class TargetEndpoint {
@@ -57,11 +58,13 @@ class TargetEndpoint {
   bool connected() const { return established_ == config_.qps; }
 
   // After Accept: the reverse direction (target -> initiator) for a
-  // bidirectional test; the initiator's slices come from its connect data.
-  SweepEndpoint ReverseEndpoint();
-  // Disconnects every accepted QP: tells a bidirectional initiator that the
-  // reverse sweep is over. Idempotent.
-  void Disconnect();
+  // bidirectional test; the initiator's slices come from its connect data,
+  // the verify regions are the layout's reverse ones, filled with
+  // ReverseSeed(seed).
+  SweepEndpoint ReverseEndpoint(const BufferLayout& layout, uint64_t seed);
+  // The Ops of the accepted QPs (valid after Accept): the reverse sweep and
+  // the control messages go through it.
+  VerbsOps& ops() { return *ops_; }
   const verbs::PathInfo& path() const { return path_; }
 
  private:
@@ -75,8 +78,10 @@ class TargetEndpoint {
   std::unique_ptr<memory::Buffer> buffer_;
   memory::MrPtr mr_;
   verbs::CqPtr cq_;
+  verbs::CqPtr recv_cq_;
   std::vector<verbs::CmIdPtr> child_ids_;  // by QP index
   std::vector<verbs::QpPtr> qps_;          // by QP index
+  std::unique_ptr<VerbsOps> ops_;
 
   std::vector<RemoteSlice> peers_;        // the initiator's slices, by QP index
   uint32_t established_ = 0;

@@ -1,14 +1,18 @@
-// The real Ops policy of RunWriteLoop (write_loop.h): prebuilt RDMA WRITE
-// work requests per QP (post_list of them, chained), one shared send CQ.
-// Configure() fills them for one message size outside the loop; Post() only
-// sets the last WR's flags and wr_id and calls ibv_post_send.
+// The real Ops policy of RunWriteLoop (write_loop.h), RunSweep
+// (write_sweep.h) and the control messages (control.h): prebuilt RDMA WRITE
+// work requests per QP (post_list of them, chained), one shared send CQ, and
+// a receive CQ of its own for control messages. Configure() fills the WRs for
+// one message size outside the loop; Post() only sets the last WR's flags and
+// wr_id and calls ibv_post_send.
 // Thread safety: owned by the one thread that runs the loop.
 #pragma once
 
+#include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
 #include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 namespace gdrbench::agent::bench {
@@ -21,18 +25,26 @@ struct QpTarget {
   uint32_t rkey = 0;
 };
 
+// The wr_id of a control SEND's completion on the send CQ (bit 47 set, so no
+// write-loop wr_id, whose done count stays far below 2^47, looks like one).
+inline constexpr uint64_t kControlWrIdBit = uint64_t{1} << 47;
+
 class VerbsOps {
  public:
-  VerbsOps(ibv_cq* cq, uint32_t post_list) : cq_(cq), post_list_(post_list) {}
+  // `recv_cq` may be null when the QPs carry no control messages.
+  VerbsOps(ibv_cq* send_cq, ibv_cq* recv_cq, std::vector<ibv_qp*> qps)
+      : cq_(send_cq), recv_cq_(recv_cq), qps_(std::move(qps)) {}
 
   // (Re)builds the WR chains: every WR of QP q writes `bytes` from
-  // targets[q].local_addr to targets[q].remote_addr.
-  void Configure(const std::vector<QpTarget>& targets, uint32_t bytes) {
-    qps_.clear();
+  // targets[q].local_addr to targets[q].remote_addr. targets[q].qp must be
+  // the q-th QP this object was made with.
+  void Configure(const std::vector<QpTarget>& targets, uint32_t bytes, uint32_t post_list) {
+    post_list_ = post_list;
+    loop_qps_.clear();
     wrs_.assign(targets.size() * post_list_, ibv_send_wr{});
     sges_.assign(targets.size() * post_list_, ibv_sge{});
     for (size_t q = 0; q < targets.size(); ++q) {
-      qps_.push_back(targets[q].qp);
+      loop_qps_.push_back(targets[q].qp);
       for (uint32_t i = 0; i < post_list_; ++i) {
         size_t k = q * post_list_ + i;
         sges_[k] = ibv_sge{targets[q].local_addr, bytes, targets[q].lkey};
@@ -54,7 +66,7 @@ class VerbsOps {
     last.send_flags = signal ? IBV_SEND_SIGNALED : 0;
     last.wr_id = wr_id;
     ibv_send_wr* bad = nullptr;
-    return ibv_post_send(qps_[qp], head, &bad);
+    return ibv_post_send(loop_qps_[qp], head, &bad);
   }
 
   int Poll(int max, ibv_wc* wc) { return ibv_poll_cq(cq_, max, wc); }
@@ -65,10 +77,43 @@ class VerbsOps {
         .count();
   }
 
+  // Control messages (control.h): a signalled zero-length SEND with
+  // immediate data on QP `qp`; its completion comes through Poll() with
+  // wr_id kControlWrIdBit | qp.
+  int PostControl(uint32_t qp, uint32_t imm) {
+    ibv_send_wr wr{};
+    wr.wr_id = kControlWrIdBit | qp;
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.num_sge = 0;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(imm);
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(qps_[qp], &wr, &bad);
+  }
+  // A zero-length receive on QP `qp` for the next control message (wr_id = qp).
+  int PostControlReceive(uint32_t qp) {
+    ibv_recv_wr wr{};
+    wr.wr_id = qp;
+    wr.num_sge = 0;
+    ibv_recv_wr* bad = nullptr;
+    return ibv_post_recv(qps_[qp], &wr, &bad);
+  }
+  // The receive CQ; imm_data in host order.
+  int PollControl(int max, ibv_wc* wc) {
+    if (recv_cq_ == nullptr) return 0;
+    int n = ibv_poll_cq(recv_cq_, max, wc);
+    for (int i = 0; i < n; ++i) wc[i].imm_data = ntohl(wc[i].imm_data);
+    return n;
+  }
+  uint32_t qps() const { return static_cast<uint32_t>(qps_.size()); }
+  void Idle() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
+
  private:
   ibv_cq* cq_;
-  uint32_t post_list_;
+  ibv_cq* recv_cq_;
   std::vector<ibv_qp*> qps_;
+  uint32_t post_list_ = 1;
+  std::vector<ibv_qp*> loop_qps_;
   std::vector<ibv_send_wr> wrs_;
   std::vector<ibv_sge> sges_;
 };

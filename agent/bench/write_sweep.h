@@ -13,6 +13,7 @@
 
 #include "agent/bench/sweep_options.h"
 #include "agent/bench/verbs_ops.h"
+#include "absl/strings/str_cat.h"
 #include "agent/bench/write_loop.h"
 
 namespace gdrbench::agent::bench {
@@ -37,15 +38,17 @@ SizeOutcome Summarize(const LoopResult& loop, const LoopScratch& scratch, const 
 // The message for a failed loop: the call or ibv_wc_status_str, the size and QP.
 std::string DescribeFailure(const LoopResult& loop, uint64_t size_bytes);
 
+// One direction of a test, as RunSweep sees it (Ops carries the CQs).
 struct SweepEndpoint {
-  ibv_cq* cq = nullptr;
   // Per QP: the QP, the start of its local slice, and the remote slice.
   std::vector<QpTarget> slices;
   uint64_t slice_bytes = 0;
-  // Writes the verify pattern into the local buffer before the pattern pass
-  // (absolute buffer offset, length); returns false with `error` set.
+  // This direction's verify regions (per size, within a slice; empty
+  // without verify) and the writer of their pattern into the local buffer
+  // before the pattern pass (absolute buffer offset, length); it returns
+  // false with `error` set.
+  std::vector<uint64_t> verify_offsets;
   std::function<bool(uint64_t offset, uint64_t length, std::string* error)> fill_pattern;
-  uint64_t local_base_offset_of_slice0 = 0;  // buffer offset of slice 0 (normally 0)
 };
 
 struct SweepIdentity {  // for the perftest command line
@@ -54,11 +57,84 @@ struct SweepIdentity {  // for the perftest command line
   std::string server_address;
 };
 
-// Runs every size in order and calls `on_size` after each; stops after the
-// first failed size (the QPs are in error state then) or when `cancelled`.
-// Returns the number of sizes that ran.
-size_t RunSweep(const SweepOptions& options, const SweepEndpoint& endpoint,
+// Runs every size in order (warm-up, measured pass, then with verify one
+// WR per QP from this size's verify region to the same region of the remote
+// slice) and calls `on_size` after each; stops after the first failed size
+// (the QPs are in error state then) or when `cancelled`. Returns the number
+// of sizes that ran. Ops: the write loop's policy plus
+//   void Configure(const std::vector<QpTarget>& targets, uint32_t bytes, uint32_t post_list);
+template <typename Ops>
+size_t RunSweep(Ops& ops, const SweepOptions& options, const SweepEndpoint& endpoint,
                 const SweepIdentity& identity, const std::atomic<bool>& cancelled,
                 const std::function<void(const SizeOutcome&)>& on_size);
+
+// The pattern pass of one size: fills the verify regions of every slice and
+// writes each with one WR. Returns an empty string or the error.
+template <typename Ops>
+std::string RunPatternPass(Ops& ops, const SweepEndpoint& ep, uint32_t qps, uint64_t size,
+                           uint64_t region_offset, LoopScratch& scratch) {
+  std::vector<QpTarget> regions = ep.slices;
+  for (size_t q = 0; q < regions.size(); ++q) {
+    regions[q].local_addr += region_offset;
+    regions[q].remote_addr += region_offset;
+    std::string err;
+    if (!ep.fill_pattern(q * ep.slice_bytes + region_offset, size, &err)) {
+      return absl::StrCat("writing the verify pattern at ", size, " B: ", err);
+    }
+  }
+  ops.Configure(regions, static_cast<uint32_t>(size), 1);
+  LoopParams vp{.qps = qps, .tx_depth = 1, .cq_moderation = 1, .post_list = 1, .iterations = 1};
+  scratch.Prepare(vp);
+  LoopResult v = RunWriteLoop(ops, vp, scratch);
+  if (v.outcome != LoopOutcome::kOk) return absl::StrCat("verify pass: ", DescribeFailure(v, size));
+  return "";
+}
+
+template <typename Ops>
+size_t RunSweep(Ops& ops, const SweepOptions& o, const SweepEndpoint& ep, const SweepIdentity& id,
+                const std::atomic<bool>& cancelled,
+                const std::function<void(const SizeOutcome&)>& on_size) {
+  LoopParams measured{.qps = o.qps,
+                      .tx_depth = o.tx_depth,
+                      .cq_moderation = o.cq_moderation,
+                      .post_list = o.post_list,
+                      .iterations = o.iterations,
+                      .duration_ns = o.duration_ns};
+  LoopScratch scratch;
+  scratch.Prepare(measured);
+  LoopScratch small;
+  size_t ran = 0;
+  for (size_t i = 0; i < o.sizes_bytes.size(); ++i) {
+    if (cancelled.load()) break;
+    const uint64_t size = o.sizes_bytes[i];
+    ops.Configure(ep.slices, static_cast<uint32_t>(size), o.post_list);
+    SizeOutcome out;
+    if (o.warmup_iterations > 0) {
+      LoopParams warm = measured;
+      warm.iterations = o.warmup_iterations;
+      warm.duration_ns = 0;
+      small.Prepare(warm);
+      LoopResult w = RunWriteLoop(ops, warm, small);
+      if (w.outcome != LoopOutcome::kOk) {
+        out.size_bytes = size;
+        out.error = absl::StrCat("warm-up: ", DescribeFailure(w, size));
+      }
+    }
+    if (out.error.empty()) {
+      LoopResult r = RunWriteLoop(ops, measured, scratch);
+      out = Summarize(r, scratch, measured, size);
+    }
+    if (out.ok && o.verify) {
+      out.error = RunPatternPass(ops, ep, o.qps, size, ep.verify_offsets[i], small);
+      out.ok = out.error.empty();
+      out.pattern_written = out.ok;
+    }
+    out.perftest_command = PerftestCommand(o, size, id.device, id.gid_index, id.server_address);
+    ++ran;
+    on_size(out);
+    if (!out.ok) break;
+  }
+  return ran;
+}
 
 }  // namespace gdrbench::agent::bench

@@ -26,6 +26,14 @@ std::string SweepPerftestCommand(const bench::SweepOptions& o, const std::string
   return one;
 }
 
+// How long the initiator of a bidirectional test waits, after its own
+// sweep, for the target's reverse sweep to end (they run side by side).
+int ReverseWaitMs(const bench::SweepOptions& o) {
+  int64_t per_size_ms = o.duration_ns > 0 ? o.duration_ns / 1'000'000 + 60'000 : 600'000;
+  return static_cast<int>(
+      std::min<int64_t>(per_size_ms * static_cast<int64_t>(o.sizes_bytes.size()), 3'600'000));
+}
+
 }  // namespace
 
 TargetRegistry& AgentHandler::targets() {
@@ -131,7 +139,7 @@ absl::Status AgentHandler::RunWriteSweep(
   double best = 0;
   std::string first_error;
   bool caller_gone = false;
-  size_t ran = bench::RunSweep(options, in.endpoint(), ident, cancelled,
+  size_t ran = bench::RunSweep(in.ops(), options, in.endpoint(), ident, cancelled,
                                [&](const bench::SizeOutcome& o) {
                                  v1::RunWriteSweepResponse msg;
                                  ToProto(o, msg.mutable_size());
@@ -144,16 +152,23 @@ absl::Status AgentHandler::RunWriteSweep(
                                  }
                                  if (!emit(msg)) caller_gone = true;
                                });
-  if (options.bidirectional && !caller_gone) {
-    // Keep the QPs and buffer up until the target's reverse sweep is over.
-    int64_t per_size_ms = options.duration_ns > 0 ? options.duration_ns / 1'000'000 + 60'000
-                                                  : 600'000;
-    int wait_ms = static_cast<int>(std::min<int64_t>(
-        per_size_ms * static_cast<int64_t>(options.sizes_bytes.size()), 3'600'000));
-    absl::Status w = in.SignalForwardDone(options);
-    if (w.ok()) w = in.WaitPeerDisconnect(cancelled, wait_ms);
-    if (!w.ok() && first_error.empty()) {
+  if (options.bidirectional && !caller_gone && first_error.empty() &&
+      ran == options.sizes_bytes.size()) {
+    absl::Status w = in.WaitReverseDone(cancelled, ReverseWaitMs(options));
+    if (!w.ok()) {
       first_error = absl::StrCat("bidirectional: ", w.message());
+    } else if (options.verify) {
+      for (const bench::ReverseCheck& c : in.CheckReverse(options)) {
+        v1::SizeResult* rc = summary.add_reverse_checks();
+        rc->set_size_bytes(c.size_bytes);
+        rc->set_verified(c.verified);
+        rc->set_verify_first_bad_offset(c.first_bad_offset);
+        rc->set_status(c.verified ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
+        rc->set_error(c.error);
+        if (!c.verified && first_error.empty()) {
+          first_error = absl::StrCat("reverse direction (target -> initiator): ", c.error);
+        }
+      }
     }
   }
   summary.set_total_bytes(total_bytes);

@@ -24,6 +24,7 @@ absl::StatusOr<bench::SweepOptions> ToSweepOptions(const v1::SweepParams& p) {
   o.bidirectional = p.bidirectional();
   o.verify = p.verify();
   o.seed = p.seed() == 0 ? 1 : p.seed();
+  o.qp_timeout = p.qp_timeout() == 0 ? bench::kDefaultQpTimeout : p.qp_timeout();
   RETURN_IF_ERROR(bench::Validate(o));
   return o;
 }

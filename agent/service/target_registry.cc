@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
+#include "agent/bench/control.h"
 #include "agent/bench/target_endpoint.h"
 #include "agent/bench/write_sweep.h"
 #include "agent/memory/memory.h"
@@ -49,6 +50,23 @@ class Target {
     expires = Clock::now() + std::chrono::nanoseconds(lease_ns);
   }
 
+  // The reverse direction of a bidirectional test (verified when the test
+  // verifies), then the "reverse sweep done" message to the initiator, which
+  // keeps its QPs and buffer up until it arrives.
+  void RunReverse() {
+    bench::SweepIdentity ident{endpoint->path().device, endpoint->path().gid_index, ""};
+    bench::VerbsOps& ops = endpoint->ops();
+    bench::RunSweep(ops, options, endpoint->ReverseEndpoint(layout, options.seed), ident, stop,
+                    [this](const bench::SizeOutcome& o) {
+                      if (!o.ok) spdlog::warn("target {}: reverse sweep: {}", id, o.error);
+                      std::lock_guard lock(mu);
+                      reverse.push_back(o);
+                    });
+    absl::Status st =
+        bench::SendControl(ops, 0, bench::ControlMessage::kReverseDone, 10'000'000'000);
+    if (!st.ok()) spdlog::warn("target {}: {}", id, std::string(st.message()));
+  }
+
   void Work() {
     int timeout_ms = static_cast<int>(std::min<int64_t>(lease_ns / 1'000'000, INT32_MAX));
     absl::Status st = endpoint->Accept(stop, timeout_ms);
@@ -61,25 +79,7 @@ class Target {
     if (!st.ok()) {
       spdlog::warn("target {}: {}", id, std::string(st.message()));
     } else if (options.bidirectional) {
-      bench::SweepOptions back = options;
-      back.verify = false;  // the reverse direction is measured, not verified
-      bench::SweepIdentity ident{endpoint->path().device, endpoint->path().gid_index, ""};
-      bench::RunSweep(back, endpoint->ReverseEndpoint(), ident, stop,
-                      [this](const bench::SizeOutcome& o) {
-                        if (!o.ok) spdlog::warn("target {}: reverse sweep: {}", id, o.error);
-                        std::lock_guard lock(mu);
-                        reverse.push_back(o);
-                      });
-      // Disconnect only once the initiator's own sweep is over too (its done
-      // marker landed): it keeps its QPs up until this disconnect.
-      memory::Buffer& buf = endpoint->buffer();
-      const uint64_t seed = bench::DoneMarkerSeed(options.seed);
-      while (!stop.load()) {
-        auto bad = buf.CheckPattern(layout.done_marker_offset, bench::kDoneMarkerBytes, seed);
-        if (!bad.ok() || *bad < 0) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      endpoint->Disconnect();
+      RunReverse();
     }
     std::lock_guard lock(mu);
     worker_done = true;
@@ -155,8 +155,7 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
   }
   // buffer_bytes is a floor: the layout of the sizes (data area plus, with
   // verify, one region per size) decides the rest.
-  uint64_t slice = std::max<uint64_t>(r.buffer_bytes(), layout.slice_bytes);
-  slice = (slice + 4095) & ~uint64_t{4095};
+  uint64_t slice = bench::TargetSliceBytes(layout, r.buffer_bytes());
   if (slice > bench::kMaxBufferBytes / options.qps) {
     return bad("the target needs ", slice, " B x ", options.qps, " QPs; the limit is ",
                bench::kMaxBufferBytes, " B");
@@ -190,20 +189,12 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
                          .slice_bytes = slice,
                          .qps = options.qps,
                          .tx_depth = options.tx_depth,
-                         .cq_moderation = options.cq_moderation};
+                         .cq_moderation = options.cq_moderation,
+                         .qp_timeout = options.qp_timeout};
   auto endpoint = bench::TargetEndpoint::Open(fs_, tc);
   if (!endpoint.ok()) {
     release();
     return endpoint.status();
-  }
-  if (options.bidirectional) {
-    // A recycled allocation may still hold an earlier test's done marker.
-    absl::Status st = (*endpoint)->buffer().FillPattern(
-        layout.done_marker_offset, bench::kDoneMarkerBytes, bench::DoneMarkerSeed(options.seed) + 1);
-    if (!st.ok()) {
-      release();
-      return st;
-    }
   }
   auto t = std::make_shared<Target>();
   t->id = id;

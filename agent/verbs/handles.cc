@@ -107,16 +107,17 @@ absl::StatusOr<CmIdPtr> CreateCmId(rdma_event_channel* channel) {
   return CmIdPtr(id);
 }
 
-absl::StatusOr<QpPtr> CreateRcQp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq, const QpCaps& caps) {
+absl::StatusOr<QpPtr> CreateRcQp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
+                                 const QpCaps& caps) {
   ibv_qp_init_attr attr{};
-  attr.send_cq = cq;
-  attr.recv_cq = cq;
+  attr.send_cq = send_cq;
+  attr.recv_cq = recv_cq;
   attr.qp_type = IBV_QPT_RC;
   attr.sq_sig_all = 0;
   attr.cap.max_send_wr = caps.max_send_wr;
   attr.cap.max_recv_wr = caps.max_recv_wr;
   attr.cap.max_send_sge = 1;
-  attr.cap.max_recv_sge = 1;
+  attr.cap.max_recv_sge = 1;  // control receives carry no SGE; 0 is not portable
   if (rdma_create_qp(id, pd, &attr) != 0) {
     return VerbsError(errno,
                       absl::StrCat("rdma_create_qp(RC, ", caps.max_send_wr, " send WRs)"),

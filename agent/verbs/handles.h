@@ -80,9 +80,11 @@ struct QpCaps {
   uint32_t max_send_wr = 128;
   uint32_t max_recv_wr = 1;
 };
-// An RC QP on `id` (rdma_create_qp), send and receive completions on `cq`,
-// no signal-all (the bench signals selectively). rdma_cm moves it through
-// INIT/RTR/RTS on connect/accept.
-absl::StatusOr<QpPtr> CreateRcQp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq, const QpCaps& caps);
+// An RC QP on `id` (rdma_create_qp, which leaves it in INIT), send
+// completions on `send_cq`, receive completions on `recv_cq`, no signal-all
+// (the bench signals selectively). rdma_cm moves it through RTR/RTS on
+// connect/accept.
+absl::StatusOr<QpPtr> CreateRcQp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
+                                 const QpCaps& caps);
 
 }  // namespace gdrbench::agent::verbs

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "controller/cli/cli_util.h"
 #include "controller/client/agent_client.h"
+#include "controller/run/pair_tester.h"
 
 namespace gdrbench::controller::cli {
 namespace {
@@ -107,7 +108,12 @@ std::string FormatPairTable(const v1::PairResult& r, bool bidirectional) {
       double rb = rev ? rev->bw_avg_gbps() : 0;
       absl::StrAppend(&line, absl::StrFormat(" %-16s %-16s", Gbps(rb), Gbps(s.bw_avg_gbps() + rb)));
     }
-    if (verify) absl::StrAppend(&line, " ", s.verified() ? "yes" : "NO");
+    if (verify) {
+      const v1::SizeResult* rev = bidirectional ? ReverseFor(r, s.size_bytes()) : nullptr;
+      bool rev_bad = rev != nullptr && !rev->verified() && rev->status() == v1::RESULT_STATUS_FAILED;
+      const char* v = !s.verified() ? "NO" : rev_bad ? "NO (reverse)" : "yes";
+      absl::StrAppend(&line, " ", v);
+    }
     absl::StrAppend(&out, line, "\n");
   }
   if (!r.summary().perftest_command().empty()) {
@@ -204,6 +210,7 @@ int PairCommand(const PairOptions& o) {
         }
       }
       *result.mutable_reverse_sizes() = verified->reverse_sizes();
+      run::ApplyReverseChecks(&result);
     }
   }
   // Always release the target; a failed close is noted (the lease frees it).

@@ -40,6 +40,9 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
   c->add_flag("--bidirectional", f.bidirectional,
               "bidirectional tests (half the rounds); default one direction per sub-round");
   c->add_flag("--verify", f.verify, "checksum the target buffer after each test");
+  c->add_option("--qp-timeout", f.qp_timeout,
+                "QP local ACK timeout exponent, 4.096 us x 2^N (perftest -u)")
+      ->capture_default_str();
   c->add_option("--memory", o.memory,
                 "host | hugepage | gpu | gpu-staged (gpu: each rail's GPU); default: the inventory's");
 

@@ -109,6 +109,10 @@ absl::StatusOr<v1::SweepParams> ToSweepParams(const SweepFlags& f) {
   p.set_verify(f.verify);
   p.set_memory(f.memory);
   p.set_seed(f.seed);
+  if (f.qp_timeout < 1 || f.qp_timeout > 31) {
+    return bad("--qp-timeout ", f.qp_timeout, ": give 1 .. 31 (4.096 us x 2^N; perftest's 14)");
+  }
+  p.set_qp_timeout(f.qp_timeout);
   return p;
 }
 

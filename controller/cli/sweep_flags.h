@@ -27,6 +27,7 @@ struct SweepFlags {
   bool bidirectional = false;
   bool verify = false;
   uint64_t seed = 1;
+  uint32_t qp_timeout = 14;      // perftest -u: local ACK timeout 4.096 us x 2^N
 };
 
 // "all" (perftest -a: 2 B .. 8 MiB), a list "2,64K,1M" or a power-of-two

@@ -46,6 +46,20 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
   r->set_expected_gbps(a > 0 && b > 0 ? std::min(a, b) : std::max(a, b));
 }
 
+void ApplyReverseChecks(v1::PairResult* r) {
+  for (const auto& c : r->summary().reverse_checks()) {
+    for (auto& s : *r->mutable_reverse_sizes()) {
+      if (s.size_bytes() != c.size_bytes()) continue;
+      s.set_verified(c.verified());
+      s.set_verify_first_bad_offset(c.verify_first_bad_offset());
+      if (!c.verified()) {
+        s.set_status(v1::RESULT_STATUS_FAILED);
+        s.set_error(c.error());
+      }
+    }
+  }
+}
+
 AgentPairTester::AgentPairTester(std::vector<AgentApi*> agents, AgentPairTesterOptions options)
     : agents_(std::move(agents)),
       options_(options),
@@ -173,6 +187,7 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
         }
       }
       *r->mutable_reverse_sizes() = verified->reverse_sizes();
+      ApplyReverseChecks(r);
       if (!bad.empty()) {
         Fail(r, v1::RESULT_STATUS_FAILED,
              absl::StrCat("data mismatch on ", dst.name, ": ", absl::StrJoin(bad, ", ")));

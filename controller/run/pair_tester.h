@@ -38,6 +38,11 @@ class PairTester {
 // Fills src/dst endpoints, rail, round and expected_gbps of `result` from the plan.
 void FillIdentity(const PairTestSpec& spec, v1::PairResult* result);
 
+// Bidirectional tests with verify: copies the initiator's check of the
+// reverse direction (summary.reverse_checks) onto reverse_sizes (verified,
+// first bad offset; a mismatch also fails that size).
+void ApplyReverseChecks(v1::PairResult* result);
+
 struct AgentPairTesterOptions {
   std::chrono::milliseconds sweep_timeout{120000};
   // After this many consecutive UNAVAILABLE answers an agent is taken as

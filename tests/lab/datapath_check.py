@@ -5,6 +5,7 @@ usage: datapath_check.py RESULT.json KEY=VALUE...
   sizes=N          exactly N sizes, all RESULT_STATUS_OK with bw_avg_gbps > 0
   verified=1       every size verified
   reverse=N        N reverse sizes (bidirectional), all OK with bandwidth
+  reverse_verified=1  every reverse size verified (by the initiator)
   qps=N            the summary names N QPs and each size ran a multiple of N WRs
   min_ns=X max_ns=Y  every size's duration_ns within [X, Y]
 Prints one line per size, then "ok ..." or one "FAIL: ..." line (exit 1).
@@ -52,9 +53,12 @@ def main():
         if len(rev) != int(want["reverse"]):
             fail(f"{len(rev)} reverse sizes, expected {want['reverse']}")
         for s in rev:
-            print(f"  reverse {int(s['size_bytes']):>8} B  avg {s.get('bw_avg_gbps', 0):.4f} Gb/s")
+            print(f"  reverse {int(s['size_bytes']):>8} B  avg {s.get('bw_avg_gbps', 0):.4f} Gb/s  "
+                  f"verified={s.get('verified', False)}")
             if s.get("status") != "RESULT_STATUS_OK" or not s.get("bw_avg_gbps", 0) > 0:
                 fail(f"reverse size {s['size_bytes']}: {s.get('status')} {s.get('error', '')}")
+            if want.get("reverse_verified") == "1" and not s.get("verified"):
+                fail(f"reverse size {s['size_bytes']} not verified")
     for key in ("memory_kind", "registration", "gid_type"):
         if not summary.get(key):
             fail(f"summary lacks {key}")

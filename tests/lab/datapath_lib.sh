@@ -35,11 +35,17 @@ dp_start_agent() {
 
 # dp_pair SERVER CLIENT [gdrbench pair flags]: runs one pair test; its stdout goes to
 # $DP_DIR/pair.out, stderr to $DP_DIR/pair.err; returns gdrbench's exit code.
+# The QP ACK timeout is DP_QP_TIMEOUT (default 18: 4.096 us x 2^18 = 1.07 s) unless the flags
+# give --qp-timeout: the guest's two vCPUs carry every node's rxe work, ACKs of a loaded lab
+# take longer than perftest's 67 ms (2^14), and rxe (kernel 6.1) answers the go-back-N
+# retransmissions that follow with "remote invalid request" NAKs (status 9): measured 5 of 5
+# runs of 4 QPs x 1 MiB x 30 failing at 2^14 and 5 of 5 passing at 2^18 on one boot, load ~10.
 dp_pair() {
-  local server=$1 client=$2
+  local server=$1 client=$2 a timeout_flag=(--qp-timeout "${DP_QP_TIMEOUT:-18}")
   shift 2
+  for a in "$@"; do [[ "$a" == --qp-timeout* ]] && timeout_flag=(); done
   timeout "${DP_PAIR_TIMEOUT:-200}" "$GDRBENCH_BIN/gdrbench" pair --insecure \
-    --server "${DP_ADDR[$server]}" --client "${DP_ADDR[$client]}" "$@" \
+    --server "${DP_ADDR[$server]}" --client "${DP_ADDR[$client]}" "${timeout_flag[@]}" "$@" \
     >"$DP_DIR/pair.out" 2>"$DP_DIR/pair.err"
 }
 

@@ -1,0 +1,154 @@
+// Control messages between the two sides of a test, in band on the test's
+// own QPs: a zero-length SEND with immediate data, received on a receive CQ
+// of its own (the write loop polls only the send CQ, so a message arriving
+// mid-sweep never disturbs it). Needs no buffer and no memory polling, so it
+// works the same for host and GPU memory and in both connection modes.
+//
+//   kReady        target -> initiator, every QP, once the target's QP is RTS
+//                 (out-of-band mode: nothing may be posted to a QP that
+//                 cannot receive yet; rdma_cm's ESTABLISHED says as much)
+//   kReverseDone  target -> initiator, QP 0, once the reverse sweep of a
+//                 bidirectional test is over: the initiator keeps its QPs and
+//                 buffer up until then, and then checks the reverse regions
+//
+// Each side posts kControlReceives zero-length receives per QP before its QP
+// leaves INIT, and re-arms one per message consumed.
+//
+// Ops (verbs_ops.h, or the fake NIC in the tests) provides:
+//   int PostControl(uint32_t qp, uint32_t imm);   // completion via Poll, wr_id kControlWrIdBit|qp
+//   int PostControlReceive(uint32_t qp);
+//   int PollControl(int max, ibv_wc* wc);         // imm_data in host order
+//   int Poll(int max, ibv_wc* wc);  int64_t NowNs();  uint32_t qps() const;
+//   void Idle();   // nothing arrived: yield the CPU a little (the real one sleeps 1 ms, so a
+//                  // side waiting minutes for its peer does not take a core from it)
+//
+// Errors: DEADLINE_EXCEEDED (timeout), ABORTED (cancelled), UNAVAILABLE (a
+// post failed, or a completion says the QP is in the error state: the peer
+// failed, or the link went down), INTERNAL (an unknown message).
+// Thread safety: the thread that owns the QPs.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "agent/bench/verbs_ops.h"
+
+namespace gdrbench::agent::bench {
+
+enum class ControlMessage : uint32_t { kReady = 0x67640001, kReverseDone = 0x67640002 };
+inline constexpr uint32_t kControlReceives = 4;
+
+inline const char* ControlMessageName(ControlMessage m) {
+  switch (m) {
+    case ControlMessage::kReady:
+      return "ready";
+    case ControlMessage::kReverseDone:
+      return "reverse sweep done";
+  }
+  return "unknown";
+}
+
+// Posts kControlReceives receives on every QP.
+template <typename Ops>
+absl::Status ArmControlReceives(Ops& ops) {
+  for (uint32_t q = 0; q < ops.qps(); ++q) {
+    for (uint32_t i = 0; i < kControlReceives; ++i) {
+      if (int rc = ops.PostControlReceive(q); rc != 0) {
+        return absl::UnavailableError(absl::StrCat("ibv_post_recv (control) on QP ", q, ": ",
+                                                   std::strerror(rc)));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Sends `m` on QP `qp` and waits for its send completion.
+template <typename Ops>
+absl::Status SendControl(Ops& ops, uint32_t qp, ControlMessage m, int64_t timeout_ns) {
+  if (int rc = ops.PostControl(qp, static_cast<uint32_t>(m)); rc != 0) {
+    return absl::UnavailableError(absl::StrCat("posting the '", ControlMessageName(m),
+                                               "' message on QP ", qp, ": ", std::strerror(rc)));
+  }
+  const int64_t deadline = ops.NowNs() + timeout_ns;
+  ibv_wc wc[4];
+  for (;;) {
+    int n = ops.Poll(4, wc);
+    if (n < 0) return absl::UnavailableError(absl::StrCat("ibv_poll_cq failed: errno ", -n));
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].wr_id != (kControlWrIdBit | qp)) continue;  // a flushed WR of a failed loop
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        return absl::UnavailableError(absl::StrCat(
+            "the '", ControlMessageName(m), "' message on QP ", qp, " failed: ",
+            ibv_wc_status_str(wc[i].status), " (status ", static_cast<int>(wc[i].status), ")"));
+      }
+      return absl::OkStatus();
+    }
+    if (n == 0 && ops.NowNs() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the '", ControlMessageName(m), "' message on QP ", qp, " did not complete within ",
+          timeout_ns / 1'000'000, " ms"));
+    }
+    if (n == 0) ops.Idle();
+  }
+}
+
+// Waits until `m` arrived on each of the QPs in `from` (indices), re-arming
+// a receive for every message consumed. Messages of another kind that were
+// already under way are consumed too.
+template <typename Ops>
+absl::Status WaitControl(Ops& ops, ControlMessage m, const std::vector<uint32_t>& from,
+                         const std::atomic<bool>& cancelled, int64_t timeout_ns) {
+  std::vector<uint8_t> seen(ops.qps(), 0);
+  size_t got = 0;
+  const int64_t deadline = ops.NowNs() + timeout_ns;
+  ibv_wc wc[8];
+  while (got < from.size()) {
+    int n = ops.PollControl(8, wc);
+    if (n < 0) return absl::UnavailableError(absl::StrCat("ibv_poll_cq (control) failed: errno ", -n));
+    for (int i = 0; i < n; ++i) {
+      const uint32_t q = static_cast<uint32_t>(wc[i].wr_id);
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        return absl::UnavailableError(absl::StrCat(
+            "QP ", q, " went to the error state while waiting for the '", ControlMessageName(m),
+            "' message (", ibv_wc_status_str(wc[i].status), "): the peer failed or the link broke"));
+      }
+      if (q >= seen.size()) return absl::InternalError(absl::StrCat("control message on QP ", q));
+      if (int rc = ops.PostControlReceive(q); rc != 0) {
+        return absl::UnavailableError(absl::StrCat("re-arming the control receive on QP ", q,
+                                                   ": ", std::strerror(rc)));
+      }
+      if (wc[i].imm_data == static_cast<uint32_t>(m)) {
+        bool wanted = false;
+        for (uint32_t f : from) wanted = wanted || f == q;
+        if (wanted && !seen[q]) {
+          seen[q] = 1;
+          ++got;
+        }
+      } else if (wc[i].imm_data != static_cast<uint32_t>(ControlMessage::kReady) &&
+                 wc[i].imm_data != static_cast<uint32_t>(ControlMessage::kReverseDone)) {
+        return absl::InternalError(absl::StrCat("unknown control message 0x",
+                                                absl::Hex(wc[i].imm_data), " on QP ", q));
+      }
+    }
+    if (n > 0) continue;
+    if (cancelled.load()) {
+      return absl::AbortedError(absl::StrCat("cancelled while waiting for the '",
+                                             ControlMessageName(m), "' message"));
+    }
+    if (ops.NowNs() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "no '", ControlMessageName(m), "' message from the peer within ", timeout_ns / 1'000'000,
+          " ms (", got, " of ", from.size(), " QPs)"));
+    }
+    ops.Idle();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gdrbench::agent::bench
