@@ -61,7 +61,11 @@ int main(int argc, char** argv) {
                             "a captured tree or capture .tar.gz (default: this node, live)")
       ->capture_default_str();
   preflight_cmd->add_flag("--json", once.json, "print the v1 PreflightReport as JSON");
-  preflight_cmd->add_option("--checks", once.checks, "only these checks (comma-separated ids)")
+  preflight_cmd->add_flag("--verbose", once.verbose, "show the evidence of passing checks too");
+  preflight_cmd->add_option("--checks", once.run.checks, "only these checks (comma-separated ids)")
+      ->delimiter(',');
+  preflight_cmd->add_option("--rail-nics", once.run.expect.rail_nics,
+                            "NICs that are GPU rails beyond each GPU's nearest (comma-separated)")
       ->delimiter(',');
   std::string capture_out;
   CLI::App* capture_cmd = app.add_subcommand(
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (*preflight_cmd) {
+    once.run.devices = cfg.agent.devices;  // gdrbench-agent --devices a,b preflight
     auto out = gdrbench::agent::service::RunPreflightOnce(once);
     if (!out.ok()) return Fail(std::string(out.status().message()));
     std::fputs(out->text.c_str(), stdout);

@@ -15,6 +15,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/str_join.h"
+#include "agent/preflight/kernel_log.h"
+#include "agent/preflight/kernel_modules.h"
 #include "agent/topology/pci.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
@@ -140,15 +143,50 @@ std::string MakeTempDir(const char* prefix) {
   return templ;
 }
 
+// modules.dep of the running kernel (the NVIDIA and RDMA lines: what
+// FindModuleFile reads) and the tail of the nvidia-peermem module file,
+// where a module signature ends (ModuleFileSigned reads the tail only).
+void StageModules(const FsRoot& src, Stager& s) {
+  ModuleFile peermem = FindModuleFile(src, "nvidia-peermem");
+  if (!peermem.dep_readable) return;
+  auto dep = src.ReadFile(peermem.dep_file);
+  if (!dep.ok()) return;
+  std::string kept;
+  for (absl::string_view line : absl::StrSplit(*dep, '\n')) {
+    for (const char* word : {"nvidia", "peer_mem", "peermem", "mlx", "ib_", "rdma", "infiniband"}) {
+      if (absl::StrContains(line.substr(0, line.find(':')), word)) {
+        absl::StrAppend(&kept, line, "\n");
+        break;
+      }
+    }
+  }
+  s.Write(peermem.dep_file, kept);
+  if (peermem.path.empty()) return;
+  if (auto ko = src.ReadFile(peermem.path); ko.ok()) {
+    constexpr size_t kTail = 4096;
+    s.Write(peermem.path, ko->size() > kTail ? ko->substr(ko->size() - kTail) : *ko);
+  }
+}
+
 }  // namespace
 
 absl::Status StageTree(const FsRoot& src, const std::string& dest) {
   Stager s(src, dest);
   for (const char* f : {"/proc/driver/nvidia/version", "/proc/sys/kernel/osrelease", "/proc/cmdline",
                         "/proc/self/limits", "/proc/self/status", "/proc/1/cgroup", "/proc/modules",
+                        "/proc/sys/kernel/tainted", "/sys/kernel/security/lockdown",
                         "/etc/modules", "/usr/bin/ofed_info", "/.dockerenv", "/run/.containerenv",
                         "/etc/os-release", "/etc/hostname"}) {
     s.File(f);
+  }
+  StageModules(src, s);
+  // The kernel log: live from /dev/kmsg; from a tree, the copy it carries.
+  if (src.is_live()) {
+    if (auto log = MakeDevKmsgLog()->Messages(); log.ok()) {
+      s.Write(kCapturedDmesg, absl::StrCat(absl::StrJoin(*log, "\n"), "\n"));
+    }
+  } else {
+    s.File(kCapturedDmesg);
   }
   if (auto dpkg = src.ReadFile("/var/lib/dpkg/status"); dpkg.ok()) {
     s.Write("/var/lib/dpkg/status", FilterDpkg(*dpkg));
@@ -172,7 +210,7 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
   }
   for (const char* m : {"nvidia", "nvidia_peermem", "nv_peer_mem", "nvidia_uvm", "ib_core",
                         "ib_uverbs", "rdma_ucm", "mlx5_core", "mlx5_ib", "rdma_rxe", "siw"}) {
-    s.Attributes(absl::StrCat("/sys/module/", m), {"version", "initstate"});
+    s.Attributes(absl::StrCat("/sys/module/", m), {"version", "initstate", "taint"});
   }
   if (auto peers = src.ListDir("/sys/kernel/mm/memory_peers"); peers.ok()) {
     for (const auto& p : *peers) s.File(absl::StrCat("/sys/kernel/mm/memory_peers/", p, "/version"));
@@ -221,6 +259,11 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
       for (const auto& p : *ports) {
         std::string port = absl::StrCat(ib, "/ports/", p);
         s.Attributes(port, {"state", "phys_state", "link_layer", "rate", "lid", "sm_lid"});
+        for (const char* dir : {"counters", "hw_counters"}) {
+          if (auto names = src.ListDir(absl::StrCat(port, "/", dir)); names.ok()) {
+            for (const auto& c : *names) s.File(absl::StrCat(port, "/", dir, "/", c));
+          }
+        }
         auto gids = src.ListDir(port + "/gids");
         if (!gids.ok()) continue;
         for (const auto& g : *gids) {

@@ -2,7 +2,10 @@
 // tarball that `gdrbench-agent preflight --fs-root` accepts (support tickets,
 // new test data). Device nodes become empty files, libcuda.so.<version>
 // becomes an empty file of that name, /var/lib/dpkg/status keeps only the
-// RDMA and NVIDIA packages, /boot/config-* only the DMA and IOMMU lines.
+// RDMA and NVIDIA packages, /boot/config-* only the DMA and IOMMU lines,
+// modules.dep only the NVIDIA and RDMA lines, the nvidia-peermem module file
+// only its last 4 KiB (where a signature ends), and the kernel log (read
+// from /dev/kmsg when readable) lands in kernel_log.h's kCapturedDmesg.
 // Symlinks are kept as symlinks, so the PCI tree classifies as on the node.
 //
 // Thread safety: free functions; each uses its own temporary directory.

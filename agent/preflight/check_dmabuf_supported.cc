@@ -2,6 +2,8 @@
 // (cuMemGetHandleForAddressRange -> ibv_reg_dmabuf_mr) needs a kernel >= 5.12,
 // NVIDIA's open kernel modules (the GPU attribute DMA_BUF_SUPPORTED says so),
 // rdma-core >= 34 and a NIC driver that implements dma-buf registration.
+// On a node without an RDMA device the GPU half can still PASS; the NIC half
+// is then "unknown: no RDMA device", never "supported".
 #include <cstdlib>
 
 #include "absl/strings/match.h"
@@ -46,12 +48,11 @@ CheckResult CheckDmabufSupported(Context& ctx) {
     unknown.push_back("kernel release");
   }
 
-  auto version = ctx.fs().ReadLine("/proc/driver/nvidia/version");
-  if (version.ok()) {
-    bool open = absl::StrContains(*version, "Open Kernel Module");
+  const NvidiaVersion& nv = ctx.Nvidia();
+  if (nv.present) {
     r.Saw(ctx.Where("/proc/driver/nvidia/version"),
-          open ? "open kernel modules" : "proprietary kernel modules");
-    if (!open) missing.push_back("NVIDIA proprietary kernel modules (dma-buf needs the open ones)");
+          nv.open ? "open kernel modules" : "proprietary kernel modules");
+    if (!nv.open) missing.push_back("NVIDIA proprietary kernel modules (dma-buf needs the open ones)");
   } else {
     unknown.push_back("NVIDIA driver flavour");
   }
@@ -82,7 +83,13 @@ CheckResult CheckDmabufSupported(Context& ctx) {
     unknown.push_back("rdma-core version");
   }
   const auto& devs = ctx.RdmaDevices();
-  if (devs.ok()) {
+  std::string nic_unknown;  // why the NIC half cannot be told
+  if (!devs.ok()) {
+    nic_unknown = absl::StrCat("RDMA devices not listed: ", devs.status().message());
+  } else if (devs->empty()) {
+    nic_unknown = "no RDMA device";
+    r.Saw(ctx.rdma().source(), ctx.RdmaAbsentReason().empty() ? "no RDMA device" : ctx.RdmaAbsentReason());
+  } else {
     for (const auto& d : *devs) {
       auto ok = ctx.rdma().DmabufRegistrationSupported(d.name);
       std::string src = absl::StrCat("ibv_reg_dmabuf_mr(", d.name, ", fd=-1)");
@@ -98,9 +105,15 @@ CheckResult CheckDmabufSupported(Context& ctx) {
 
   if (missing.empty()) {
     r.status = Status::kPass;
-    r.summary = unknown.empty() ? "dma-buf registration is supported end to end"
-                                : absl::StrCat("dma-buf prerequisites met (not read: ",
-                                               absl::StrJoin(unknown, ", "), ")");
+    std::string not_read = unknown.empty() ? "" : absl::StrCat(" (not read: ", absl::StrJoin(unknown, ", "), ")");
+    if (!nic_unknown.empty()) {
+      r.summary = absl::StrCat(unknown.empty() ? "GPU half supported (kernel, NVIDIA driver, GPU attribute, rdma-core)"
+                                               : "GPU half prerequisites met",
+                               not_read, "; NIC half unknown: ", nic_unknown);
+    } else {
+      r.summary = unknown.empty() ? "dma-buf registration is supported end to end"
+                                  : absl::StrCat("dma-buf prerequisites met", not_read);
+    }
     return r;
   }
   bool peermem = ctx.fs().Exists("/sys/module/nvidia_peermem") ||

@@ -1,7 +1,8 @@
 // mtu: the RDMA path MTU. RoCE derives it from the netdev MTU (4096 needs a
 // netdev MTU of at least 4200, jumbo frames in practice); InfiniBand gets it
 // from the subnet manager's partition. Below 4096 costs bandwidth at large
-// messages; below a pinned minimum is a failure.
+// messages; below a pinned minimum is a failure on a GPU rail (a WARN on a
+// NIC that is not one).
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/preflight/checks.h"
@@ -16,6 +17,7 @@ CheckResult CheckMtu(Context& ctx) {
   CheckResult r;
   r.id = kId;
   std::vector<std::string> below_pin, below_max;
+  bool pin_strict = false;
   bool roce = false;
   size_t known = 0;
   for (const auto& d : *devs) {
@@ -34,7 +36,8 @@ CheckResult CheckMtu(Context& ctx) {
       ++known;
       roce = roce || p.link_layer == "Ethernet";
       if (want > 0 && p.active_mtu_bytes < want) {
-        below_pin.push_back(absl::StrCat(name, " ", p.active_mtu_bytes));
+        below_pin.push_back(absl::StrCat(name, " ", p.active_mtu_bytes, NotRailNote(ctx, d.name)));
+        pin_strict = pin_strict || StrictNic(ctx, d.name);
       } else if (p.active_mtu_bytes < 4096) {
         below_max.push_back(absl::StrCat(name, " ", p.active_mtu_bytes));
       }
@@ -47,7 +50,7 @@ CheckResult CheckMtu(Context& ctx) {
            : "set the partition MTU to 4096 on the subnet manager (opensm partitions.conf: "
              "mtu=5) and restart it";
   if (!below_pin.empty()) {
-    r.status = Status::kFail;
+    r.status = pin_strict ? Status::kFail : Status::kWarn;
     r.summary = absl::StrCat("active MTU below the pinned ", want, ": ", absl::StrJoin(below_pin, ", "));
     r.remediation = fix;
   } else if (!below_max.empty()) {

@@ -9,13 +9,11 @@ namespace gdrbench::agent::preflight {
 CheckResult CheckNvidiaDriver(Context& ctx) {
   const char* kId = "nvidia_driver";
   const std::string path = "/proc/driver/nvidia/version";
-  std::string version = ctx.NvidiaDriverVersion();
-  if (!version.empty()) {
-    auto content = ctx.fs().ReadLine(path);
-    bool open = content.ok() && content->find("Open Kernel Module") != std::string::npos;
+  const NvidiaVersion& nv = ctx.Nvidia();
+  if (!nv.version.empty()) {
     return Result(kId, Status::kPass,
-                  absl::StrCat("NVIDIA driver ", version, open ? " (open kernel modules)" : ""))
-        .Saw(ctx.Where(path), content.ok() ? *content : version);
+                  absl::StrCat("NVIDIA driver ", nv.version, nv.open ? " (open kernel modules)" : ""))
+        .Saw(ctx.Where(path), nv.line.empty() ? nv.version : nv.line);
   }
   if (!HasNvidiaGpu(ctx)) {
     return Result(kId, Status::kSkip, "no NVIDIA GPU on the PCI bus and no NVIDIA driver")
@@ -25,7 +23,7 @@ CheckResult CheckNvidiaDriver(Context& ctx) {
       kId, Status::kFail, "an NVIDIA GPU is present but the NVIDIA kernel driver is not loaded",
       "install the NVIDIA driver (e.g. apt install nvidia-driver-<ver>-open / the CUDA repo's "
       "cuda-drivers) and load it: modprobe nvidia; check dmesg for 'NVRM' errors and Secure Boot");
-  r.Saw(ctx.Where(path), ctx.fs().Exists(path) ? "unparseable" : "absent");
+  r.Saw(ctx.Where(path), nv.present ? "unparseable" : "absent");
   r.Saw(ctx.Where("/sys/module/nvidia"), ctx.ModuleLoaded("nvidia") ? "loaded" : "not loaded");
   return r;
 }

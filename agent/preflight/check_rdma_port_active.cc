@@ -1,5 +1,6 @@
 // rdma_port_active: every port of every RDMA device is PORT_ACTIVE with its
-// physical link up.
+// physical link up. A port that is down FAILs on a GPU rail and WARNs on a
+// NIC that is not one (a storage or in-band port the sweep does not use).
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/preflight/checks.h"
@@ -15,6 +16,7 @@ CheckResult CheckRdmaPortActive(Context& ctx) {
   CheckResult r;
   r.id = kId;
   std::vector<std::string> down;
+  Status worst = Status::kPass;
   bool init_on_ib = false;
   size_t ports = 0;
   for (const auto& d : *devs) {
@@ -26,7 +28,8 @@ CheckResult CheckRdmaPortActive(Context& ctx) {
                          p.active_rate_gbps > 0 ? absl::StrCat(", ", p.active_rate_gbps, " Gb/s") : ""));
       std::string state = NormalizePortState(p.state);
       if (state != "PORT_ACTIVE") {
-        down.push_back(absl::StrCat(where, " ", state, "/", p.physical_state));
+        down.push_back(absl::StrCat(where, " ", state, "/", p.physical_state, NotRailNote(ctx, d.name)));
+        worst = Worse(worst, StrictNic(ctx, d.name) ? Status::kFail : Status::kWarn);
         if (state == "PORT_INIT" && p.link_layer == "InfiniBand") init_on_ib = true;
       }
     }
@@ -36,7 +39,7 @@ CheckResult CheckRdmaPortActive(Context& ctx) {
     r.summary = absl::StrCat("all ", ports, " port(s) PORT_ACTIVE");
     return r;
   }
-  r.status = Status::kFail;
+  r.status = worst;
   r.summary = absl::StrCat("port(s) not active: ", absl::StrJoin(down, ", "));
   r.remediation =
       init_on_ib
@@ -45,6 +48,12 @@ CheckResult CheckRdmaPortActive(Context& ctx) {
           : "check the cable, transceiver and switch port (ibstat / ethtool <netdev>, switch "
             "logs); for RoCE bring the netdev up (ip link set <netdev> up); a DISABLED port needs "
             "ibportstate enable or the switch side enabled";
+  if (worst == Status::kFail) {
+    absl::StrAppend(&r.remediation,
+                    ". A port that is unused on purpose but shares a GPU's PCIe switch is a rail by "
+                    "proximity: name the agent's NICs with --devices (or the inventory's rails) to "
+                    "leave it out");
+  }
   return r;
 }
 

@@ -1,7 +1,8 @@
 // roce_gid: a RoCE (Ethernet link layer) port needs a RoCE v2 GID derived from
 // a routable address (IPv4-mapped ::ffff:a.b.c.d or a global IPv6); the
 // link-local fe80:: GID alone does not cross a router and rdma_cm cannot
-// resolve it.
+// resolve it. FAIL on a GPU rail, WARN on a NIC that is not one (a storage
+// port without an IP address has no RoCE v2 GID and needs none).
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -16,6 +17,7 @@ CheckResult CheckRoceGid(Context& ctx) {
   CheckResult r;
   r.id = kId;
   std::vector<std::string> lacking;
+  Status worst = Status::kPass;
   size_t roce_ports = 0;
   for (const auto& d : *devs) {
     for (const auto& p : d.ports) {
@@ -32,13 +34,15 @@ CheckResult CheckRoceGid(Context& ctx) {
                          : absl::StrCat("RoCE v2 ", best));
       if (best.empty()) {
         lacking.push_back(absl::StrCat(d.name, " port ", p.port_num,
-                                       p.netdev.empty() ? "" : " (" + p.netdev + ")"));
+                                       p.netdev.empty() ? "" : " (" + p.netdev + ")",
+                                       NotRailNote(ctx, d.name)));
+        worst = Worse(worst, StrictNic(ctx, d.name) ? Status::kFail : Status::kWarn);
       }
     }
   }
   if (roce_ports == 0) return Result(kId, Status::kSkip, "no RoCE port (InfiniBand link layer only)");
   if (!lacking.empty()) {
-    r.status = Status::kFail;
+    r.status = worst;
     r.summary = absl::StrCat("no routable RoCE v2 GID on ", absl::StrJoin(lacking, ", "));
     r.remediation =
         "give the port's netdev an IPv4 or global IPv6 address (ip addr add <ip>/<len> dev "

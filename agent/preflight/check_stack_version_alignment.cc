@@ -2,7 +2,12 @@
 // one maintenance window. On one node: the user-space libcuda and
 // nvidia-peermem must match the loaded kernel module (a partial upgrade gives
 // "Driver/library version mismatch"); every pinned expectation must hold.
+// HCA firmware (fw_ver): NICs of one firmware family (its first number, e.g.
+// 28 for ConnectX-7, 22 for ConnectX-6 Dx) run one version, the pinned one
+// when pinned; a mismatch FAILs on GPU rails, WARNs on other NICs.
 // Across the fleet the controller compares the versions this check reports.
+#include <map>
+#include <set>
 #include <regex>
 
 #include "absl/strings/match.h"
@@ -50,6 +55,44 @@ bool Matches(const std::string& pinned, const std::string& observed) {
          absl::StartsWith(observed, pinned + "-");
 }
 
+// "28.39.1002" -> "28": the firmware family (one per HCA generation).
+std::string FirmwareFamily(const std::string& fw) { return fw.substr(0, fw.find('.')); }
+
+// One firmware per family, and the pinned one (pins apply to their family).
+void CheckFirmware(Context& ctx, CheckResult& r, std::vector<std::string>& problems,
+                   std::vector<std::string>& warnings, std::vector<std::string>& fixes) {
+  const auto& devs = ctx.RdmaDevices();
+  if (!devs.ok()) return;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> families;  // family -> fw -> NICs
+  for (const auto& d : *devs) {
+    if (d.firmware_version.empty()) continue;
+    r.Saw(ctx.Where(absl::StrCat("/sys/class/infiniband/", d.name, "/fw_ver")), d.firmware_version);
+    families[FirmwareFamily(d.firmware_version)][d.firmware_version].push_back(d.name);
+  }
+  const std::string& pin = ctx.expect().hca_firmware;
+  bool flash = false;
+  for (const auto& [family, versions] : families) {
+    bool pinned = !pin.empty() && FirmwareFamily(pin) == family;
+    if (versions.size() < 2 && (!pinned || versions.begin()->first == pin)) continue;
+    std::vector<std::string> parts;
+    bool strict = false;
+    for (const auto& [fw, nics] : versions) {
+      if (pinned && fw == pin) continue;
+      parts.push_back(absl::StrCat(absl::StrJoin(nics, ","), " ", fw));
+      for (const auto& n : nics) strict = strict || StrictNic(ctx, n);
+    }
+    std::string what = pinned ? absl::StrCat("HCA firmware ", absl::StrJoin(parts, "; "), ", pinned ", pin)
+                              : absl::StrCat("HCA firmware differs within family ", family, ": ",
+                                             absl::StrJoin(parts, "; "));
+    (strict ? problems : warnings).push_back(what);
+    flash = true;
+  }
+  if (flash) {
+    fixes.push_back("flash the NICs of one model to one firmware (mlxfwmanager -u -i <image>, or "
+                    "mstflint -d <bdf> -i <image> burn) and reset them (mlxfwreset) in the maintenance window");
+  }
+}
+
 }  // namespace
 
 CheckResult CheckStackVersionAlignment(Context& ctx) {
@@ -59,7 +102,7 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
   std::vector<std::string> problems;
   std::vector<std::string> fixes;
 
-  std::string kmod = ctx.NvidiaDriverVersion();
+  std::string kmod = ctx.Nvidia().version;
   r.Saw(ctx.Where("/proc/driver/nvidia/version"), kmod.empty() ? "absent" : kmod);
   std::string libcuda_path;
   std::string libcuda = kmod.empty() ? "" : LibcudaVersion(ctx.fs(), &libcuda_path);
@@ -89,6 +132,9 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
   std::string ofed = OfedVersion(ctx.fs(), &ofed_path);
   if (!ofed.empty()) r.Saw(ctx.Where(ofed_path), ofed);
 
+  std::vector<std::string> warnings;
+  CheckFirmware(ctx, r, problems, warnings, fixes);
+
   const Expectations& e = ctx.expect();
   auto pin = [&](const char* what, const std::string& pinned, const std::string& observed) {
     if (pinned.empty()) return;
@@ -103,8 +149,9 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
   pin("rdma-core", e.rdma_core, rdma_core);
   pin("OFED", e.ofed, ofed);
 
-  if (!problems.empty()) {
-    r.status = Status::kFail;
+  if (!problems.empty() || !warnings.empty()) {
+    r.status = problems.empty() ? Status::kWarn : Status::kFail;
+    problems.insert(problems.end(), warnings.begin(), warnings.end());
     r.summary = absl::StrJoin(problems, "; ");
     r.remediation = absl::StrJoin(fixes, "; ");
     return r;
@@ -120,9 +167,16 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
   if (!cuda.empty()) parts.push_back("CUDA " + cuda);
   if (!rdma_core.empty()) parts.push_back("rdma-core " + rdma_core);
   if (!ofed.empty()) parts.push_back(ofed);
+  if (const auto& devs = ctx.RdmaDevices(); devs.ok()) {
+    std::set<std::string> fws;
+    for (const auto& d : *devs) {
+      if (!d.firmware_version.empty()) fws.insert(d.firmware_version);
+    }
+    if (!fws.empty()) parts.push_back(absl::StrCat("HCA firmware ", absl::StrJoin(fws, "/")));
+  }
   r.summary = absl::StrCat(absl::StrJoin(parts, ", "),
                            e.nvidia_driver.empty() && e.cuda_driver.empty() && e.rdma_core.empty() &&
-                                   e.ofed.empty()
+                                   e.ofed.empty() && e.hca_firmware.empty()
                                ? " (consistent; nothing pinned)"
                                : " (match the pinned versions)");
   return r;

@@ -3,6 +3,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
 namespace gdrbench::agent::preflight {
@@ -12,7 +13,7 @@ const std::vector<CheckDef>& AllChecks() {
   // modules, before touching NIC parameters"), then drivers, RDMA, the
   // GPUDirect kernel path, platform settings and the network.
   static const std::vector<CheckDef> kChecks = {
-      {"gpu_nic_topology", "each NIC has a GPU under the same PCIe switch (PIX/PXB)",
+      {"gpu_nic_topology", "each GPU has its nearest NIC under the same PCIe switch (PIX/PXB)",
        CheckGpuNicTopology},
       {"nvidia_driver", "the NVIDIA kernel driver is loaded", CheckNvidiaDriver},
       {"cuda_driver", "the CUDA driver API answers and reports its version", CheckCudaDriver},
@@ -20,6 +21,8 @@ const std::vector<CheckDef>& AllChecks() {
       {"rdma_port_active", "every RDMA port is PORT_ACTIVE and LINK_UP", CheckRdmaPortActive},
       {"peermem_loaded", "nvidia-peermem is loaded", CheckPeermemLoaded},
       {"peermem_persistent", "nvidia-peermem is loaded at boot", CheckPeermemPersistent},
+      {"peermem_load_errors", "the kernel log shows no nvidia-peermem load failure",
+       CheckPeermemLoadErrors},
       {"dmabuf_supported", "kernel, GPU driver and rdma-core support dma-buf registration",
        CheckDmabufSupported},
       {"gpu_registration_probe", "one page of GPU memory registers with the NIC",
@@ -37,6 +40,8 @@ const std::vector<CheckDef>& AllChecks() {
       {"iommu_mode", "the IOMMU is off or in passthrough for GPUs and NICs", CheckIommuMode},
       {"roce_gid", "each RoCE port has a routable RoCE v2 GID", CheckRoceGid},
       {"mtu", "RDMA path MTU is 4096 (or the pinned minimum)", CheckMtu},
+      {"link_error_counters", "RDMA port error counters are zero and do not grow",
+       CheckLinkErrorCounters},
   };
   return kChecks;
 }
@@ -58,6 +63,27 @@ bool HasNvidiaGpu(Context& ctx) {
 bool CudaWorthAsking(Context& ctx) {
   return HasNvidiaGpu(ctx) || ctx.fs().Exists("/proc/driver/nvidia/version");
 }
+
+const char kMokRemedy[] =
+    "sign the NVIDIA, nvidia-peermem and OFED modules with a Machine Owner Key and enroll it "
+    "(mokutil --import <key.der>, confirm in MokManager at the next boot; DKMS signs with "
+    "/var/lib/dkms/mok.pub), or disable Secure Boot in the firmware setup";
+
+bool StrictNic(Context& ctx, const std::string& nic) {
+  const auto& topo = ctx.Topo();
+  return !topo.ok() || topo->Strict(nic);
+}
+
+std::string NotRailNote(Context& ctx, const std::string& nic) {
+  const auto& topo = ctx.Topo();
+  if (!topo.ok() || topo->Strict(nic)) return "";
+  for (const auto& n : topo->not_rails) {
+    if (n.nic == nic) return absl::StrCat(" (not a GPU rail", n.why.empty() ? "" : ": " + n.why, ")");
+  }
+  return " (not a GPU rail)";
+}
+
+Status Worse(Status a, Status b) { return static_cast<int>(a) >= static_cast<int>(b) ? a : b; }
 
 std::string NormalizePortState(const std::string& state) {
   std::string s = absl::AsciiStrToUpper(state);

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/preflight/check.h"
 #include "agent/preflight/context.h"
+#include "agent/preflight/report/report.h"
 
 namespace gdrbench::agent::preflight {
 
@@ -43,6 +43,8 @@ CheckResult CheckPcieAcs(Context& ctx);
 CheckResult CheckIommuMode(Context& ctx);
 CheckResult CheckRoceGid(Context& ctx);
 CheckResult CheckMtu(Context& ctx);
+CheckResult CheckPeermemLoadErrors(Context& ctx);
+CheckResult CheckLinkErrorCounters(Context& ctx);
 
 // Helpers shared by the checks.
 CheckResult Result(const char* id, Status status, std::string summary,
@@ -55,5 +57,17 @@ bool CudaWorthAsking(Context& ctx);
 // "active" (ibv_port_state_str), "4: ACTIVE" (sysfs) or "PORT_ACTIVE" ->
 // "PORT_ACTIVE", and likewise for the other states.
 std::string NormalizePortState(const std::string& state);
+
+// Whether a fault on RDMA device `nic` FAILs (a GPU rail, or a node without
+// GPUs: topology::Topology::Strict) or only WARNs (not a GPU rail). True
+// when the topology cannot be read.
+bool StrictNic(Context& ctx, const std::string& nic);
+// " (not a GPU rail: <why>)" for a lenient NIC, "" for a strict one.
+std::string NotRailNote(Context& ctx, const std::string& nic);
+// The worse of two statuses.
+Status Worse(Status a, Status b);
+
+// The remedy when Secure Boot refuses unsigned NVIDIA/peermem/OFED modules.
+extern const char kMokRemedy[];
 
 }  // namespace gdrbench::agent::preflight

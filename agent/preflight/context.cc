@@ -1,11 +1,8 @@
 #include "agent/preflight/context.h"
 
 #include <algorithm>
-#include <regex>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "agent/preflight/kernel_modules.h"
 
 namespace gdrbench::agent::preflight {
 
@@ -20,7 +17,11 @@ Context::Context(const FsRoot& fs, RdmaQuery& rdma, CudaQuery& cuda, Registratio
 
 const absl::StatusOr<topology::Topology>& Context::Topo() {
   if (topo_) return *topo_;
-  topo_ = topology::DiscoverTopology(fs_);
+  // NICs named as rails: the agent's own devices (--devices) and the ones
+  // the inventory names (expectations.rail_nics).
+  std::vector<std::string> named = devices_;
+  named.insert(named.end(), expect_.rail_nics.begin(), expect_.rail_nics.end());
+  topo_ = topology::DiscoverTopology(fs_, named);
   if (topo_->ok() && !devices_.empty()) {
     // Only the NICs this agent owns; rails recomputed among them.
     auto owned = [&](const std::string& n) {
@@ -29,7 +30,7 @@ const absl::StatusOr<topology::Topology>& Context::Topo() {
     topology::Topology& t = **topo_;
     std::erase_if(t.nics, [&](const topology::Nic& n) { return !owned(n.name); });
     std::erase_if(t.relations, [&](const topology::Relation& r) { return !owned(r.nic); });
-    t.rails = topology::ComputeRails(t.gpus, t.nics, t.relations);
+    topology::AssignRails(t, named);
   }
   return *topo_;
 }
@@ -49,28 +50,11 @@ const absl::StatusOr<std::vector<CudaGpu>>& Context::CudaGpus() {
   return *cuda_gpus_;
 }
 
-std::string Context::NvidiaDriverVersion() const {
-  auto content = fs_.ReadFile("/proc/driver/nvidia/version");
-  if (!content.ok()) return "";
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Thu Sep ..."
-  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.133.20  Release Build ..."
-  static const std::regex kVersion(R"(Kernel Module(?: for [a-z0-9_]+)?\s+([0-9]+(?:\.[0-9]+)+))");
-  std::smatch m;
-  if (std::regex_search(*content, m, kVersion)) return m[1];
-  return "";
+const NvidiaVersion& Context::Nvidia() {
+  if (!nvidia_) nvidia_ = ReadNvidiaVersion(fs_);
+  return *nvidia_;
 }
 
-bool Context::ModuleLoaded(const std::string& name) const {
-  if (fs_.Exists(absl::StrCat("/sys/module/", name, "/initstate")) ||
-      fs_.Exists(absl::StrCat("/sys/module/", name, "/version"))) {
-    return true;
-  }
-  auto mods = fs_.ReadFile("/proc/modules");
-  if (!mods.ok()) return false;
-  for (absl::string_view line : absl::StrSplit(*mods, '\n')) {
-    if (absl::StartsWith(line, absl::StrCat(name, " "))) return true;
-  }
-  return false;
-}
+bool Context::ModuleLoaded(const std::string& name) const { return preflight::ModuleLoaded(fs_, name); }
 
 }  // namespace gdrbench::agent::preflight

@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/preflight/check.h"
+#include "agent/preflight/expectations.h"
+#include "agent/preflight/report/report.h"
 #include "agent/preflight/hardware.h"
+#include "agent/preflight/nvidia_version.h"
 #include "agent/topology/topology.h"
 #include "common/fs_root.h"
 
@@ -29,6 +31,27 @@ class Context {
   CudaQuery& cuda() { return cuda_; }
   RegistrationProbe& probe() { return probe_; }
   const Expectations& expect() const { return expect_; }
+  // The RDMA devices this agent owns (--devices); empty = all.
+  const std::vector<std::string>& devices() const { return devices_; }
+
+  // Optional interfaces; absent ones make their checks say they need live
+  // hardware. `wait` runs between the two reads of the link error counters
+  // (live: sleeps `interval`; tests inject one that changes the tree).
+  void set_gpu_load(GpuLoad* load) { gpu_load_ = load; }
+  GpuLoad* gpu_load() const { return gpu_load_; }
+  void set_kernel_log(KernelLog* log) { kernel_log_ = log; }
+  KernelLog* kernel_log() const { return kernel_log_; }
+  void set_counter_wait(std::function<void()> wait, absl::Duration interval) {
+    counter_wait_ = std::move(wait);
+    counter_interval_ = interval;
+  }
+  const std::function<void()>& counter_wait() const { return counter_wait_; }
+  // Put every GPU under load for the link check, not only those below their
+  // maximum speed (to prove the reading under load; gdrbench-preflight
+  // --pcie-under-load, the gpu tier).
+  void set_load_all_gpu_links(bool on) { load_all_gpu_links_ = on; }
+  bool load_all_gpu_links() const { return load_all_gpu_links_; }
+  absl::Duration counter_interval() const { return counter_interval_; }
 
   // "/sys/..." -> the path as an operator sees it in evidence: unchanged on a
   // live node, "<root>/sys/..." offline.
@@ -42,8 +65,8 @@ class Context {
   const std::string& RdmaAbsentReason();
   const absl::StatusOr<std::vector<CudaGpu>>& CudaGpus();
 
-  // NVIDIA kernel module version from /proc/driver/nvidia/version, "" if absent.
-  std::string NvidiaDriverVersion() const;
+  // /proc/driver/nvidia/version parsed once (agent/preflight/nvidia_version.h).
+  const NvidiaVersion& Nvidia();
   // Whether a kernel module is loaded (/sys/module/<name> with an initstate,
   // or a /proc/modules line).
   bool ModuleLoaded(const std::string& name) const;
@@ -53,12 +76,18 @@ class Context {
   RdmaQuery& rdma_;
   CudaQuery& cuda_;
   RegistrationProbe& probe_;
+  GpuLoad* gpu_load_ = nullptr;
+  KernelLog* kernel_log_ = nullptr;
+  std::function<void()> counter_wait_;
+  absl::Duration counter_interval_;
+  bool load_all_gpu_links_ = false;
   Expectations expect_;
   std::vector<std::string> devices_;
   std::optional<absl::StatusOr<topology::Topology>> topo_;
   std::optional<absl::StatusOr<std::vector<verbs::DeviceInfo>>> rdma_devices_;
   std::string rdma_absent_;
   std::optional<absl::StatusOr<std::vector<CudaGpu>>> cuda_gpus_;
+  std::optional<NvidiaVersion> nvidia_;
 };
 
 }  // namespace gdrbench::agent::preflight

@@ -7,9 +7,12 @@
 // uses them from one thread.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "absl/time/time.h"
 
 #include "absl/status/statusor.h"
 #include "agent/cuda/driver.h"
@@ -56,6 +59,39 @@ class RegistrationProbe {
   // implementation cannot probe (offline, or built without agent/memory);
   // otherwise the allocation's or registration's error, naming the remedy.
   virtual absl::StatusOr<std::string> RegisterOnePage(const std::string& device, int gpu) = 0;
+};
+
+// A short GPU load that makes an idle GPU train its PCIe link back up, so the
+// link speed read during it tells an idle (power-saving) link from a
+// degraded one.
+struct LoadResult {
+  std::string method;       // "cuMemcpyDtoH 64 MiB x N"
+  uint64_t bytes = 0;       // moved while `during` ran
+  double seconds = 0;
+};
+
+class GpuLoad {
+ public:
+  virtual ~GpuLoad() = default;
+  // Keeps CUDA GPU `gpu` copying device memory to pinned host memory for
+  // about `duration`, calling `during` from the calling thread while the
+  // copies run (it reads the link state). UNAVAILABLE when this
+  // implementation cannot load a GPU (offline, or built without
+  // agent/memory); otherwise the allocation's or copy's error.
+  virtual absl::StatusOr<LoadResult> RunWhile(int gpu, absl::Duration duration,
+                                              const std::function<void()>& during) = 0;
+};
+
+// The kernel log: live from /dev/kmsg, offline from the capture's copy.
+class KernelLog {
+ public:
+  virtual ~KernelLog() = default;
+  // "/dev/kmsg", "<root>/gdrbench-capture/dmesg": named in evidence.
+  virtual std::string source() const = 0;
+  // The messages, oldest first, without priority or timestamp prefixes.
+  // UNAVAILABLE when there is no log to read (not captured, or /dev/kmsg not
+  // readable: not root, or dmesg_restrict), saying which.
+  virtual absl::StatusOr<std::vector<std::string>> Messages() = 0;
 };
 
 }  // namespace gdrbench::agent::preflight

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "agent/preflight/kernel_log.h"
 #include "agent/preflight/sysfs_rdma.h"
 #include "agent/verbs/handles.h"
 #include "common/status.h"
@@ -106,6 +107,13 @@ class OfflineProbe : public RegistrationProbe {
   }
 };
 
+class OfflineLoad : public GpuLoad {
+ public:
+  absl::StatusOr<LoadResult> RunWhile(int, absl::Duration, const std::function<void()>&) override {
+    return absl::UnavailableError("offline run against a captured tree: no GPU to load");
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<RdmaQuery> MakeLiveRdma(const FsRoot& fs) { return std::make_unique<LiveRdma>(fs); }
@@ -117,10 +125,14 @@ Hardware MakeHardware(const FsRoot& fs) {
     hw.rdma = MakeLiveRdma(fs);
     hw.cuda = MakeLiveCuda();
     hw.probe = MakeLiveRegistrationProbe();
+    hw.load = MakeLiveGpuLoad();
+    hw.kernel_log = MakeDevKmsgLog();
   } else {
     hw.rdma = std::make_unique<SysfsRdma>(fs);
     hw.cuda = std::make_unique<OfflineCuda>();
     hw.probe = std::make_unique<OfflineProbe>();
+    hw.load = std::make_unique<OfflineLoad>();
+    hw.kernel_log = MakeCapturedKernelLog(fs);
   }
   return hw;
 }

@@ -16,15 +16,19 @@ struct Hardware {
   std::unique_ptr<RdmaQuery> rdma;
   std::unique_ptr<CudaQuery> cuda;
   std::unique_ptr<RegistrationProbe> probe;
+  std::unique_ptr<GpuLoad> load;
+  std::unique_ptr<KernelLog> kernel_log;
 };
 
-// Live (libibverbs, libcuda, a real registration) when fs.is_live(); sysfs
-// RDMA plus UNAVAILABLE CUDA and probe otherwise. `fs` must outlive the result.
+// Live (libibverbs, libcuda, a real registration, a real GPU load,
+// /dev/kmsg) when fs.is_live(); sysfs RDMA, the captured kernel log and
+// UNAVAILABLE CUDA, probe and load otherwise. `fs` must outlive the result.
 Hardware MakeHardware(const FsRoot& fs);
 
 // Individually, for tests and tools.
 std::unique_ptr<RdmaQuery> MakeLiveRdma(const FsRoot& fs);
 std::unique_ptr<CudaQuery> MakeLiveCuda();
 std::unique_ptr<RegistrationProbe> MakeLiveRegistrationProbe();
+std::unique_ptr<GpuLoad> MakeLiveGpuLoad();
 
 }  // namespace gdrbench::agent::preflight

@@ -9,15 +9,21 @@
 #include "common/cli_exit.h"
 #include "agent/preflight/capture.h"
 #include "agent/preflight/preflight.h"
-#include "agent/preflight/runner.h"
 
 int main(int argc, char** argv) {
   namespace pf = gdrbench::agent::preflight;
   CLI::App app{"gdrbench-preflight: the GPUDirect RDMA checklist of this node (or of a captured tree)"};
   std::string fs_root = "/";
-  std::vector<std::string> checks;
-  app.add_option("--fs-root", fs_root, "a captured tree (default: this node, live)")->capture_default_str();
-  app.add_option("--checks", checks, "only these checks (comma-separated ids)")->delimiter(',');
+  pf::RunOptions options;
+  bool verbose = false;
+  app.add_option("--fs-root", fs_root, "a captured tree or capture .tar.gz (default: this node, live)")
+      ->capture_default_str();
+  app.add_option("--checks", options.checks, "only these checks (comma-separated ids)")->delimiter(',');
+  app.add_option("--devices", options.devices, "RDMA devices to check, all rails (comma-separated)")
+      ->delimiter(',');
+  app.add_flag("--verbose", verbose, "show the evidence of passing checks too");
+  app.add_flag("--pcie-under-load", options.load_all_gpu_links,
+               "load every GPU for the PCIe link check, not only those below their maximum speed");
   std::string out;
   CLI::App* capture = app.add_subcommand("capture", "pack the files the checks read into a tarball");
   capture->add_option("--out", out, "FILE.tar.gz")->required();
@@ -34,11 +40,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gdrbench-preflight: wrote %s\n", out.c_str());
     return 0;
   }
-  auto report = pf::RunPreflightOn(gdrbench::FsRoot(fs_root), checks, {});
+  auto report = pf::RunPreflightAt(fs_root, options);
   if (!report.ok()) {
     std::fprintf(stderr, "gdrbench-preflight: %s\n", std::string(report.status().message()).c_str());
     return 2;
   }
-  std::fputs(pf::FormatReport(*report).c_str(), stdout);
+  std::fputs(pf::FormatReport(*report, verbose).c_str(), stdout);
   return report->overall == pf::Status::kFail ? 1 : 0;
 }

@@ -1,14 +1,19 @@
 #include "agent/preflight/preflight.h"
 
-#include <algorithm>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/status.h"
-
+#include "agent/preflight/capture.h"
 #include "agent/preflight/context.h"
 #include "agent/preflight/live_hardware.h"
 #include "agent/preflight/runner.h"
+#include "common/status.h"
 
 namespace gdrbench::agent::preflight {
 
@@ -44,16 +49,52 @@ class OwnedRdma : public RdmaQuery {
   const std::vector<std::string>& owned_;
 };
 
+// Removes a temporary tree when the run is over.
+struct TreeCleanup {
+  std::string dir;
+  ~TreeCleanup() {
+    if (!dir.empty()) RemoveTree(dir);
+  }
+};
+
 }  // namespace
 
-absl::StatusOr<Report> RunPreflightOn(const FsRoot& fs, const std::vector<std::string>& only,
-                                      const Expectations& expect,
-                                      const std::vector<std::string>& devices) {
+absl::StatusOr<Report> RunPreflightOn(const FsRoot& fs, const RunOptions& options) {
   Hardware hw = MakeHardware(fs);
-  OwnedRdma owned(*hw.rdma, devices);
-  RdmaQuery& rdma = devices.empty() ? *hw.rdma : static_cast<RdmaQuery&>(owned);
-  Context ctx(fs, rdma, *hw.cuda, *hw.probe, expect, devices);
-  return RunPreflight(ctx, only);
+  OwnedRdma owned(*hw.rdma, options.devices);
+  RdmaQuery& rdma = options.devices.empty() ? *hw.rdma : static_cast<RdmaQuery&>(owned);
+  Context ctx(fs, rdma, *hw.cuda, *hw.probe, options.expect, options.devices);
+  ctx.set_gpu_load(hw.load.get());
+  ctx.set_kernel_log(hw.kernel_log.get());
+  ctx.set_load_all_gpu_links(options.load_all_gpu_links);
+  if (fs.is_live()) {
+    absl::Duration interval = options.counter_interval;
+    ctx.set_counter_wait([interval] { std::this_thread::sleep_for(absl::ToChronoNanoseconds(interval)); },
+                         interval);
+  }
+  ASSIGN_OR_RETURN(Report report, RunPreflight(ctx, options.checks));
+  if (!fs.is_live()) {
+    // Offline the node is the one captured, not this one.
+    if (auto host = fs.ReadLine("/etc/hostname"); host.ok() && !host->empty()) report.hostname = *host;
+  }
+  return report;
+}
+
+absl::StatusOr<Report> RunPreflightAt(const std::string& root, const RunOptions& options) {
+  struct stat st;
+  if (stat(root.c_str(), &st) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--fs-root ", root, " does not exist"));
+  }
+  if (!S_ISREG(st.st_mode)) return RunPreflightOn(FsRoot(root), options);
+  if (!absl::EndsWith(root, ".tar.gz") && !absl::EndsWith(root, ".tgz")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--fs-root ", root, " is a file but not a capture (.tar.gz from gdrbench-agent capture)"));
+  }
+  TreeCleanup tree;
+  ASSIGN_OR_RETURN(tree.dir, ExtractTree(root));
+  ASSIGN_OR_RETURN(Report report, RunPreflightOn(FsRoot(tree.dir), options));
+  report.fs_root = root;  // name the tarball, not the temporary directory
+  return report;
 }
 
 }  // namespace gdrbench::agent::preflight

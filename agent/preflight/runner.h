@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/preflight/check.h"
+#include "agent/preflight/report/report.h"
 #include "agent/preflight/context.h"
 
 namespace gdrbench::agent::preflight {
@@ -19,12 +19,5 @@ absl::StatusOr<Report> RunPreflight(Context& ctx, const std::vector<std::string>
 
 // Every check id, in report order.
 std::vector<std::string> CheckIds();
-
-// The worst status of `checks` (SKIP ranks as PASS).
-Status Overall(const std::vector<CheckResult>& checks);
-
-// A plain-text table: one line per check (status, id, summary), then the
-// evidence and remediation of each non-PASS check.
-std::string FormatReport(const Report& report);
 
 }  // namespace gdrbench::agent::preflight

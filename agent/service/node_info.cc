@@ -3,12 +3,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <regex>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/cuda/driver.h"
+#include "agent/preflight/nvidia_version.h"
 #include "agent/topology/topology.h"
 #include "agent/verbs/device_info.h"
 #include "common/status.h"
@@ -47,11 +47,12 @@ void FillGpus(const FsRoot& fs, v1::NodeInfo& info) {
   }
 }
 
-// The GPU x NIC relations and the rail map from the PCI tree. GPUs are
+// The GPU x NIC relations and the rail map from the PCI tree (rail NICs
+// only: agent/topology's "Rail NICs"), and each NIC's rail role. GPUs are
 // numbered by CUDA when the driver listed them (matched by PCI address),
 // otherwise in PCI bus order as nvidia-smi numbers them.
-void FillTopology(const FsRoot& fs, v1::NodeInfo& info) {
-  auto topo = topology::DiscoverTopology(fs);
+void FillTopology(const FsRoot& fs, const NodeInfoConfig& config, v1::NodeInfo& info) {
+  auto topo = topology::DiscoverTopology(fs, config.devices);
   if (!topo.ok()) return;
   auto index_of = [&](int pci_index) -> uint32_t {
     const std::string& bdf = topo->gpus[pci_index].pci.bdf;
@@ -68,24 +69,21 @@ void FillTopology(const FsRoot& fs, v1::NodeInfo& info) {
     out->set_path(path(r.path));
   }
   for (const auto& r : topo->rails) {
+    if (r.gpu_index < 0) continue;  // a named software NIC: no GPU to pair
     v1::RailAssignment* out = info.add_rails();
     out->set_nic_device(r.nic);
     out->set_gpu_index(index_of(r.gpu_index));
     out->set_path(path(r.path));
   }
+  for (auto& nic : *info.mutable_nics()) {
+    nic.set_gpu_rail(topo->IsRail(nic.device()));
+    for (const auto& n : topo->not_rails) {
+      if (n.nic == nic.device()) nic.set_not_rail_reason(n.why);
+    }
+  }
 }
 
 }  // namespace
-
-std::string NvidiaDriverVersion(const FsRoot& fs) {
-  auto content = fs.ReadFile("/proc/driver/nvidia/version");
-  if (!content.ok()) return "";
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Thu Sep ..."
-  static const std::regex kVersion(R"(Kernel Module(?: for [a-z0-9_]+)?\s+([0-9]+(?:\.[0-9]+)+))");
-  std::smatch m;
-  if (std::regex_search(*content, m, kVersion)) return m[1];
-  return "";
-}
 
 absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoConfig& config) {
   v1::NodeInfo info;
@@ -97,7 +95,7 @@ absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoCon
   sw->set_agent(kVersion);
   utsname u{};
   if (uname(&u) == 0) sw->set_kernel(u.release);
-  sw->set_nvidia_driver(NvidiaDriverVersion(fs));
+  sw->set_nvidia_driver(preflight::ReadNvidiaVersion(fs).version);
   sw->set_rdma_core(verbs::RdmaCoreVersion(fs));
   if (auto ofed = fs.ReadLine("/usr/bin/ofed_info"); ofed.ok()) {
     // ofed_info is a script whose first echo names the version; the
@@ -140,7 +138,7 @@ absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoCon
     }
   }
   FillGpus(fs, info);
-  FillTopology(fs, info);
+  FillTopology(fs, config, info);
   absl::Time now = absl::Now();
   info.mutable_collected_at()->set_seconds(absl::ToUnixSeconds(now));
   return info;

@@ -18,8 +18,4 @@ struct NodeInfoConfig {
 // INVALID_ARGUMENT when config.devices names a device that does not exist.
 absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoConfig& config);
 
-// The NVIDIA kernel driver version from /proc/driver/nvidia/version, e.g.
-// "580.95.05"; empty when the driver is not loaded.
-std::string NvidiaDriverVersion(const FsRoot& fs);
-
 }  // namespace gdrbench::agent::service

@@ -41,6 +41,8 @@ preflight::Expectations FromProto(const v1::PreflightExpectations& e) {
   out.rdma_core = e.rdma_core();
   out.ofed = e.ofed();
   out.min_mtu_bytes = e.min_mtu_bytes();
+  out.hca_firmware = e.hca_firmware();
+  out.rail_nics.assign(e.rail_nics().begin(), e.rail_nics().end());
   return out;
 }
 

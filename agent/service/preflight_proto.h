@@ -2,7 +2,8 @@
 // Pure functions; thread-safe.
 #pragma once
 
-#include "agent/preflight/check.h"
+#include "agent/preflight/expectations.h"
+#include "agent/preflight/report/report.h"
 #include "gdrbench/v1/preflight.pb.h"
 
 namespace gdrbench::agent::service {

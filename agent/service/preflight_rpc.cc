@@ -12,11 +12,12 @@ namespace gdrbench::agent::service {
 
 absl::StatusOr<v1::PreflightReport> AgentHandler::RunPreflight(
     const v1::RunPreflightRequest& request) {
-  std::vector<std::string> only(request.checks().begin(), request.checks().end());
+  preflight::RunOptions options;
+  options.checks.assign(request.checks().begin(), request.checks().end());
+  options.expect = FromProto(request.expectations());
+  options.devices = config_.devices;
   // Unknown ids are INVALID_ARGUMENT (naming the known ones) from the runner.
-  ASSIGN_OR_RETURN(preflight::Report report,
-                   preflight::RunPreflightOn(fs_, only, FromProto(request.expectations()),
-                                                      config_.devices));
+  ASSIGN_OR_RETURN(preflight::Report report, preflight::RunPreflightOn(fs_, options));
   spdlog::info("preflight: {} checks, overall {}, {:.1f} ms", report.checks.size(),
                preflight::StatusName(report.overall), report.duration_ns / 1e6);
   return ToProto(report);

@@ -68,28 +68,77 @@ PathType Classify(const PciDevice& a, const PciDevice& b, std::vector<std::strin
   return switches.size() <= 1 ? PathType::kPix : PathType::kPxb;
 }
 
-std::vector<Rail> ComputeRails(const std::vector<Gpu>& gpus, const std::vector<Nic>& nics,
-                               const std::vector<Relation>& relations) {
-  std::vector<Rail> rails;
-  std::map<int, int> load;
-  for (const auto& nic : nics) {
+const Rail* Topology::RailOf(const std::string& nic) const {
+  for (const auto& r : rails) {
+    if (r.nic == nic) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<const Relation*> Topology::Nearest(int gpu_index) const {
+  std::vector<const Relation*> best;
+  for (const auto& r : relations) {
+    if (r.gpu_index != gpu_index) continue;
+    if (!best.empty() && r.path > best[0]->path) continue;
+    if (!best.empty() && r.path < best[0]->path) best.clear();
+    best.push_back(&r);
+  }
+  return best;
+}
+
+void AssignRails(Topology& t, const std::vector<std::string>& named) {
+  t.rails.clear();
+  t.not_rails.clear();
+  auto is_named = [&](const std::string& n) {
+    return std::find(named.begin(), named.end(), n) != named.end();
+  };
+  // Rail NICs: each GPU's nearest ones when they are at most PHB away.
+  std::set<std::string> nearest;
+  for (const auto& g : t.gpus) {
+    for (const Relation* r : t.Nearest(g.index)) {
+      if (r->path <= PathType::kPhb) nearest.insert(r->nic);
+    }
+  }
+  std::map<int, int> load;  // rails given to each GPU so far
+  for (const auto& nic : t.nics) {
+    bool rail = nearest.count(nic.name) > 0 || is_named(nic.name);
     const Relation* best = nullptr;
-    for (const auto& r : relations) {
+    for (const auto& r : t.relations) {
       if (r.nic != nic.name) continue;
       if (best == nullptr || r.path < best->path ||
           (r.path == best->path && load[r.gpu_index] < load[best->gpu_index])) {
         best = &r;
       }
     }
-    if (best == nullptr) continue;
-    ++load[best->gpu_index];
-    rails.push_back(Rail{nic.name, best->gpu_index, best->path});
+    if (rail) {
+      Rail out{nic.name, best ? best->gpu_index : -1, best ? best->path : PathType::kSys,
+               nearest.count(nic.name) == 0};
+      if (best) ++load[best->gpu_index];
+      t.rails.push_back(out);
+      continue;
+    }
+    // The reason names the closest GPU with the lowest index (not the
+    // load-balanced choice above, which only matters for rails).
+    for (const auto& r : t.relations) {
+      if (best != nullptr && r.nic == nic.name &&
+          (r.path < best->path || (r.path == best->path && r.gpu_index < best->gpu_index))) {
+        best = &r;
+      }
+    }
+    std::string why;
+    if (!nic.has_pci) {
+      why = "software RDMA device (no PCI function)";
+    } else if (t.gpus.empty()) {
+      why = "no GPU on this node";
+    } else if (best != nullptr) {
+      why = absl::StrCat("closest GPU", best->gpu_index, " is ", PathTypeName(best->path),
+                         best->path <= PathType::kPhb ? ", but that GPU has a closer NIC" : "");
+    }
+    t.not_rails.push_back(NotRail{nic.name, why});
   }
-  (void)gpus;
-  return rails;
 }
 
-absl::StatusOr<Topology> DiscoverTopology(const FsRoot& fs) {
+absl::StatusOr<Topology> DiscoverTopology(const FsRoot& fs, const std::vector<std::string>& named) {
   Topology t;
   auto functions = ListPciFunctions(fs);
   if (!functions.ok()) {
@@ -141,7 +190,7 @@ absl::StatusOr<Topology> DiscoverTopology(const FsRoot& fs) {
       t.relations.push_back(std::move(r));
     }
   }
-  t.rails = ComputeRails(t.gpus, t.nics, t.relations);
+  AssignRails(t, named);
   return t;
 }
 

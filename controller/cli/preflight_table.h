@@ -1,5 +1,6 @@
-// Human-readable rendering of a PreflightReport: one line per check, then the
-// evidence and the fix of every check that did not pass.
+// Human-readable rendering of a PreflightReport received from an agent: the
+// agent's own text rendering (agent/preflight/report: one formatter for
+// every preflight output), fed from the v1 message.
 #pragma once
 
 #include <string>
@@ -7,9 +8,6 @@
 #include "gdrbench/v1/preflight.pb.h"
 
 namespace gdrbench::controller::cli {
-
-// "PASS", "WARN", "FAIL", "SKIP", "?".
-const char* CheckStatusName(v1::CheckStatus status);
 
 // `verbose`: evidence of passing checks too.
 std::string FormatPreflight(const v1::PreflightReport& report, bool verbose = false);

@@ -18,7 +18,7 @@ using testing::HasSubstr;
 const std::string kTrees = std::string(GDRBENCH_SOURCE_DIR) + "/tests/testdata/preflight/";
 
 std::map<std::string, CheckResult> RunOffline(const std::string& root) {
-  auto report = RunPreflightOn(FsRoot(root), {}, {});
+  auto report = RunPreflightAt(root, RunOptions{});
   EXPECT_TRUE(report.ok()) << report.status();
   std::map<std::string, CheckResult> by_id;
   if (report.ok()) {
@@ -51,17 +51,29 @@ TEST(CapturedDevHost, NoRdmaFailsNoGpuSkips) {
 // there: rdma_devices FAILs with the remedy; the CUDA checks need the live
 // driver and SKIP offline.
 TEST(CapturedGpuH200, RealDriverReadNoRdmaFailsWithRemedy) {
-  auto dir = ExtractTree(std::string(GDRBENCH_SOURCE_DIR) +
-                         "/tests/testdata/gpu-h200/h200-preflight-capture.tar.gz");
-  ASSERT_TRUE(dir.ok()) << dir.status();
-  auto r = RunOffline(*dir);
+  // Through the front door: the tarball itself, unpacked and removed there.
+  std::string tarball = std::string(GDRBENCH_SOURCE_DIR) + "/tests/testdata/gpu-h200/h200-preflight-capture.tar.gz";
+  auto report = RunPreflightAt(tarball, RunOptions{});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->fs_root, tarball);
+  auto r = RunOffline(tarball);
   EXPECT_EQ(r.at("nvidia_driver").status, Status::kPass) << r.at("nvidia_driver").summary;
   EXPECT_THAT(r.at("nvidia_driver").summary, HasSubstr("580.159.04"));
   EXPECT_EQ(r.at("rdma_devices").status, Status::kFail);
   EXPECT_THAT(r.at("rdma_devices").remediation, HasSubstr("mlx5_ib"));
   EXPECT_EQ(r.at("peermem_loaded").status, Status::kFail);
   EXPECT_EQ(r.at("cuda_driver").status, Status::kSkip);
-  RemoveTree(*dir);
+  // No RDMA device: the GPU half of dma-buf is unknown offline (no CUDA),
+  // the NIC half says why it is unknown; never "supported end to end".
+  EXPECT_THAT(r.at("dmabuf_supported").summary, HasSubstr("NIC half unknown: no RDMA device"));
+}
+
+TEST(FrontDoor, BadRootsAreOneClearError) {
+  EXPECT_EQ(RunPreflightAt("/nonexistent/root", RunOptions{}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto not_a_capture = RunPreflightAt(std::string(GDRBENCH_SOURCE_DIR) + "/README.md", RunOptions{});
+  EXPECT_EQ(not_a_capture.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(not_a_capture.status().message(), HasSubstr("not a capture"));
 }
 
 // Capturing a tree and running on the capture gives the same verdicts.

@@ -2,6 +2,7 @@
 // Not thread-safe; for tests only.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,40 @@ class FakeDmabufRdma : public RdmaQuery {
 
  private:
   RdmaQuery& inner_;
+};
+
+}  // namespace gdrbench::agent::preflight::testing_fakes
+
+namespace gdrbench::agent::preflight::testing_fakes {
+
+// A GPU load that runs `during` a few times and, before that, calls
+// `on_load` (tests use it to make the tree show the link as it would be
+// under load). `result` set to an error makes RunWhile fail with it.
+class FakeLoad : public GpuLoad {
+ public:
+  std::function<void()> on_load;
+  absl::Status result;
+  int runs = 0;
+  int last_gpu = -1;
+  absl::StatusOr<LoadResult> RunWhile(int gpu, absl::Duration, const std::function<void()>& during) override {
+    ++runs;
+    last_gpu = gpu;
+    if (!result.ok()) return result;
+    if (on_load) on_load();
+    for (int i = 0; i < 3; ++i) during();
+    return LoadResult{"fake copy", 1u << 30, 0.1};
+  }
+};
+
+// An RdmaQuery with no device (the H200 machine, the dev host).
+class NoRdma : public RdmaQuery {
+ public:
+  std::string source() const override { return "ibv_get_device_list"; }
+  absl::StatusOr<std::vector<verbs::DeviceInfo>> ListDevices(std::string* why) override {
+    if (why) *why = "no RDMA devices: /sys/class/infiniband is empty";
+    return std::vector<verbs::DeviceInfo>{};
+  }
+  absl::StatusOr<bool> DmabufRegistrationSupported(const std::string&) override { return false; }
 };
 
 }  // namespace gdrbench::agent::preflight::testing_fakes

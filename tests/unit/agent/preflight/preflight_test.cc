@@ -1,58 +1,23 @@
-// The checks over the testdata trees: PASS on the healthy node, the right
-// FAIL/WARN and remedy on each tree with one fault.
+// The checks over the single-node testdata trees: PASS on the healthy node,
+// the right FAIL/WARN and a remedy naming the fix on each tree with one
+// fault (the fault matrix of issue 9's acceptance).
 #include <chrono>
 #include <map>
 
-#include "agent/preflight/checks.h"
-#include "agent/preflight/context.h"
 #include "agent/preflight/preflight.h"
-#include "agent/preflight/runner.h"
-#include "agent/preflight/sysfs_rdma.h"
-#include "fakes.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "node.h"
 
 namespace gdrbench::agent::preflight {
 namespace {
 
 using testing::HasSubstr;
+using testing::Not;
+using testing_fakes::Describe;
 using testing_fakes::FakeCuda;
-using testing_fakes::FakeDmabufRdma;
-using testing_fakes::FakeProbe;
-
-const std::string kTrees = std::string(GDRBENCH_SOURCE_DIR) + "/tests/testdata/preflight/";
-
-// One node: a tree plus fakes standing in for the live CUDA driver and the
-// registration probe.
-struct Node {
-  explicit Node(const std::string& tree, Expectations e = {})
-      : fs(kTrees + tree), sysfs(fs), rdma(sysfs), ctx(fs, rdma, cuda, probe, std::move(e)) {}
-  CheckResult Run(const std::string& id) {
-    auto report = RunPreflight(ctx, {id});
-    EXPECT_TRUE(report.ok()) << report.status();
-    EXPECT_EQ(report->checks.size(), 1u);
-    return report->checks.at(0);
-  }
-  std::map<std::string, CheckResult> RunAll() {
-    auto report = RunPreflight(ctx, {});
-    EXPECT_TRUE(report.ok()) << report.status();
-    std::map<std::string, CheckResult> by_id;
-    for (auto& c : report->checks) by_id[c.id] = c;
-    return by_id;
-  }
-  FsRoot fs;
-  SysfsRdma sysfs;
-  FakeDmabufRdma rdma;
-  FakeCuda cuda;
-  FakeProbe probe;
-  Context ctx;
-};
-
-std::string Describe(const CheckResult& r) {
-  std::string s = std::string(StatusName(r.status)) + " " + r.id + ": " + r.summary;
-  for (const auto& e : r.evidence) s += "\n  " + e.source + ": " + e.observed;
-  return s;
-}
+using testing_fakes::kTrees;
+using testing_fakes::Node;
 
 TEST(Preflight, HealthyNodePassesEveryCheck) {
   Node node("healthy");
@@ -65,107 +30,98 @@ TEST(Preflight, HealthyNodePassesEveryCheck) {
   }
   EXPECT_EQ(node.probe.last_device, "mlx5_0");
   EXPECT_EQ(node.probe.last_gpu, 0);
+  EXPECT_EQ(node.load.runs, 0);  // the GPU link is at its maximum: no load needed
 }
 
-TEST(Preflight, PeermemLoadedButNotPersistedWarns) {
-  Node node("fault-peermem-not-persisted");
-  EXPECT_EQ(node.Run("peermem_loaded").status, Status::kPass);
-  auto r = node.Run("peermem_persistent");
-  EXPECT_EQ(r.status, Status::kWarn) << Describe(r);
-  EXPECT_THAT(r.summary, HasSubstr("reboot"));
-  EXPECT_THAT(r.remediation, HasSubstr("/etc/modules-load.d/nvidia-peermem.conf"));
+// One row per single fault: the tree, the check that must catch it, the
+// status, and words the summary and the remedy must carry.
+struct Fault {
+  const char* tree;
+  const char* check;
+  Status status;
+  const char* summary;
+  const char* remedy;
+};
+
+class FaultMatrix : public testing::TestWithParam<Fault> {};
+
+TEST_P(FaultMatrix, CaughtWithTheRemedy) {
+  const Fault& f = GetParam();
+  Node node(f.tree);
+  auto r = node.Run(f.check);
+  EXPECT_EQ(r.status, f.status) << Describe(r);
+  EXPECT_THAT(r.summary, HasSubstr(f.summary)) << Describe(r);
+  EXPECT_THAT(r.remediation, HasSubstr(f.remedy)) << Describe(r);
 }
 
-TEST(Preflight, SecureBootOnWarnsWithMokRemedy) {
-  Node node("fault-secure-boot");
+INSTANTIATE_TEST_SUITE_P(
+    SingleNode, FaultMatrix,
+    testing::Values(
+        Fault{"fault-peermem-not-loaded", "peermem_loaded", Status::kFail, "installed but not loaded",
+              "modprobe nvidia-peermem"},
+        Fault{"fault-peermem-not-installed", "peermem_loaded", Status::kFail,
+              "not installed for kernel 6.8.0-60-generic",
+              "reinstall the NVIDIA driver built for this kernel's headers"},
+        Fault{"fault-peermem-not-persisted", "peermem_persistent", Status::kWarn, "next reboot",
+              "/etc/modules-load.d/nvidia-peermem.conf"},
+        Fault{"fault-peermem-symbol-mismatch", "peermem_load_errors", Status::kFail,
+              "4 nvidia-peermem load failure(s)", "install MLNX_OFED/DOCA-OFED first, then reinstall the NVIDIA driver"},
+        Fault{"fault-secure-boot-unsigned", "secure_boot", Status::kFail,
+              "unsigned modules are loaded (nvidia, nvidia_uvm, nvidia_modeset: taint E)", "mokutil --import"},
+        Fault{"fault-secure-boot-unsigned", "peermem_loaded", Status::kFail,
+              "Secure Boot is on (its module file is unsigned)", "mokutil --import"},
+        Fault{"fault-port-down", "rdma_port_active", Status::kFail, "mlx5_0 port 1 PORT_DOWN/DISABLED",
+              "cable"},
+        Fault{"fault-nic-x8", "pcie_link_degraded", Status::kFail,
+              "mlx5_0 (0000:04:00.0) x8 @ 32 GT/s (max x16 @ 32 GT/s)", "reseat"},
+        Fault{"fault-nic-gen-low", "pcie_link_degraded", Status::kFail,
+              "mlx5_0 (0000:04:00.0) x16 @ 16 GT/s (max x16 @ 32 GT/s)", "reseat"},
+        Fault{"fault-gpu-link-width", "pcie_link_degraded", Status::kFail,
+              "GPU0 (0000:03:00.0) x8 @ 32 GT/s (max x16 @ 32 GT/s)", "reseat"},
+        Fault{"gpu-idle-link-speed", "pcie_link_degraded", Status::kWarn, "idle or degraded (run live to tell)",
+              "loads the GPU for 100 ms"},
+        Fault{"two-socket-sys", "gpu_nic_topology", Status::kFail, "GPU0<->mlx5_0 SYS", "same PCIe switch"},
+        Fault{"fault-link-errors", "link_error_counters", Status::kWarn,
+              "past errors: mlx5_0 port 1 link_error_recovery 3, mlx5_0 port 1 symbol_error 112",
+              "perfquery -x -R"},
+        Fault{"fault-container-no-infiniband", "container_devices", Status::kFail, "/dev/infiniband/rdma_cm",
+              "--device=/dev/infiniband"},
+        Fault{"fault-acs", "pcie_acs", Status::kFail, "0000:02:00.0", "setpci"},
+        Fault{"fault-no-roce-v2-gid", "roce_gid", Status::kFail, "no routable RoCE v2 GID", "ip addr add"},
+        Fault{"fault-mtu-1500", "mtu", Status::kWarn, "mlx5_0 port 1 1024", "mtu 9000"},
+        Fault{"fault-iommu-dma", "iommu_mode", Status::kWarn, "GPU0 (DMA-FQ)", "iommu=pt"},
+        Fault{"fault-memlock", "container_devices", Status::kWarn, "memlock limited", "ulimit -l unlimited"}),
+    [](const testing::TestParamInfo<Fault>& info) {
+      std::string name = std::string(info.param.tree) + "_" + info.param.check;
+      for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      return name;
+    });
+
+TEST(Preflight, SecureBootOnWithSignedModulesPasses) {
+  Node node("secure-boot-signed");
   auto r = node.Run("secure_boot");
-  EXPECT_EQ(r.status, Status::kWarn) << Describe(r);
-  EXPECT_THAT(r.remediation, HasSubstr("mokutil --import"));
-  EXPECT_THAT(r.evidence.at(0).observed, HasSubstr("enabled"));
-}
-
-TEST(Preflight, PortDownFailsWithCableRemedy) {
-  Node node("fault-port-down");
-  auto r = node.Run("rdma_port_active");
-  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
-  EXPECT_THAT(r.summary, HasSubstr("mlx5_0 port 1 PORT_DOWN/DISABLED"));
-  EXPECT_THAT(r.remediation, HasSubstr("cable"));
-}
-
-TEST(Preflight, SysPairFailsTopology) {
-  Node node("two-socket-sys");
-  auto r = node.Run("gpu_nic_topology");
-  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
-  EXPECT_THAT(r.summary, HasSubstr("mlx5_0<->GPU0 SYS"));
-  EXPECT_THAT(r.remediation, HasSubstr("same PCIe switch"));
-}
-
-TEST(Preflight, DgxH100TopologyPasses) {
-  Node node("dgx-h100");
-  auto r = node.Run("gpu_nic_topology");
   EXPECT_EQ(r.status, Status::kPass) << Describe(r);
-  EXPECT_THAT(r.summary, HasSubstr("8 NIC(s)"));
-  // InfiniBand only: no RoCE GID to check.
-  EXPECT_EQ(node.Run("roce_gid").status, Status::kSkip);
-  EXPECT_EQ(node.Run("rdma_port_active").status, Status::kPass);
+  EXPECT_THAT(r.summary, HasSubstr("Secure Boot is on; the loaded NVIDIA modules are signed (lockdown integrity)"));
 }
 
-TEST(Preflight, DegradedNicLinkFails) {
-  Node node("fault-pcie-degraded");
-  auto r = node.Run("pcie_link_degraded");
-  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
-  EXPECT_THAT(r.summary, HasSubstr("mlx5_0 (0000:04:00.0) x8 @ 16 GT/s (max x16 @ 32 GT/s)"));
-  EXPECT_THAT(r.remediation, HasSubstr("reseat"));
+TEST(Preflight, PeermemNotLoadedUnderSecureBootNeedsSigningNotModprobe) {
+  Node node("fault-secure-boot-unsigned");
+  auto r = node.Run("peermem_loaded");
+  EXPECT_THAT(r.remediation, HasSubstr("Machine Owner Key"));
+  EXPECT_THAT(r.remediation, Not(HasSubstr("ships with the NVIDIA driver")));
+  // Without Secure Boot the same absence is a modprobe.
+  EXPECT_THAT(Node("fault-peermem-not-loaded").Run("peermem_loaded").remediation,
+              Not(HasSubstr("Machine Owner Key")));
 }
 
-TEST(Preflight, ContainerWithoutInfinibandDevicesFails) {
-  Node node("fault-container-no-infiniband");
-  auto r = node.Run("container_devices");
-  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
-  EXPECT_THAT(r.summary, HasSubstr("/dev/infiniband/uverbs*"));
-  EXPECT_THAT(r.summary, HasSubstr("/dev/infiniband/rdma_cm"));
-  EXPECT_THAT(r.remediation, HasSubstr("--device=/dev/infiniband"));
-}
-
-TEST(Preflight, AcsOnBridgesFails) {
-  Node node("fault-acs");
-  auto r = node.Run("pcie_acs");
-  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
-  EXPECT_THAT(r.summary, HasSubstr("0000:02:00.0"));
-  EXPECT_THAT(r.remediation, HasSubstr("setpci"));
-  EXPECT_EQ(Node("healthy").Run("pcie_acs").status, Status::kPass);
-}
-
-TEST(Preflight, MissingRoceV2GidFails) {
-  Node node("fault-no-roce-v2-gid");
-  auto r = node.Run("roce_gid");
-  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
-  EXPECT_THAT(r.remediation, HasSubstr("ip addr add"));
-}
-
-TEST(Preflight, SmallMtuWarnsAndFailsBelowPin) {
-  Node node("fault-mtu-1500");
-  auto r = node.Run("mtu");
-  EXPECT_EQ(r.status, Status::kWarn) << Describe(r);
-  EXPECT_THAT(r.summary, HasSubstr("mlx5_0 port 1 1024"));
-  EXPECT_THAT(r.remediation, HasSubstr("mtu 9000"));
-  Node pinned("fault-mtu-1500", Expectations{.min_mtu_bytes = 4096});
-  EXPECT_EQ(pinned.Run("mtu").status, Status::kFail);
-}
-
-TEST(Preflight, IommuTranslationWarns) {
-  Node node("fault-iommu-dma");
-  auto r = node.Run("iommu_mode");
-  EXPECT_EQ(r.status, Status::kWarn) << Describe(r);
-  EXPECT_THAT(r.summary, HasSubstr("GPU0 (DMA-FQ)"));
-  EXPECT_THAT(r.remediation, HasSubstr("iommu=pt"));
-}
-
-TEST(Preflight, SmallMemlockWarns) {
-  Node node("fault-memlock");
-  auto r = node.Run("container_devices");
-  EXPECT_EQ(r.status, Status::kWarn) << Describe(r);
-  EXPECT_THAT(r.remediation, HasSubstr("ulimit -l unlimited"));
+TEST(Preflight, PeermemLoadFailuresAreQuotedFromTheLog) {
+  Node node("fault-peermem-symbol-mismatch");
+  auto r = node.Run("peermem_load_errors");
+  ASSERT_GE(r.evidence.size(), 2u);
+  EXPECT_EQ(r.evidence[0].observed,
+            "nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client");
+  EXPECT_EQ(r.evidence[1].observed, "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)");
+  EXPECT_EQ(Node("healthy").Run("peermem_load_errors").status, Status::kPass);
 }
 
 TEST(Preflight, RegistrationFailureFailsWithTheReason) {
@@ -198,14 +154,57 @@ TEST(Preflight, DmabufUnsupportedWarnsWhenPeermemRemains) {
   EXPECT_THAT(r.summary, HasSubstr("mlx5_0 driver has no dma-buf registration"));
 }
 
+// The H200 machine: the GPU half of dma-buf holds, there is no NIC to ask.
+TEST(Preflight, DmabufWithoutAnyNicSaysTheNicHalfIsUnknown) {
+  Node node("healthy");
+  testing_fakes::NoRdma none;
+  Context ctx(node.fs, none, node.cuda, node.probe, {});
+  auto report = RunPreflight(ctx, {"dmabuf_supported"});
+  ASSERT_TRUE(report.ok());
+  const auto& r = report->checks.at(0);
+  EXPECT_EQ(r.status, Status::kPass) << Describe(r);
+  EXPECT_THAT(r.summary, HasSubstr("GPU half supported"));
+  EXPECT_THAT(r.summary, HasSubstr("NIC half unknown: no RDMA device"));
+  EXPECT_THAT(r.summary, Not(HasSubstr("end to end")));
+}
+
+Expectations Pins(std::string driver, std::string cuda, std::string rdma_core, std::string firmware = "") {
+  Expectations e;
+  e.nvidia_driver = std::move(driver);
+  e.cuda_driver = std::move(cuda);
+  e.rdma_core = std::move(rdma_core);
+  e.hca_firmware = std::move(firmware);
+  return e;
+}
+
+RunOptions Only(std::vector<std::string> checks, std::vector<std::string> devices) {
+  RunOptions o;
+  o.checks = std::move(checks);
+  o.devices = std::move(devices);
+  return o;
+}
+
 TEST(Preflight, PinnedVersionsMismatchFails) {
-  Node node("healthy", Expectations{.nvidia_driver = "580", .cuda_driver = "12.8"});
+  Node node("healthy", Pins("580", "12.8", ""));
   auto r = node.Run("stack_version_alignment");
   EXPECT_EQ(r.status, Status::kFail) << Describe(r);
   EXPECT_THAT(r.summary, HasSubstr("NVIDIA driver is 570.133.20, pinned 580"));
-  EXPECT_THAT(r.summary, testing::Not(HasSubstr("CUDA driver")));
-  Node ok("healthy", Expectations{.nvidia_driver = "570", .rdma_core = "50.0"});
-  EXPECT_EQ(ok.Run("stack_version_alignment").status, Status::kPass);
+  EXPECT_THAT(r.summary, Not(HasSubstr("CUDA driver")));
+  Node ok("healthy", Pins("570", "", "50.0"));
+  auto pass = ok.Run("stack_version_alignment");
+  EXPECT_EQ(pass.status, Status::kPass);
+  EXPECT_THAT(pass.summary, HasSubstr("HCA firmware 28.39.1002"));
+}
+
+TEST(Preflight, PinnedHcaFirmwareMismatchFails) {
+  Node node("healthy", Pins("", "", "", "28.41.1000"));
+  auto r = node.Run("stack_version_alignment");
+  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
+  EXPECT_THAT(r.summary, HasSubstr("HCA firmware mlx5_0 28.39.1002, pinned 28.41.1000"));
+  EXPECT_THAT(r.remediation, HasSubstr("mlxfwmanager"));
+  // A pin of another family (a ConnectX-6 Dx's 22.x) does not apply to a ConnectX-7.
+  EXPECT_EQ(Node("healthy", Pins("", "", "", "22.38.1002")).Run("stack_version_alignment").status,
+            Status::kPass);
 }
 
 TEST(Preflight, CudaDriverDownFailsWhenAGpuIsPresent) {
@@ -246,10 +245,10 @@ TEST(Preflight, OverallIsTheWorstWithSkipAsPass) {
   EXPECT_EQ(Overall(checks), Status::kFail);
 }
 
-// Offline mode: the same trees through the real factory; live-only checks
-// say SKIP with the reason.
+// Offline mode through the front door: live-only checks say SKIP with the
+// reason; the report names the captured node.
 TEST(Preflight, OfflineRunSkipsLiveOnlyChecks) {
-  auto report = RunPreflightOn(FsRoot(kTrees + "healthy"), {}, {});
+  auto report = RunPreflightAt(kTrees + "healthy", RunOptions{});
   ASSERT_TRUE(report.ok()) << report.status();
   std::map<std::string, CheckResult> by_id;
   for (const auto& c : report->checks) by_id[c.id] = c;
@@ -258,13 +257,19 @@ TEST(Preflight, OfflineRunSkipsLiveOnlyChecks) {
   EXPECT_EQ(by_id.at("gpu_registration_probe").status, Status::kSkip);
   EXPECT_EQ(by_id.at("gpu_nic_topology").status, Status::kPass);
   EXPECT_EQ(by_id.at("rdma_port_active").status, Status::kPass);
+  EXPECT_EQ(by_id.at("link_error_counters").status, Status::kPass);
+  EXPECT_THAT(by_id.at("link_error_counters").summary, HasSubstr("read once: offline"));
+  EXPECT_EQ(by_id.at("peermem_load_errors").status, Status::kPass);
   EXPECT_EQ(report->overall, Status::kPass);
-  EXPECT_THAT(FormatReport(*report), HasSubstr("overall PASS"));
+  EXPECT_EQ(report->hostname, "node1");
+  std::string text = FormatReport(*report);
+  EXPECT_THAT(text, HasSubstr("preflight of node1 (tree "));
+  EXPECT_THAT(text, HasSubstr("overall PASS: "));
 }
 
 TEST(Preflight, WholeRunOnTheEightGpuTreeIsFast) {
   auto start = std::chrono::steady_clock::now();
-  auto report = RunPreflightOn(FsRoot(kTrees + "dgx-h100"), {}, {});
+  auto report = RunPreflightAt(kTrees + "dgx-h100", RunOptions{});
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(report.ok());
   EXPECT_LT(ms, 1000.0);
@@ -278,12 +283,6 @@ TEST(RoceMtu, FollowsTheKernelRule) {
   EXPECT_EQ(RoceMtuForNetdevMtu(1500), 1024u);
   EXPECT_EQ(RoceMtuForNetdevMtu(200), 0u);
 }
-
-}  // namespace
-}  // namespace gdrbench::agent::preflight
-
-namespace gdrbench::agent::preflight {
-namespace {
 
 TEST(NormalizePortState, AllSpellings) {
   EXPECT_EQ(NormalizePortState("active"), "PORT_ACTIVE");  // ibv_port_state_str
@@ -323,40 +322,13 @@ TEST(Preflight, LiveLowercaseActivePortPasses) {
   EXPECT_EQ(report->checks.at(0).status, Status::kPass) << report->checks.at(0).summary;
 }
 
-}  // namespace
-}  // namespace gdrbench::agent::preflight
-
-namespace gdrbench::agent::preflight {
-namespace {
-
-// Idle GPUs train down their link speed to save power: reported, not failed.
-TEST(Preflight, IdleGpuLinkSpeedPassesNarrowGpuLinkFails) {
-  auto idle = RunPreflightOn(FsRoot(kTrees + "gpu-idle-link-speed"), {"pcie_link_degraded"}, {});
-  ASSERT_TRUE(idle.ok());
-  EXPECT_EQ(idle->checks.at(0).status, Status::kPass) << idle->checks.at(0).summary;
-  bool noted = false;
-  for (const auto& e : idle->checks.at(0).evidence) noted |= e.observed.find("idle GPUs") != std::string::npos;
-  EXPECT_TRUE(noted);
-  auto narrow = RunPreflightOn(FsRoot(kTrees + "fault-gpu-link-width"), {"pcie_link_degraded"}, {});
-  ASSERT_TRUE(narrow.ok());
-  EXPECT_EQ(narrow->checks.at(0).status, Status::kFail);
-  EXPECT_THAT(narrow->checks.at(0).summary, HasSubstr("GPU0 (0000:03:00.0) x8 @ 32 GT/s (max x16 @ 32 GT/s)"));
-}
-
-}  // namespace
-}  // namespace gdrbench::agent::preflight
-
-namespace gdrbench::agent::preflight {
-namespace {
-
 TEST(Preflight, OwnedDevicesOnly) {
   // dgx-h100 with an agent owning mlx5_6 and mlx5_9 (GPUs 4 and 5's rails).
-  auto r = RunPreflightOn(FsRoot(kTrees + "dgx-h100"), {"rdma_devices", "gpu_nic_topology"}, {},
-                          {"mlx5_6", "mlx5_9"});
+  auto r = RunPreflightAt(kTrees + "dgx-h100", Only({"rdma_devices", "gpu_nic_topology"}, {"mlx5_6", "mlx5_9"}));
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->checks.at(0).summary, "2 NIC(s) each share a PCIe switch with a GPU");
+  EXPECT_EQ(r->checks.at(0).summary, "2 GPU(s) each share a PCIe switch with their nearest NIC");
   EXPECT_EQ(r->checks.at(1).summary, "2 RDMA device(s): mlx5_6, mlx5_9");
-  auto missing = RunPreflightOn(FsRoot(kTrees + "dgx-h100"), {"rdma_devices"}, {}, {"mlx5_77"});
+  auto missing = RunPreflightAt(kTrees + "dgx-h100", Only({"rdma_devices"}, {"mlx5_77"}));
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing->checks.at(0).status, Status::kFail);
   EXPECT_THAT(missing->checks.at(0).summary, HasSubstr("'mlx5_77' owned by this agent"));

@@ -1,0 +1,68 @@
+#include "agent/preflight/kernel_modules.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace gdrbench::agent::preflight {
+
+bool ModuleLoaded(const FsRoot& fs, const std::string& name) {
+  if (fs.Exists(absl::StrCat("/sys/module/", name, "/initstate")) ||
+      fs.Exists(absl::StrCat("/sys/module/", name, "/version"))) {
+    return true;
+  }
+  auto mods = fs.ReadFile("/proc/modules");
+  if (!mods.ok()) return false;
+  for (absl::string_view line : absl::StrSplit(*mods, '\n')) {
+    if (absl::StartsWith(line, absl::StrCat(name, " "))) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> ModuleTaint(const FsRoot& fs, const std::string& name) {
+  auto t = fs.ReadFile(absl::StrCat("/sys/module/", name, "/taint"));
+  if (!t.ok()) return std::nullopt;
+  return std::string(absl::StripAsciiWhitespace(*t));
+}
+
+std::optional<uint64_t> KernelTaint(const FsRoot& fs) {
+  auto t = fs.ReadLine("/proc/sys/kernel/tainted");
+  uint64_t v = 0;
+  if (!t.ok() || !absl::SimpleAtoi(*t, &v)) return std::nullopt;
+  return v;
+}
+
+ModuleFile FindModuleFile(const FsRoot& fs, const std::string& file_stem) {
+  ModuleFile m;
+  if (auto rel = fs.ReadLine("/proc/sys/kernel/osrelease"); rel.ok()) m.release = *rel;
+  if (m.release.empty()) return m;
+  std::string dir = absl::StrCat("/lib/modules/", m.release);
+  m.dep_file = dir + "/modules.dep";
+  auto dep = fs.ReadFile(m.dep_file);
+  if (!dep.ok()) return m;
+  m.dep_readable = true;
+  std::string underscored = absl::StrReplaceAll(file_stem, {{"-", "_"}});
+  for (absl::string_view line : absl::StrSplit(*dep, '\n')) {
+    absl::string_view path = line.substr(0, line.find(':'));
+    absl::string_view base = path.substr(path.rfind('/') + 1);
+    for (const std::string& stem : {file_stem, underscored}) {
+      if (absl::StartsWith(base, stem + ".ko")) {
+        m.path = absl::StrCat(dir, "/", path);
+        return m;
+      }
+    }
+  }
+  return m;
+}
+
+std::optional<bool> ModuleFileSigned(const FsRoot& fs, const std::string& path) {
+  if (!absl::EndsWith(path, ".ko")) return std::nullopt;  // compressed: the marker is inside
+  auto content = fs.ReadFile(path);
+  if (!content.ok()) return std::nullopt;
+  return absl::EndsWith(*content, "~Module signature appended~\n");
+}
+
+}  // namespace gdrbench::agent::preflight
