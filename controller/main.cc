@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
   CLI::App app{"gdrbench: GPUDirect RDMA cluster benchmark controller"};
   app.set_version_flag("--version", std::string(gdrbench::kVersion));
   app.require_subcommand(1);
+  // Flags from a file: "[sweep]" then "key = value" lines (deploy/systemd/sweep.conf.example).
+  app.set_config("--config", "", "read flags from a file ([SUBCOMMAND] sections of key = value)");
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->capture_default_str();

@@ -14,20 +14,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PY = os.path.join(os.path.dirname(HERE), "python")
 
 
-def sh(cmd, cwd):
-    subprocess.run(["/bin/bash", "-c", "set -e; " + cmd], cwd=cwd, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def make_pki(d):
-    with open(os.path.join(d, "san.cnf"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 "
-       "-subj '/CN=server test ca' -keyout ca.key -out ca.pem", d)
-    for name, ext in (("server", "-extfile san.cnf"), ("client", "")):
-        sh(f"openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN={name} "
-           f"-keyout {name}.key -out {name}.csr && openssl x509 -req -in {name}.csr -CA ca.pem "
-           f"-CAkey ca.key -CAcreateserial -days 2 {ext} -out {name}.pem", d)
+sys.path.insert(0, PY)
+from reflection_mtls_test import make_pki  # noqa: E402  (the agent test's throwaway PKI: CA, server, client)
 
 
 def gen_stubs(proto_dir, out):

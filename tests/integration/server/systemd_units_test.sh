@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# deploy/systemd: the server unit, the sweep service and its timer pass `systemd-analyze verify`
+# (with the binaries of this build), and the example flag files parse with the binaries' own
+# --config: gdrbench-server takes server.conf.example up to the files it names, gdrbench takes
+# sweep.conf.example's [sweep] section up to its inventory.
+set -euo pipefail
+src=$1 bin=$2 work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for u in gdrbench-server.service gdrbench-sweep.service; do
+  sed "s#@GDRBENCH_BINDIR@#$bin#" "$src/deploy/systemd/$u.in" >"$work/$u"
+done
+cp "$src/deploy/systemd/gdrbench-sweep.timer" "$work/"
+if command -v systemd-analyze >/dev/null; then
+  out=$(systemd-analyze verify "$work"/*.service "$work"/*.timer 2>&1 | grep -v "Failed to resolve unit specifiers\|group\|user" || true)
+  [[ -z $out ]] || { echo "FAIL: systemd-analyze verify: $out"; exit 1; }
+fi
+# server.conf.example: every key is a flag (the error is about a missing file, not a flag).
+out=$("$bin/gdrbench-server" --config "$src/deploy/systemd/server.conf.example" 2>&1 || true)
+[[ $out == *"tokens"* || $out == *"No such file"* || $out == *"does not exist"* || $out == *"cannot"* ]] ||
+  { echo "FAIL: server.conf.example: $out"; exit 1; }
+[[ $out != *"not"*"option"* && $out != *"argument"*"not"* ]] || { echo "FAIL: server.conf.example: $out"; exit 1; }
+rc=0
+out=$("$bin/gdrbench" --config "$src/deploy/systemd/sweep.conf.example" sweep 2>&1) || rc=$?
+[[ $out == *"/etc/gdrbench/inventory.yaml"* ]] || { echo "FAIL: sweep.conf.example (exit $rc): $out"; exit 1; }
+echo "1 passed, 0 failed"
