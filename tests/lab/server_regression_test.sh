@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # lab: nodes=3 timeout=420
 # Two sweeps through gdrbench-server (embedded SQLite store in the guest): the first is stored
-# and made the cluster's baseline; the node2<->node3 link is then shaped to 10mbit and the
+# and made the cluster's baseline; the node2<->node3 link is then shaped to 50mbit and the
 # second sweep is stored: against the baseline (and the last passing run) that link, and
 # nothing else, is a regression. The lab's links wander +-15 % between runs and a loaded host
 # makes single cells 30 % slower now and then, so the server's tolerance is 50 % (a real fabric
-# keeps the default 5 %); the shaped link drops by more than 90 %.
+# keeps the default 5 %); the shaped link drops by about 75 %.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 
@@ -40,13 +40,16 @@ rc1=$rc
 run1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$out1/run.json")
 "$GDRBENCH_BIN/gdrbench" baseline set "$run1" --server "$server" --insecure || lab_fail "baseline set failed"
 
-lab_log "node2 <-> node3 shaped to 10mbit; sweep 2, stored"
-shape node2 --to node3 --rate 10mbit || lab_fail "shape --to failed"
+lab_log "node2 <-> node3 shaped to 50mbit; sweep 2, stored"
+shape node2 --to node3 --rate 50mbit || lab_fail "shape --to failed"
 out2=$DP_DIR/second
 sw_sweep "$out2" "${srv[@]}"
 rc=$?
 sw_show "$out2"
-((rc == 1)) || { dp_agent_logs node1 node2 node3; lab_fail "sweep 2 exit $rc, expected 1 (a low link)"; }
+# With 3 nodes the fleet-relative verdict may not tell the slow link from its two nodes (it is in
+# half of their cells); the comparison with the baseline does.
+((rc <= 1)) || { dp_agent_logs node1 node2 node3; lab_fail "sweep 2 exit $rc"; }
+grep -q "stored (6 cells" "$out2.stdout" || lab_fail "sweep 2 was not stored on the server"
 shape node2 --clear || lab_fail "shape --clear failed"
 run2=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$out2/run.json")
 
