@@ -22,6 +22,7 @@ trap cleanup EXIT
 "${as[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w -o "-k $work -c listen_addresses=''" start >/dev/null
 "${as[@]}" "$pgbin/createdb" -h "$work" -U postgres bench
 
+echo "== $(date -u +%FT%TZ) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "== SQLite" >&2
 "$bin" --db "$work/bench.db" "$@" | tee "$work/sqlite.json"
 echo "== PostgreSQL 15" >&2

@@ -21,6 +21,7 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
+#include "spdlog/spdlog.h"
 #include "controller/report/run_chunks.h"
 #include "server/history/export.h"
 #include "server/history/ingest.h"
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
   app.add_option("--trend-runs", trend_runs)->check(CLI::Range(2u, 10000u));
   app.add_option("--trend-nodes", trend_nodes)->check(CLI::Range(2u, 1024u));
   CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::warn);  // stdout is the JSON
 
   auto store = gs::store::Store::Open(db);
   Die(store.status(), "open");

@@ -187,6 +187,8 @@ class Store {
   absl::StatusOr<Lease> Acquire();
   void Release(std::unique_ptr<SqlDb> db);
   absl::Status LoadNodes(SqlDb& db);
+  absl::Status ReadCellsOfMatrix(const CellQuery& q, const std::vector<int64_t>& sources,
+                                 const std::function<absl::Status(const CellRecord&)>& fn);
 
   Connector connector_;
   std::string name_;

@@ -1,4 +1,6 @@
 // The store's reads, baselines and retention (store.h).
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
@@ -223,6 +225,51 @@ absl::StatusOr<std::vector<ClusterRow>> Store::Clusters() {
 
 absl::Status Store::ReadCells(const CellQuery& q,
                               const std::function<absl::Status(const CellRecord&)>& fn) {
+  if ((q.src < 0 && q.dst < 0) || (q.rail && q.size_bytes)) return ReadCellsOfMatrix(q, {}, fn);
+  // A node's cells: one query per matrix of the run (rail and size fixed),
+  // so the primary key serves them (a node as source is a range; as target,
+  // one lookup per source), in the same order as one query would return.
+  ASSIGN_OR_RETURN(v1::Run header, ReadHeader(q.run));
+  std::vector<std::pair<uint32_t, uint64_t>> matrices;
+  std::vector<std::vector<std::string>> names;
+  for (const auto& m : header.matrices()) {
+    if (q.rail && *q.rail != m.rail()) continue;
+    if (q.size_bytes && q.size_bytes != m.size_bytes()) continue;
+    matrices.push_back({m.rail(), m.size_bytes()});
+    names.emplace_back(m.nodes().begin(), m.nodes().end());
+  }
+  std::vector<size_t> order(matrices.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return matrices[a] < matrices[b]; });
+  uint32_t left = q.limit;
+  for (size_t i : order) {
+    const auto [rail, size] = matrices[i];
+    if (q.after && std::make_pair(rail, size) < std::make_pair(std::get<0>(*q.after), std::get<1>(*q.after))) {
+      continue;
+    }
+    CellQuery one = q;
+    one.rail = rail;
+    one.size_bytes = size;
+    one.limit = left;
+    std::vector<int64_t> sources;
+    if (q.dst >= 0 && q.src < 0) {
+      ASSIGN_OR_RETURN(sources, InternNodes(names[i]));
+    }
+    uint32_t got = 0;
+    RETURN_IF_ERROR(ReadCellsOfMatrix(one, sources, [&](const CellRecord& c) {
+      ++got;
+      return fn(c);
+    }));
+    if (q.limit) {
+      left -= std::min(left, got);
+      if (left == 0) break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Store::ReadCellsOfMatrix(const CellQuery& q, const std::vector<int64_t>& sources,
+                                      const std::function<absl::Status(const CellRecord&)>& fn) {
   std::vector<std::string> where = {"c.run = ?"};
   std::vector<SqlValue> params = {q.run};
   if (q.rail) {
@@ -236,6 +283,9 @@ absl::Status Store::ReadCells(const CellQuery& q,
   if (q.src >= 0) {
     where.push_back("c.src = ?");
     params.push_back(q.src);
+  } else if (!sources.empty()) {
+    // Our own integer ids, inlined: every (src, dst) a primary-key lookup.
+    where.push_back(absl::StrCat("c.src IN (", absl::StrJoin(sources, ","), ")"));
   }
   if (q.dst >= 0) {
     where.push_back("c.dst = ?");
