@@ -15,7 +15,7 @@ const char* VerdictName(Verdict v) {
 }
 
 MatrixSet::MatrixSet(std::vector<std::string> nodes, bool bidirectional)
-    : nodes_(std::move(nodes)), bidirectional_(bidirectional) {
+    : bidirectional_(bidirectional), nodes_(std::move(nodes)) {
   for (uint32_t i = 0; i < nodes_.size(); ++i) index_.emplace(nodes_[i], i);
 }
 
@@ -49,7 +49,11 @@ void MatrixSet::Add(const v1::PairResult& r) {
     c.gbps = gbps;
     c.expected_gbps = expected;
     c.status = st;
-    if (st != v1::RESULT_STATUS_OK) m.reasons[a * m.n + b] = reason;
+    if (st != v1::RESULT_STATUS_OK) {
+      m.reasons[a * m.n + b] = reason;
+    } else if (!m.reasons.empty()) {
+      m.reasons.erase(a * m.n + b);  // a retest replaced a failed or low cell
+    }
     // A failed bidirectional test fails both directions.
     if (bidirectional_ && st != v1::RESULT_STATUS_OK) {
       m.at(b, a) = c;
@@ -68,6 +72,7 @@ void MatrixSet::Add(const v1::PairResult& r) {
       c.gbps = static_cast<float>(sz.bw_avg_gbps());
       c.expected_gbps = expected;
       c.status = v1::RESULT_STATUS_OK;
+      if (!m.reasons.empty()) m.reasons.erase(d->second * m.n + s->second);
     }
     return;
   }

@@ -158,6 +158,7 @@ Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* b
         if (why.empty()) {
           c.verdict = Verdict::kPass;
           ++out.pass;
+          if (!m->reasons.empty()) m->reasons.erase(i * n + j);  // low before a retest
         } else {
           c.verdict = Verdict::kLow;
           ++out.low;

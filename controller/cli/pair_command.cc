@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "controller/cli/cli_util.h"
-#include "controller/client/agent_client.h"
+#include "controller/run/agent_api.h"
 #include "controller/run/pair_tester.h"
 
 namespace gdrbench::controller::cli {
@@ -18,8 +18,8 @@ using std::chrono::milliseconds;
 
 // The device to use on an agent: the one given, else its only owned device,
 // else its first NIC with an active port.
-absl::StatusOr<std::string> PickDevice(AgentClient& agent, const std::string& given,
-                                       const char* flag) {
+absl::StatusOr<std::string> PickDevice(run::AgentApi& agent, const std::string& address,
+                                       const std::string& given, const char* flag) {
   if (!given.empty()) return given;
   auto info = agent.GetNodeInfo();
   if (!info.ok()) return info.status();
@@ -30,7 +30,7 @@ absl::StatusOr<std::string> PickDevice(AgentClient& agent, const std::string& gi
     }
   }
   return absl::FailedPreconditionError(absl::StrCat(
-      "agent ", agent.address(), " has no RDMA device with an active port (give ", flag, ")"));
+      "agent ", address, " has no RDMA device with an active port (give ", flag, ")"));
 }
 
 std::string Gbps(double v) { return absl::StrFormat("%.6f", v); }
@@ -43,6 +43,12 @@ std::string Header(bool bidirectional, bool verify) {
   return h;
 }
 
+// What an endpoint really used ("gpu (ibv_reg_dmabuf_mr)"), else what it asked for.
+std::string Memory(const v1::Endpoint& e) {
+  if (e.memory_kind().empty()) return e.memory();
+  return absl::StrCat(e.memory_kind(), " (", e.registration(), ")");
+}
+
 std::string Banner(const v1::PairResult& r) {
   const v1::SweepSummary& s = r.summary();
   if (s.registration().empty()) {  // the test never got as far as a connection
@@ -52,8 +58,7 @@ std::string Banner(const v1::PairResult& r) {
   return absl::StrCat(
       " RDMA WRITE ", r.src().nic_device(), " (", r.src().agent_address(), ") -> ",
       r.dst().nic_device(), " (", r.dst().agent_address(), "), RC over rdma_cm\n",
-      " memory: ", s.memory_kind().empty() ? r.src().memory() : s.memory_kind(), " (",
-      s.registration(), ") -> ", r.dst().memory(), "; QPs: ", s.qps(), "; GID index ",
+      " memory: ", Memory(r.src()), " -> ", Memory(r.dst()), "; QPs: ", s.qps(), "; GID index ",
       s.gid_index(), " (", s.gid_type(), "); path MTU ", s.path_mtu_bytes(), "\n ",
       s.local_address(), " -> ", s.remote_address());
 }
@@ -63,32 +68,6 @@ const v1::SizeResult* ReverseFor(const v1::PairResult& r, uint64_t size) {
     if (x.size_bytes() == size) return &x;
   }
   return nullptr;
-}
-
-void Finish(v1::PairResult& r) {
-  if (r.status() != v1::RESULT_STATUS_UNSPECIFIED) return;
-  std::vector<std::string> bad;
-  for (const auto& s : r.sizes()) {
-    if (s.status() != v1::RESULT_STATUS_OK) {
-      bad.push_back(absl::StrCat(s.size_bytes(), " B: ", s.error()));
-    }
-  }
-  for (const auto& s : r.reverse_sizes()) {
-    if (s.status() != v1::RESULT_STATUS_OK) {
-      bad.push_back(absl::StrCat(s.size_bytes(), " B (reverse): ", s.error()));
-    }
-  }
-  if (r.summary().status() != v1::RESULT_STATUS_OK) {
-    r.set_status(r.summary().status() == v1::RESULT_STATUS_UNSPECIFIED ? v1::RESULT_STATUS_ERROR
-                                                                        : r.summary().status());
-    r.set_reason(r.summary().error().empty() ? "the sweep ended without a summary"
-                                             : r.summary().error());
-  } else if (!bad.empty()) {
-    r.set_status(v1::RESULT_STATUS_FAILED);
-    r.set_reason(absl::StrJoin(bad, "; "));
-  } else {
-    r.set_status(v1::RESULT_STATUS_OK);
-  }
 }
 
 }  // namespace
@@ -133,13 +112,13 @@ int PairCommand(const PairOptions& o) {
   if (!(o.sweep_timeout_s > 0) || !(o.lease_s >= 0)) {
     return PrintError(absl::InvalidArgumentError("--sweep-timeout must be > 0 and --lease >= 0"));
   }
-  auto server = ConnectAgent(o.server, o.common);
+  auto server = run::GrpcAgentApi::Create(ClientConfig(o.server, o.common));
   if (!server.ok()) return PrintError(server.status());
-  auto client = ConnectAgent(o.client, o.common);
+  auto client = run::GrpcAgentApi::Create(ClientConfig(o.client, o.common));
   if (!client.ok()) return PrintError(client.status());
-  auto sdev = PickDevice(**server, o.server_device, "--server-device");
+  auto sdev = PickDevice(**server, o.server, o.server_device, "--server-device");
   if (!sdev.ok()) return PrintError(sdev.status());
-  auto cdev = PickDevice(**client, o.client_device, "--client-device");
+  auto cdev = PickDevice(**client, o.client, o.client_device, "--client-device");
   if (!cdev.ok()) return PrintError(cdev.status());
 
   v1::PairResult result;
@@ -149,89 +128,26 @@ int PairCommand(const PairOptions& o) {
   result.mutable_dst()->set_agent_address(o.server);
   result.mutable_dst()->set_nic_device(*sdev);
   result.mutable_dst()->set_memory(params->memory());
-  const bool json = o.common.json;
-  const bool bidi = params->bidirectional();
-  auto t0 = std::chrono::steady_clock::now();
+  run::PairTestOptions to;
+  to.sweep_timeout = milliseconds(static_cast<int64_t>(o.sweep_timeout_s * 1000));
+  to.lease = milliseconds(static_cast<int64_t>(o.lease_s * 1000));
+  // The same tester as every test of a sweep (controller/run/pair_tester.h).
+  absl::Status rpc = run::RunPairTest(
+      run::PairSide{client->get(), o.client, *cdev,
+                    o.client_bind, params->memory()},
+      run::PairSide{server->get(), o.server, *sdev, o.server_bind, params->memory()}, *params,
+      params->bidirectional(), to, &result);
 
-  v1::OpenTargetRequest open;
-  open.set_device(*sdev);
-  open.set_bind_address(o.server_bind);
-  open.set_memory(params->memory());
-  open.set_qps(params->qps());
-  open.set_bidirectional(bidi);
-  open.set_verify(params->verify());
-  *open.mutable_sizes_bytes() = params->sizes_bytes();
-  *open.mutable_params() = *params;
-  double lease = o.lease_s > 0 ? o.lease_s : o.sweep_timeout_s + 60;
-  open.set_lease_ns(static_cast<int64_t>(lease * 1e9));
-  auto target = (*server)->OpenTarget(open);
-  if (!target.ok()) return PrintError(target.status());
-  result.mutable_dst()->set_memory(
-      absl::StrCat(target->memory_kind(), " (", target->registration(), ")"));
-
-  v1::RunWriteSweepRequest sweep;
-  sweep.set_device(*cdev);
-  sweep.set_bind_address(o.client_bind);
-  sweep.set_target_address(target->address());
-  sweep.set_target_cm_port(target->cm_port());
-  sweep.set_target_id(target->target_id());
-  *sweep.mutable_remote_buffers() = target->buffers();
-  *sweep.mutable_params() = *params;
-  absl::Status st = (*client)->RunWriteSweep(
-      sweep, milliseconds(static_cast<int64_t>(o.sweep_timeout_s * 1000)),
-      [&](const v1::RunWriteSweepResponse& m) {
-        if (m.has_size()) *result.add_sizes() = m.size();
-        if (m.has_summary()) *result.mutable_summary() = m.summary();
-      });
-  if (!st.ok()) {
-    result.set_status(v1::RESULT_STATUS_ERROR);
-    result.set_reason(std::string(st.message()));
-  }
-
-  bool sweep_ok = st.ok() && result.summary().status() == v1::RESULT_STATUS_OK;
-  if (sweep_ok && (params->verify() || bidi)) {
-    v1::VerifyTargetRequest vr;
-    vr.set_target_id(target->target_id());
-    vr.set_seed(params->seed());
-    auto verified = (*server)->VerifyTarget(vr);
-    if (!verified.ok()) {
-      result.set_status(v1::RESULT_STATUS_ERROR);
-      result.set_reason(absl::StrCat("VerifyTarget: ", verified.status().message()));
-    } else {
-      for (const auto& v : verified->sizes()) {
-        for (auto& s : *result.mutable_sizes()) {
-          if (s.size_bytes() != v.size_bytes()) continue;
-          s.set_verified(v.verified());
-          s.set_verify_first_bad_offset(v.verify_first_bad_offset());
-          if (!v.verified()) {
-            s.set_status(v1::RESULT_STATUS_FAILED);
-            s.set_error(v.error());
-          }
-        }
-      }
-      *result.mutable_reverse_sizes() = verified->reverse_sizes();
-      run::ApplyReverseChecks(&result);
-    }
-  }
-  // Always release the target; a failed close is noted (the lease frees it).
-  if (absl::Status c = (*server)->CloseTarget(target->target_id()); !c.ok()) {
-    std::fprintf(stderr, "gdrbench: warning: CloseTarget %s: %s (its lease will free it)\n",
-                 target->target_id().c_str(), std::string(c.message()).c_str());
-  }
-  Finish(result);
-  result.set_duration_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::steady_clock::now() - t0)
-                             .count());
-
-  if (json) {
+  if (o.common.json) {
     PrintJson(result);
   } else {
-    std::fputs(FormatPairTable(result, bidi).c_str(), stdout);
+    std::fputs(FormatPairTable(result, params->bidirectional()).c_str(), stdout);
   }
   if (result.status() != v1::RESULT_STATUS_OK) {
     std::fprintf(stderr, "gdrbench: pair %s -> %s: %s: %s\n", o.client.c_str(), o.server.c_str(),
                  v1::ResultStatus_Name(result.status()).c_str(), result.reason().c_str());
-    return 1;
+    // An agent that refused the parameters is bad usage, as a bad flag is.
+    return rpc.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
   return 0;
 }

@@ -1,7 +1,9 @@
 // `gdrbench pair --server A --client B [sweep options]`: one pair test through
-// two agents (OpenTarget on the server's agent, RunWriteSweep on the
-// client's, VerifyTarget for verify or bidirectional, CloseTarget always),
-// printed as a perftest-like table or, with --json, as a v1::PairResult.
+// two agents, run by the sweep's own pair tester (run::RunPairTest: OpenTarget
+// on the server's agent, RunWriteSweep on the client's, VerifyTarget for
+// verify or bidirectional, CloseTarget always), printed as a perftest-like
+// table or, with --json, as a v1::PairResult; a failed test also gets one
+// line on stderr with its reason.
 #pragma once
 
 #include <string>
@@ -26,7 +28,8 @@ struct PairOptions {
 };
 
 // Exit code: 0 when every size passed (and verified, with --verify), 1 when
-// the test failed or could not run, 2 for bad flags.
+// the test failed or could not run, 2 for bad flags or parameters an agent
+// refused (INVALID_ARGUMENT).
 int PairCommand(const PairOptions& options);
 
 // The perftest-like table of a finished pair result (header line, one row

@@ -1,5 +1,7 @@
 #include "controller/run/pair_tester.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "spdlog/spdlog.h"
@@ -25,7 +27,175 @@ void Fail(v1::PairResult* r, v1::ResultStatus status, std::string reason) {
   r->set_reason(std::move(reason));
 }
 
+void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
+              const PairTestOptions& o, v1::OpenTargetRequest* open) {
+  open->set_device(target.device.data(), target.device.size());
+  open->set_bind_address(target.bind_address.data(), target.bind_address.size());
+  open->set_memory(target.memory.data(), target.memory.size());
+  uint64_t max_size = 0;
+  for (uint64_t s : p.sizes_bytes()) max_size = std::max(max_size, s);
+  open->set_buffer_bytes(max_size);
+  open->set_qps(p.qps());
+  open->set_bidirectional(bidirectional);
+  open->set_verify(p.verify());
+  *open->mutable_sizes_bytes() = p.sizes_bytes();
+  *open->mutable_params() = p;
+  open->mutable_params()->set_memory(target.memory.data(), target.memory.size());
+  open->mutable_params()->set_bidirectional(bidirectional);
+  auto lease = o.lease.count() > 0 ? o.lease : o.sweep_timeout + std::chrono::seconds(60);
+  open->set_lease_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(lease).count());
+}
+
+// Copies VerifyTarget's answer into the sizes (verified, first bad offset;
+// a mismatch fails the size) and takes the reverse direction's results.
+void ApplyVerify(const v1::VerifyTargetResponse& v, bool verify, v1::PairResult* r) {
+  for (const auto& vs : v.sizes()) {
+    for (auto& s : *r->mutable_sizes()) {
+      if (s.size_bytes() != vs.size_bytes()) continue;
+      s.set_verified(vs.verified());
+      s.set_verify_first_bad_offset(vs.verify_first_bad_offset());
+      if (verify && !vs.verified()) {
+        s.set_status(v1::RESULT_STATUS_FAILED);
+        s.set_error(vs.error().empty()
+                        ? absl::StrCat("data mismatch: first bad byte at offset ",
+                                       vs.verify_first_bad_offset())
+                        : vs.error());
+      }
+    }
+  }
+  *r->mutable_reverse_sizes() = v.reverse_sizes();
+  ApplyReverseChecks(r);
+}
+
+// Every size that is not OK, both directions: "65536 B: <error>".
+std::vector<std::string> BadSizes(const v1::PairResult& r) {
+  std::vector<std::string> bad;
+  for (const auto* list : {&r.sizes(), &r.reverse_sizes()}) {
+    for (const auto& s : *list) {
+      if (s.status() == v1::RESULT_STATUS_OK) continue;
+      bad.push_back(absl::StrCat(s.size_bytes(), " B", list == &r.sizes() ? "" : " (reverse)", ": ",
+                                 s.error().empty() ? "failed" : s.error()));
+    }
+  }
+  return bad;
+}
+
 }  // namespace
+
+absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
+                         const v1::SweepParams& p, bool bidirectional, const PairTestOptions& o,
+                         v1::PairResult* r) {
+  return RunPairTest(initiator, target, p, bidirectional, o, r,
+                     [](bool, const absl::Status&) {});
+}
+
+absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
+                         const v1::SweepParams& p, bool bidirectional, const PairTestOptions& o,
+                         v1::PairResult* r,
+                         absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
+  const int64_t t0 = NowNs();
+  SetStarted(r);
+  auto finish = [&] { r->set_duration_ns(NowNs() - t0); };
+  absl::Status first_error;
+  auto answer = [&](bool is_target, const absl::Status& st) {
+    on_answer(is_target, st);
+    if (!st.ok() && first_error.ok()) first_error = st;
+  };
+
+  // Requests reused per thread (Clear keeps their storage: the sweep runs
+  // millions of tests and this is a large part of the per-test cost).
+  thread_local v1::OpenTargetRequest open;
+  thread_local v1::RunWriteSweepRequest sweep;
+  open.Clear();
+  sweep.Clear();
+  FillOpen(target, p, bidirectional, o, &open);
+  auto opened = target.agent->OpenTarget(open);
+  answer(true, opened.status());
+  if (!opened.ok()) {
+    Fail(r, v1::RESULT_STATUS_ERROR,
+         absl::StrCat("OpenTarget on ", target.name, ": ", opened.status().message()));
+    finish();
+    return first_error;
+  }
+  r->mutable_dst()->set_memory_kind(opened->memory_kind());
+  r->mutable_dst()->set_registration(opened->registration());
+
+  sweep.set_device(initiator.device.data(), initiator.device.size());
+  sweep.set_bind_address(initiator.bind_address.data(), initiator.bind_address.size());
+  sweep.set_target_address(opened->address());
+  sweep.set_target_cm_port(opened->cm_port());
+  sweep.set_target_id(opened->target_id());
+  *sweep.mutable_remote_buffers() = opened->buffers();
+  *sweep.mutable_params() = p;
+  sweep.mutable_params()->set_memory(initiator.memory.data(), initiator.memory.size());
+  sweep.mutable_params()->set_bidirectional(bidirectional);
+  bool got_summary = false;
+  absl::Status st = initiator.agent->RunWriteSweep(
+      sweep, o.sweep_timeout, [&](const v1::RunWriteSweepResponse& m) {
+        if (m.has_size()) *r->add_sizes() = m.size();
+        if (m.has_summary()) {
+          *r->mutable_summary() = m.summary();
+          got_summary = true;
+        }
+      });
+  answer(false, st);
+  if (got_summary) {
+    r->mutable_src()->set_memory_kind(r->summary().memory_kind());
+    r->mutable_src()->set_registration(r->summary().registration());
+  }
+
+  // VerifyTarget checks the pattern (verify) and returns the target's own
+  // direction of a bidirectional test (reverse_sizes).
+  const bool swept = st.ok() && got_summary && r->summary().status() == v1::RESULT_STATUS_OK;
+  absl::Status verify_st;
+  if (swept && (p.verify() || bidirectional)) {
+    v1::VerifyTargetRequest vr;
+    vr.set_target_id(opened->target_id());
+    vr.set_seed(p.seed());
+    *vr.mutable_sizes_bytes() = p.sizes_bytes();
+    auto verified = target.agent->VerifyTarget(vr);
+    answer(true, verified.status());
+    if (verified.ok()) {
+      ApplyVerify(*verified, p.verify(), r);
+    } else {
+      verify_st = verified.status();
+    }
+  }
+
+  // Always release the target, even after a failure; a failed close only
+  // logs (the agent's lease frees it).
+  absl::Status closed = target.agent->CloseTarget(opened->target_id());
+  on_answer(true, closed);
+  if (!closed.ok()) {
+    spdlog::warn("CloseTarget {} on {}: {} (its lease will free it)", opened->target_id(),
+                 std::string(target.name), std::string(closed.message()));
+  }
+
+  if (!st.ok()) {
+    Fail(r, st.code() == absl::StatusCode::kDeadlineExceeded ? v1::RESULT_STATUS_FAILED
+                                                              : v1::RESULT_STATUS_ERROR,
+         absl::StrCat("RunWriteSweep on ", initiator.name, ": ", st.message()));
+  } else if (!got_summary) {
+    Fail(r, v1::RESULT_STATUS_ERROR,
+         absl::StrCat("RunWriteSweep on ", initiator.name, ": the stream ended without a summary"));
+  } else if (r->summary().status() != v1::RESULT_STATUS_OK) {
+    Fail(r, r->summary().status() == v1::RESULT_STATUS_UNSPECIFIED ? v1::RESULT_STATUS_ERROR
+                                                                   : r->summary().status(),
+         absl::StrCat(initiator.name, "->", target.name, ": ",
+                      r->summary().error().empty() ? "the sweep failed without a reason"
+                                                   : r->summary().error()));
+  } else if (!verify_st.ok()) {
+    Fail(r, v1::RESULT_STATUS_ERROR,
+         absl::StrCat("VerifyTarget on ", target.name, ": ", verify_st.message()));
+  } else if (std::vector<std::string> bad = BadSizes(*r); !bad.empty()) {
+    Fail(r, v1::RESULT_STATUS_FAILED,
+         absl::StrCat(initiator.name, "->", target.name, ": ", absl::StrJoin(bad, "; ")));
+  } else {
+    r->set_status(v1::RESULT_STATUS_OK);
+  }
+  finish();
+  return first_error;
+}
 
 void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
   const Plan& plan = *spec.plan;
@@ -68,7 +238,7 @@ AgentPairTester::AgentPairTester(std::vector<AgentApi*> agents, AgentPairTesterO
 void AgentPairTester::NoteAnswer(uint32_t node, const absl::Status& st) {
   Health& h = health_[node];
   if (st.code() != absl::StatusCode::kUnavailable) {
-    h.unavailable.store(0);
+    if (h.unavailable.load(std::memory_order_relaxed) != 0) h.unavailable.store(0);
     return;
   }
   if (options_.down_after_unavailable == 0) return;
@@ -96,140 +266,22 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
   const auto& t = spec.test;
   const PlanNode& src = plan.nodes[t.src];
   const PlanNode& dst = plan.nodes[t.dst];
-  const int64_t t0 = NowNs();
-  SetStarted(r);
-  auto finish = [&] { r->set_duration_ns(NowNs() - t0); };
   std::string why;
-  if (IsDown(t.dst, &why)) {
-    Fail(r, v1::RESULT_STATUS_ERROR, absl::StrCat("target ", dst.name, ": ", why));
-    return finish();
-  }
-  if (IsDown(t.src, &why)) {
-    Fail(r, v1::RESULT_STATUS_ERROR, absl::StrCat("initiator ", src.name, ": ", why));
-    return finish();
-  }
-  const v1::SweepParams& p = plan.params;
-
-  // Requests reused per worker thread (Clear keeps their storage).
-  thread_local v1::OpenTargetRequest open;
-  thread_local v1::RunWriteSweepRequest sweep;
-  open.Clear();
-  sweep.Clear();
-  open.set_device(dst.rails[t.rail].nic);
-  open.set_memory(r->dst().memory());
-  uint64_t max_size = 0;
-  for (uint64_t s : p.sizes_bytes()) max_size = std::max(max_size, s);
-  open.set_buffer_bytes(max_size);
-  open.set_qps(p.qps());
-  open.set_bidirectional(t.bidirectional);
-  open.set_verify(p.verify());
-  *open.mutable_sizes_bytes() = p.sizes_bytes();
-  *open.mutable_params() = p;
-  open.mutable_params()->set_memory(r->dst().memory());
-  open.mutable_params()->set_bidirectional(t.bidirectional);
-  // The lease outlives the sweep's deadline, so only a vanished controller
-  // leaves the agent to reclaim the target.
-  open.set_lease_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(options_.sweep_timeout).count() +
-                    60'000'000'000LL);
-  auto target = agents_[t.dst]->OpenTarget(open);
-  NoteAnswer(t.dst, target.status());
-  if (!target.ok()) {
+  if (IsDown(t.dst, &why) || IsDown(t.src, &why)) {
+    const bool target_down = health_[t.dst].down.load();
     Fail(r, v1::RESULT_STATUS_ERROR,
-         absl::StrCat("OpenTarget on ", dst.name, ": ", target.status().message()));
-    return finish();
+         absl::StrCat(target_down ? "target " : "initiator ", target_down ? dst.name : src.name,
+                      ": ", why));
+    SetStarted(r);
+    r->set_duration_ns(0);
+    return;
   }
-
-  sweep.set_device(src.rails[t.rail].nic);
-  sweep.set_target_address(target->address());
-  sweep.set_target_cm_port(target->cm_port());
-  sweep.set_target_id(target->target_id());
-  *sweep.mutable_remote_buffers() = target->buffers();
-  *sweep.mutable_params() = p;
-  sweep.mutable_params()->set_memory(r->src().memory());
-  sweep.mutable_params()->set_bidirectional(t.bidirectional);
-  bool got_summary = false;
-  absl::Status st = agents_[t.src]->RunWriteSweep(
-      sweep, options_.sweep_timeout, [&](const v1::RunWriteSweepResponse& m) {
-        if (m.has_size()) *r->add_sizes() = m.size();
-        if (m.has_summary()) {
-          *r->mutable_summary() = m.summary();
-          got_summary = true;
-        }
-      });
-  NoteAnswer(t.src, st);
-
-  // VerifyTarget checks the pattern (verify) and returns the target's own
-  // direction of a bidirectional test (reverse_sizes).
-  if (st.ok() && got_summary && (p.verify() || t.bidirectional) &&
-      r->summary().status() == v1::RESULT_STATUS_OK) {
-    v1::VerifyTargetRequest vr;
-    vr.set_target_id(target->target_id());
-    vr.set_seed(p.seed());
-    *vr.mutable_sizes_bytes() = p.sizes_bytes();
-    auto verified = agents_[t.dst]->VerifyTarget(vr);
-    NoteAnswer(t.dst, verified.status());
-    if (!verified.ok()) {
-      st = absl::Status(verified.status().code(),
-                        absl::StrCat("VerifyTarget on ", dst.name, ": ", verified.status().message()));
-    } else {
-      std::vector<std::string> bad;
-      for (const auto& v : verified->sizes()) {
-        for (auto& s : *r->mutable_sizes()) {
-          if (s.size_bytes() != v.size_bytes()) continue;
-          s.set_verified(v.verified());
-          s.set_verify_first_bad_offset(v.verify_first_bad_offset());
-          if (p.verify() && !v.verified()) {
-            s.set_status(v1::RESULT_STATUS_FAILED);
-            s.set_error(v.error());
-            bad.push_back(absl::StrCat(v.size_bytes(), " B at offset ", v.verify_first_bad_offset(),
-                                       v.error().empty() ? "" : absl::StrCat(" (", v.error(), ")")));
-          }
-        }
-      }
-      *r->mutable_reverse_sizes() = verified->reverse_sizes();
-      ApplyReverseChecks(r);
-      if (!bad.empty()) {
-        Fail(r, v1::RESULT_STATUS_FAILED,
-             absl::StrCat("data mismatch on ", dst.name, ": ", absl::StrJoin(bad, ", ")));
-      }
-    }
-  }
-
-  // Always release the target, even after a failure; a failed close only logs
-  // (the agent's lease frees it) but is noted in the reason.
-  absl::Status closed = agents_[t.dst]->CloseTarget(target->target_id());
-  if (!closed.ok()) spdlog::warn("CloseTarget on {}: {}", dst.name, std::string(closed.message()));
-
-  if (r->status() == v1::RESULT_STATUS_FAILED) return finish();  // verify mismatch
-  if (!st.ok()) {
-    Fail(r, st.code() == absl::StatusCode::kDeadlineExceeded ? v1::RESULT_STATUS_FAILED
-                                                              : v1::RESULT_STATUS_ERROR,
-         absl::StrCat("RunWriteSweep on ", src.name, ": ", st.message()));
-    return finish();
-  }
-  if (!got_summary) {
-    Fail(r, v1::RESULT_STATUS_ERROR,
-         absl::StrCat("RunWriteSweep on ", src.name, ": stream ended without a summary"));
-    return finish();
-  }
-  if (r->summary().status() != v1::RESULT_STATUS_OK) {
-    Fail(r, r->summary().status() == v1::RESULT_STATUS_UNSPECIFIED ? v1::RESULT_STATUS_ERROR
-                                                                   : r->summary().status(),
-         absl::StrCat(src.name, "->", dst.name, ": ", r->summary().error()));
-    return finish();
-  }
-  for (const auto* list : {&r->sizes(), &r->reverse_sizes()}) {
-    for (const auto& s : *list) {
-      if (s.status() != v1::RESULT_STATUS_OK) {
-        Fail(r, v1::RESULT_STATUS_FAILED,
-             absl::StrCat("size ", s.size_bytes(), " B", list == &r->sizes() ? "" : " (reverse)", ": ",
-                          s.error().empty() ? "failed" : s.error()));
-        return finish();
-      }
-    }
-  }
-  r->set_status(v1::RESULT_STATUS_OK);
-  finish();
+  PairSide initiator{agents_[t.src], src.name, src.rails[t.rail].nic, {}, r->src().memory()};
+  PairSide target{agents_[t.dst], dst.name, dst.rails[t.rail].nic, {}, r->dst().memory()};
+  (void)RunPairTest(initiator, target, plan.params, t.bidirectional, options_.test, r,
+                    [&](bool is_target, const absl::Status& st) {
+                      NoteAnswer(is_target ? t.dst : t.src, st);
+                    });
 }
 
 }  // namespace gdrbench::controller::run

@@ -1,11 +1,19 @@
-// PairTester: runs one pair test and returns its PairResult. A failed test is
-// data (status + reason in the result), never an error of the call.
+// One pair test, the agent protocol written once: OpenTarget on the target's
+// agent, RunWriteSweep on the initiator's, VerifyTarget when the params ask
+// for verify or the test is bidirectional (it returns the target's own
+// direction), CloseTarget always once a target was opened. `gdrbench pair`
+// calls RunPairTest directly; the sweep calls it through AgentPairTester.
 //
-// AgentPairTester is the real one, over AgentApi: OpenTarget on the target's
-// agent, RunWriteSweep on the initiator's, VerifyTarget when params.verify,
-// CloseTarget always once a target was opened. Each RPC has a deadline (the
-// AgentApi's for unary calls, `sweep_timeout` for the stream).
-// Thread safety: Run may be called concurrently for disjoint NICs.
+// A failed test is data (status + reason in the result), never an error of
+// the call:
+//   FAILED  the test ran and failed: a completion error on some size, a data
+//           mismatch (verify), RunWriteSweep past its deadline;
+//   ERROR   the test could not run: OpenTarget or VerifyTarget refused or
+//           unanswered, a stream without a summary, the agent down.
+// Reasons name the RPC and the side ("OpenTarget on node3: ..."); every bad
+// size is listed, with the offset of the first bad byte for a mismatch.
+// Thread safety: RunPairTest and AgentPairTester::Run may be called
+// concurrently for disjoint NICs.
 #pragma once
 
 #include <atomic>
@@ -15,11 +23,48 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "controller/run/agent_api.h"
 #include "controller/run/plan.h"
 #include "gdrbench/v1/run.pb.h"
 
 namespace gdrbench::controller::run {
+
+// One side of a pair test. The views must outlive the call.
+struct PairSide {
+  AgentApi* agent = nullptr;
+  absl::string_view name;          // in reasons: the node name, or the agent's address
+  absl::string_view device;        // RDMA device on that agent
+  absl::string_view bind_address;  // rdma_cm address; empty = the device's first IPv4
+  absl::string_view memory;        // "host", "hugepage", "gpu:3", "gpu-staged:0"
+};
+
+struct PairTestOptions {
+  // Bounds the whole RunWriteSweep stream.
+  std::chrono::milliseconds sweep_timeout{120000};
+  // The target's lease. 0 = sweep_timeout + 60 s: it outlives the sweep's
+  // deadline, so only a vanished controller leaves the agent to reclaim it.
+  std::chrono::milliseconds lease{0};
+};
+
+// Runs one test of `params` (sizes, iterations, qps, verify, seed; memory
+// and direction come from the sides and `bidirectional`). Fills status,
+// reason, sizes, reverse_sizes, summary, started_at, duration_ns and both
+// endpoints' memory_kind/registration (what the agents really used); the
+// caller fills the identity (nodes, NICs, rail, round). `on_answer(target,
+// status)`, when given, sees every RPC answer of each side (agent health).
+// Returns the first RPC that failed, OK when every RPC answered (whatever the
+// test's outcome): a caller tells an agent's INVALID_ARGUMENT (bad
+// parameters) from a failed link with it.
+absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
+                         const v1::SweepParams& params, bool bidirectional,
+                         const PairTestOptions& options, v1::PairResult* result);
+absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
+                         const v1::SweepParams& params, bool bidirectional,
+                         const PairTestOptions& options, v1::PairResult* result,
+                         absl::FunctionRef<void(bool target, const absl::Status&)> on_answer);
 
 struct PairTestSpec {
   const Plan* plan = nullptr;
@@ -44,12 +89,13 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* result);
 void ApplyReverseChecks(v1::PairResult* result);
 
 struct AgentPairTesterOptions {
-  std::chrono::milliseconds sweep_timeout{120000};
+  PairTestOptions test;
   // After this many consecutive UNAVAILABLE answers an agent is taken as
   // down: its later tests fail at once with the first reason (0 = never).
   uint32_t down_after_unavailable = 2;
 };
 
+// The sweep's tester: RunPairTest between plan nodes, with agent health.
 class AgentPairTester final : public PairTester {
  public:
   // `agents[i]` serves plan node i; not owned, must outlive the tester.
@@ -57,7 +103,7 @@ class AgentPairTester final : public PairTester {
   void Run(const PairTestSpec& spec, v1::PairResult* result) override;
 
  private:
-  // Records an UNAVAILABLE from node i; returns true when i counts as down.
+  // Records an answer from node i; UNAVAILABLE ones count towards "down".
   void NoteAnswer(uint32_t node, const absl::Status& st);
   bool IsDown(uint32_t node, std::string* why);
 

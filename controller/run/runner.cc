@@ -85,6 +85,10 @@ void ClearOutcome(v1::PairResult* r) {
   r->clear_summary();
   r->clear_started_at();
   r->clear_duration_ns();
+  for (v1::Endpoint* e : {r->mutable_src(), r->mutable_dst()}) {
+    e->clear_memory_kind();
+    e->clear_registration();
+  }
 }
 
 }  // namespace
@@ -99,6 +103,13 @@ std::string TestKey(const v1::PairResult& r) {
 
 absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_done) {
   const auto& sched = plan_.schedule;
+  // Every schedule that runs is checked: no NIC and no GPU in two tests of a round.
+  if (absl::Status valid = schedule::ValidateSchedule(sched, Shapes(plan_.nodes, plan_.memory));
+      !valid.ok()) {
+    return valid;
+  }
+  const CancelToken* cancel = options_.cancel;
+  auto cancelled = [cancel] { return cancel != nullptr && cancel->cancelled(); };
   size_t max_round = sched.MaxRoundSize();
   size_t threads = std::max<size_t>(1, std::min<size_t>(options_.parallelism, max_round));
   BatchPool pool(threads);
@@ -130,7 +141,9 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
       todo.push_back(i);
     }
     if (todo.empty()) continue;
+    if (cancelled()) break;
     pool.RunBatch(todo.size(), [&](size_t k) {
+      if (cancelled()) return;  // not started: a resume runs it
       PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r) + options_.round_offset};
       const auto& t = spec.test;
       // One result message per worker thread, cleared between tests: Clear()
@@ -173,6 +186,10 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
       }
     });
     if (!first_error.ok()) return first_error;
+  }
+  if (cancelled()) {
+    return absl::CancelledError(absl::StrCat("cancelled after ", prog.tests_done, " of ",
+                                             prog.tests_total, " tests"));
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,13 @@
 // exclusion reason. Tests listed in `already_done` (from a journal) are not
 // run again.
 //
+// Cancellation: once `cancel` is raised no further test starts; tests already
+// running finish (their RPCs have deadlines and their targets are closed),
+// are handed to on_result as usual, and Run returns CANCELLED.
+// Before the first test the schedule is validated (schedule::ValidateSchedule
+// over the plan's shapes): FAILED_PRECONDITION naming the round, node and NIC
+// or GPU when one would be in two tests of a round; nothing runs then.
+//
 // Every finished test is handed to `on_result` at once (journal append, then
 // whatever the caller collects); calls are serialized, in completion order.
 // Thread safety: Run is called from one thread; callbacks run on worker
@@ -17,6 +24,7 @@
 #include <unordered_set>
 
 #include "absl/status/status.h"
+#include "controller/run/cancel.h"
 #include "controller/run/pair_tester.h"
 #include "controller/run/plan.h"
 #include "gdrbench/v1/run.pb.h"
@@ -44,6 +52,7 @@ struct RunnerOptions {
   // Added to every round number (results, TestKey): a second pass over the
   // same plan (outlier retests) numbers its rounds after the first pass's.
   uint32_t round_offset = 0;
+  const CancelToken* cancel = nullptr;  // not owned; may be null
 };
 
 // The identity of a test for --resume: round, source, target, rail.
@@ -56,7 +65,8 @@ class SweepRunner {
       : plan_(plan), tester_(tester), options_(std::move(options)) {}
 
   // Runs every test not in `already_done`. Returns the first on_result error
-  // (the sweep stops after that round), else OK.
+  // (the sweep stops after that round), CANCELLED (see above), the schedule's
+  // validation error, else OK.
   absl::Status Run(const std::unordered_set<std::string>& already_done = {});
 
  private:

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <random>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "controller/schedule/factorization.h"
@@ -226,6 +227,58 @@ absl::Status ValidateSchedule(const Schedule& s, const std::vector<NodeShape>& n
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<Schedule> PackRounds(std::span<const Test> tests,
+                                    const std::vector<NodeShape>& nodes, uint32_t max_concurrent) {
+  // Resources a test holds: its two NICs and, with GPU memory, its two GPUs.
+  // Keys: NIC = node * 2^32 + rail; GPU = node * 2^32 + 2^31 + gpu.
+  auto keys = [&](const Test& t, uint64_t out[4]) -> int {
+    int k = 0;
+    for (uint32_t node : {t.src, t.dst}) {
+      out[k++] = (uint64_t{node} << 32) | t.rail;
+      int g = nodes[node].rail_gpu[t.rail];
+      if (g >= 0) out[k++] = (uint64_t{node} << 32) | (1u << 31) | static_cast<uint32_t>(g);
+    }
+    return k;
+  };
+  std::vector<std::unordered_set<uint64_t>> busy;  // per round
+  std::vector<std::vector<Test>> rounds;
+  for (const Test& t : tests) {
+    for (uint32_t node : {t.src, t.dst}) {
+      if (node >= nodes.size() || t.rail >= nodes[node].rail_gpu.size()) {
+        return absl::InvalidArgumentError(absl::StrCat("test ", t.src, "->", t.dst, " rail ", t.rail,
+                                                       ": node ", node, " has no such rail"));
+      }
+    }
+    if (t.src == t.dst) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("test ", t.src, "->", t.dst, ": a node cannot be tested with itself"));
+    }
+    uint64_t k[4];
+    const int nk = keys(t, k);
+    size_t r = 0;
+    for (; r < rounds.size(); ++r) {
+      if (max_concurrent > 0 && rounds[r].size() >= max_concurrent) continue;
+      bool free = true;
+      for (int i = 0; i < nk && free; ++i) free = !busy[r].count(k[i]);
+      if (free) break;
+    }
+    if (r == rounds.size()) {
+      rounds.emplace_back();
+      busy.emplace_back();
+    }
+    rounds[r].push_back(t);
+    for (int i = 0; i < nk; ++i) busy[r].insert(k[i]);
+  }
+  Schedule s;
+  s.Reserve(tests.size());
+  for (const auto& round : rounds) {
+    for (const Test& t : round) s.Add(t);
+    s.CloseRound();
+  }
+  s.CloseRound();
+  return s;
 }
 
 absl::StatusOr<std::vector<std::pair<uint32_t, uint32_t>>> ParsePairList(

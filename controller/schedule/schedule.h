@@ -87,9 +87,25 @@ class Schedule {
 absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
                                        const ScheduleOptions& options);
 
+// The invariant every schedule that runs must keep (SweepRunner checks each
+// one before its first test): within one round no NIC and no GPU is in two
+// tests. A NIC is (node, rail); a GPU is (node, rail_gpu[rail]) when that is
+// >= 0, so two rails of one node that share a GPU (rail_gpu equal) count as
+// one GPU: with GPU memory a GPU is never in two tests at once. Host memory
+// has rail_gpu -1 everywhere (see run::Shapes) and only NICs count.
 // FAILED_PRECONDITION naming the round, the node and the NIC/GPU when a NIC
-// or a GPU is in two tests of one round.
+// or a GPU is in two tests of one round, or a test names a node or a rail
+// the shapes lack.
 absl::Status ValidateSchedule(const Schedule& schedule, const std::vector<NodeShape>& nodes);
+
+// Packs arbitrary `tests` (outlier retests, incast, cross-rail, ...) into
+// rounds that keep that invariant: first fit, in the order given, each test
+// in the first round where its NICs and GPUs are free and fewer than
+// `max_concurrent` tests run (0 = no cap). The result passes
+// ValidateSchedule. Cost O(tests x rounds). INVALID_ARGUMENT for a test
+// whose node or rail `nodes` lacks, or whose source is its target.
+absl::StatusOr<Schedule> PackRounds(std::span<const Test> tests,
+                                    const std::vector<NodeShape>& nodes, uint32_t max_concurrent);
 
 // Parses a pair list: one "SRC DST" per line (whitespace or "->" between),
 // '#' comments and blank lines ignored; names resolve through `names`.

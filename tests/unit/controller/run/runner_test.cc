@@ -150,7 +150,9 @@ TEST(Runner, ADeadAgentFailsItsCellsFastWithTheReason) {
   for (const auto& r : results) {
     bool involves = r.src().node() == "node2" || r.dst().node() == "node2";
     EXPECT_EQ(r.status() == v1::RESULT_STATUS_OK, !involves) << r.reason();
-    if (involves) EXPECT_THAT(r.reason(), HasSubstr("unreachable"));
+    if (involves) {
+      EXPECT_THAT(r.reason(), HasSubstr("unreachable"));
+    }
   }
   // 6 tests touch node2 with 2 attempts each; after 2 UNAVAILABLE answers the
   // agent counts as down and its later tests cost no RPC.

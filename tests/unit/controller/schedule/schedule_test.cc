@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <tuple>
+
 #include "controller/schedule/factorization.h"
 
 namespace gdrbench::controller::schedule {
@@ -98,6 +101,66 @@ TEST(Validate, CatchesANicInTwoTests) {
   auto st = ValidateSchedule(s, nodes);
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(st.message()), testing::HasSubstr("node 1"));
+}
+
+TEST(Validate, CatchesAGpuSharedByTwoRailsInOneRound) {
+  auto nodes = Nodes(2, {0, 0});  // both rails move GPU 0's memory
+  Schedule s;
+  s.Add({0, 1, 0, false});
+  s.Add({0, 1, 1, false});  // different NICs, the same GPU on both nodes
+  s.CloseRound();
+  auto st = ValidateSchedule(s, nodes);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(st.message()), testing::HasSubstr("GPU 0 on node 0 is in two tests"));
+  // With host memory (no GPU per rail) the same round is fine.
+  EXPECT_TRUE(ValidateSchedule(s, Nodes(2, {-1, -1})).ok());
+}
+
+TEST(PackRounds, KeepsEveryTestOnceAndTheInvariant) {
+  auto nodes = Nodes(6, {0, 0, 1});  // rails 0 and 1 share GPU 0
+  std::vector<schedule::Test> tests;
+  for (uint32_t a = 0; a < 6; ++a) {
+    for (uint32_t b = 0; b < 6; ++b) {
+      for (uint32_t r = 0; r < 3; ++r) {
+        if (a != b && (a + b + r) % 2 == 0) tests.push_back({a, b, r, false});
+      }
+    }
+  }
+  auto s = PackRounds(tests, nodes, 0);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(ValidateSchedule(*s, nodes).ok()) << ValidateSchedule(*s, nodes);
+  ASSERT_EQ(s->tests(), tests.size());
+  std::multiset<std::tuple<uint32_t, uint32_t, uint32_t>> in, out;
+  for (const auto& t : tests) in.insert({t.src, t.dst, t.rail});
+  for (const auto& t : s->AllTests()) out.insert({t.src, t.dst, t.rail});
+  EXPECT_EQ(in, out);
+}
+
+TEST(PackRounds, RailsSharingAGpuAreSplitAndDisjointRailsShareARound) {
+  std::vector<schedule::Test> tests = {{0, 1, 0, false}, {0, 1, 1, false}, {0, 1, 2, false}};
+  auto gpu = PackRounds(tests, Nodes(2, {0, 0, 1}), 0);
+  ASSERT_TRUE(gpu.ok());
+  ASSERT_EQ(gpu->rounds(), 2u);
+  EXPECT_EQ(gpu->Round(0).size(), 2u);  // rails 0 and 2: GPUs 0 and 1
+  EXPECT_EQ(gpu->Round(1)[0].rail, 1u);
+  auto host = PackRounds(tests, Nodes(2, {-1, -1, -1}), 0);
+  ASSERT_TRUE(host.ok());
+  EXPECT_EQ(host->rounds(), 1u);
+}
+
+TEST(PackRounds, HonoursTheCapAndRejectsImpossibleTests) {
+  std::vector<schedule::Test> tests = {{0, 1, 0, false}, {2, 3, 0, false}, {4, 5, 0, false}};
+  auto s = PackRounds(tests, Nodes(6), 2);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->rounds(), 2u);
+  EXPECT_LE(s->MaxRoundSize(), 2u);
+  std::vector<schedule::Test> no_rail = {{0, 1, 3, false}};
+  EXPECT_EQ(PackRounds(no_rail, Nodes(2), 0).status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<schedule::Test> self = {{1, 1, 0, false}};
+  EXPECT_EQ(PackRounds(self, Nodes(2), 0).status().code(), absl::StatusCode::kInvalidArgument);
+  auto empty = PackRounds({}, Nodes(2), 0);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->rounds(), 0u);
 }
 
 TEST(Quick, SeededMatchingsAreReproducibleAndDisjoint) {

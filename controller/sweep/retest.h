@@ -1,0 +1,26 @@
+// Outlier retest: the tests behind the low cells of a judged run, packed into
+// rounds by schedule::PackRounds (no NIC and no GPU in two tests of a round,
+// the plan's cap per round). A transient stall does not repeat, a bad link
+// does: the retest's results replace the first ones in the matrices.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "controller/analysis/matrix.h"
+#include "controller/run/plan.h"
+#include "controller/schedule/schedule.h"
+
+namespace gdrbench::controller::sweep {
+
+// One test per low verdict cell (deduplicated), in matrix order (rail, src,
+// dst). In bidirectional plans the cell (dst, src) is the reverse half of the
+// scheduled test (src, dst): that test is the one re-run.
+std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, const run::Plan& plan);
+
+// RetestTests packed into rounds for `plan` (its shapes and cap).
+absl::StatusOr<schedule::Schedule> RetestSchedule(const analysis::MatrixSet& matrices,
+                                                  const run::Plan& plan);
+
+}  // namespace gdrbench::controller::sweep

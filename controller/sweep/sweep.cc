@@ -1,0 +1,397 @@
+#include "controller/sweep/sweep.h"
+
+#include <algorithm>
+#include <ctime>
+#include <mutex>
+#include <random>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
+#include "controller/analysis/verdicts.h"
+#include "controller/run/discover.h"
+#include "controller/run/probe.h"
+#include "controller/sweep/retest.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::controller::sweep {
+namespace {
+
+std::string NewRunId() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  std::random_device rd;
+  return absl::StrFormat("%s-%04x", buf, rd() & 0xffff);
+}
+
+google::protobuf::Timestamp Now() {
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
+  google::protobuf::Timestamp t;
+  t.set_seconds(ns / 1000000000);
+  t.set_nanos(static_cast<int32_t>(ns % 1000000000));
+  return t;
+}
+
+bool Cancelled(const SweepHooks& h) { return h.cancel != nullptr && h.cancel->cancelled(); }
+
+// Nodes found by DNS are counted once their agents have named them.
+bool HasDiscovered(const inventory::Inventory& inv) {
+  return std::any_of(inv.nodes.begin(), inv.nodes.end(),
+                     [](const inventory::Node& n) { return n.name_from_agent; });
+}
+
+// Nodes found by DNS take their agents' hostnames as names; one agent
+// reached at two addresses is one node.
+absl::Status NameDiscovered(const SweepConfig& c, inventory::Inventory* inv,
+                            std::vector<run::AgentApi*>* agents) {
+  if (!HasDiscovered(*inv)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<size_t> kept, run::NameDiscoveredNodes(inv, *agents, c.parallel));
+  std::vector<run::AgentApi*> named;
+  for (size_t i : kept) named.push_back((*agents)[i]);
+  *agents = std::move(named);
+  if (inv->nodes.size() < 2 && c.schedule.mode != schedule::Mode::kPairs) {
+    std::vector<std::string> found;
+    for (const auto& n : inv->nodes) found.push_back(absl::StrCat(n.name, " at ", n.address));
+    return absl::InvalidArgumentError(absl::StrCat(inv->source, ": a sweep needs at least 2 nodes, got ",
+                                                   inv->nodes.size(), " (", absl::StrJoin(found, ", "),
+                                                   ")"));
+  }
+  return absl::OkStatus();
+}
+
+// The config resolved: link-rate override applied, memory chosen, params
+// carrying memory and direction.
+struct Resolved {
+  inventory::Inventory inventory;
+  std::string memory;
+  v1::SweepParams params;
+};
+
+absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
+  auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
+  Resolved r;
+  r.inventory = c.inventory;
+  const size_t n = r.inventory.nodes.size();
+  if (n == 0) return bad(r.inventory.source, ": no nodes");
+  if (n < 2 && c.schedule.mode != schedule::Mode::kPairs && !HasDiscovered(r.inventory)) {
+    return bad(r.inventory.source, ": a sweep needs at least 2 nodes, got ", n);
+  }
+  if (!(c.link_gbps >= 0)) return bad("link rate ", c.link_gbps, " Gb/s: give 0 (the agents') or more");
+  if (c.link_gbps > 0) {
+    for (auto& node : r.inventory.nodes) node.link_gbps = c.link_gbps;
+  }
+  r.memory = c.memory.empty() ? r.inventory.memory : c.memory;
+  if (r.memory != "host" && r.memory != "hugepage" && r.memory != "gpu" && r.memory != "gpu-staged") {
+    return bad("memory: expected host, hugepage, gpu or gpu-staged, got '", r.memory, "'");
+  }
+  if (!c.agents.empty() && c.agents.size() != n) {
+    return bad(c.agents.size(), " agents given for ", n, " inventory nodes");
+  }
+  if (c.parallel == 0) return bad("parallel must be at least 1");
+  r.params = c.params;
+  if (r.params.sizes_bytes().empty()) return bad("no message sizes");
+  if (r.params.qps() == 0) return bad("qps must be at least 1");
+  r.params.set_memory(r.memory);
+  r.params.set_bidirectional(c.schedule.bidirectional);
+  const v1::VerdictPolicy& p = c.policy;
+  for (double f : {p.min_fraction_of_link(), p.fleet_min_drop(), p.baseline_tolerance()}) {
+    if (!(f >= 0 && f <= 1)) return bad("verdict policy: fractions must be within 0 .. 1, got ", f);
+  }
+  if (!(p.mad_k() >= 0)) return bad("verdict policy: mad_k must be >= 0");
+  return r;
+}
+
+// gRPC clients for the inventory's nodes, or the agents the caller gave.
+struct Agents {
+  std::vector<std::unique_ptr<run::GrpcAgentApi>> owned;
+  std::vector<run::AgentApi*> api;
+};
+
+absl::StatusOr<Agents> ConnectAgents(const SweepConfig& c, const inventory::Inventory& inv) {
+  Agents a;
+  if (!c.agents.empty()) {
+    a.api = c.agents;
+    return a;
+  }
+  rpc::ClientTlsConfig tls = c.tls ? *c.tls : inv.has_tls ? inv.tls : rpc::ClientTlsConfig{};
+  for (const auto& node : inv.nodes) {
+    AgentClientConfig cfg;
+    cfg.address = node.address;
+    cfg.tls = tls;
+    cfg.rpc_timeout = c.rpc_timeout;
+    cfg.connect_timeout = c.connect_timeout;
+    auto api = run::GrpcAgentApi::Create(std::move(cfg));
+    if (!api.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", node.name, ": ", api.status().message()));
+    }
+    a.api.push_back(api->get());
+    a.owned.push_back(std::move(*api));
+  }
+  return a;
+}
+
+// The journal of this run: a new one, or the interrupted one reopened.
+struct Journal {
+  v1::JournalHeader header;
+  std::unique_ptr<run::JournalWriter> writer;  // null: no journal
+  std::vector<v1::PairResult> resumed;
+  std::unordered_set<std::string> done;        // TestKey of every resumed test
+};
+
+absl::StatusOr<Journal> OpenJournal(const SweepConfig& c, const run::Plan& plan) {
+  Journal j;
+  if (c.resume) {
+    if (c.journal_path.empty()) return absl::InvalidArgumentError("resume: no journal path given");
+    ASSIGN_OR_RETURN(run::JournalContents in, run::ReadJournal(c.journal_path));
+    if (in.header.plan_fingerprint() != plan.fingerprint) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "resume ", c.journal_path, ": the journal was written for plan ",
+          in.header.plan_fingerprint(), ", this sweep makes plan ", plan.fingerprint,
+          ": resume with the same inventory and options (and the same nodes answering)"));
+    }
+    j.header = std::move(in.header);
+    j.resumed = std::move(in.pairs);
+    for (const auto& p : j.resumed) j.done.insert(run::TestKey(p));
+    ASSIGN_OR_RETURN(j.writer,
+                     run::JournalWriter::Reopen(c.journal_path, in.valid_bytes, c.journal_options));
+    spdlog::info("resuming run {}: {} tests already done{}", j.header.run_id(), j.resumed.size(),
+                 in.torn_tail ? " (a torn last record was dropped)" : "");
+    return j;
+  }
+  j.header.set_run_id(c.run_id.empty() ? NewRunId() : c.run_id);
+  j.header.set_plan_fingerprint(plan.fingerprint);
+  *j.header.mutable_started_at() = Now();
+  j.header.set_mode(schedule::ModeName(plan.schedule_options.mode));
+  *j.header.mutable_params() = plan.params;
+  for (const auto& n : plan.nodes) j.header.add_nodes(n.name);
+  j.header.set_tests(plan.schedule.tests());
+  if (!c.journal_path.empty()) {
+    ASSIGN_OR_RETURN(j.writer,
+                     run::JournalWriter::Create(c.journal_path, j.header, c.journal_options));
+  }
+  return j;
+}
+
+// Everything one RunSweep call accumulates while tests finish.
+class Collector {
+ public:
+  Collector(const run::Plan& plan, const SweepConfig& config, const SweepHooks& hooks,
+            run::JournalWriter* journal)
+      : config_(config), hooks_(hooks), journal_(journal),
+        matrices_(Names(plan), plan.schedule_options.bidirectional) {}
+
+  // Called by the runner, serialized.
+  absl::Status OnResult(const v1::PairResult& r) {
+    if (journal_ != nullptr) RETURN_IF_ERROR(journal_->Append(r));
+    Take(r);
+    if (hooks_.on_result) hooks_.on_result(r);
+    return absl::OkStatus();
+  }
+  // A result from the journal (resume): not journaled again, not reported.
+  void Take(const v1::PairResult& r) {
+    matrices_.Add(r);
+    if (config_.keep_pairs) pairs_.push_back(r);
+  }
+
+  analysis::MatrixSet& matrices() { return matrices_; }
+  std::vector<v1::PairResult>& pairs() { return pairs_; }
+
+ private:
+  static std::vector<std::string> Names(const run::Plan& plan) {
+    std::vector<std::string> names;
+    for (const auto& n : plan.nodes) names.push_back(n.name);
+    return names;
+  }
+
+  const SweepConfig& config_;
+  const SweepHooks& hooks_;
+  run::JournalWriter* journal_;
+  analysis::MatrixSet matrices_;
+  std::vector<v1::PairResult> pairs_;
+};
+
+void Report(const SweepHooks& h, Phase phase, uint32_t pass = 0, const run::Progress* p = nullptr) {
+  if (!h.on_progress) return;
+  SweepProgress sp;
+  sp.phase = phase;
+  sp.retest_pass = pass;
+  if (p != nullptr) sp.tests = *p;
+  h.on_progress(sp);
+}
+
+absl::Status CancelledStatus(const std::string& run_id, const absl::Status& runner,
+                             const std::string& journal) {
+  return absl::CancelledError(absl::StrCat(
+      "sweep ", run_id, " ", runner.message(),
+      journal.empty() ? "" : absl::StrCat("; the journal ", journal, " resumes it")));
+}
+
+}  // namespace
+
+v1::SweepParams SweepConfig::DefaultParams() {
+  v1::SweepParams p;
+  p.add_sizes_bytes(64 << 10);
+  p.add_sizes_bytes(1 << 20);
+  p.set_iterations(1000);
+  p.set_qps(1);
+  p.set_tx_depth(128);
+  p.set_post_list(1);
+  p.set_seed(1);
+  return p;
+}
+
+v1::VerdictPolicy SweepConfig::DefaultPolicy() { return analysis::DefaultPolicy(); }
+
+const char* PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kProbe: return "probe";
+    case Phase::kTests: return "tests";
+    case Phase::kRetest: return "retest";
+    case Phase::kAnalysis: return "analysis";
+  }
+  return "?";
+}
+
+schedule::EstimateParams Estimate(const SweepConfig& c) {
+  schedule::EstimateParams e;
+  const v1::SweepParams& p = c.params;
+  e.sizes_bytes.assign(p.sizes_bytes().begin(), p.sizes_bytes().end());
+  e.iterations = p.iterations() ? p.iterations() : (p.duration_ns() ? 0 : 5000);
+  e.duration_ns = p.duration_ns();
+  e.warmup_iterations = p.warmup_iterations();
+  e.verify = p.verify();
+  double rate = c.link_gbps;
+  if (rate <= 0) {
+    for (const auto& n : c.inventory.nodes) {
+      if (n.link_gbps > 0 && (rate <= 0 || n.link_gbps < rate)) rate = n.link_gbps;
+    }
+  }
+  e.link_gbps = rate > 0 ? rate : 100;
+  return e;
+}
+
+absl::StatusOr<run::Plan> PlanWithoutAgents(const SweepConfig& c) {
+  ASSIGN_OR_RETURN(Resolved r, Resolve(c));
+  return run::MakePlan(run::NodesFromInventory(r.inventory), r.memory, c.schedule, r.params);
+}
+
+absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) {
+  ASSIGN_OR_RETURN(Resolved r, Resolve(c));
+  std::unique_ptr<analysis::Baseline> baseline;
+  if (c.baseline) {
+    auto b = analysis::Baseline::FromRun(*c.baseline);
+    if (!b.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("baseline ", c.policy.baseline_run(), ": ", b.status().message()));
+    }
+    baseline = std::make_unique<analysis::Baseline>(std::move(*b));
+  }
+  ASSIGN_OR_RETURN(Agents agents, ConnectAgents(c, r.inventory));
+  RETURN_IF_ERROR(NameDiscovered(c, &r.inventory, &agents.api));
+
+  // Preflight and discovery.
+  Report(hooks, Phase::kProbe);
+  run::ProbeOptions po;
+  po.preflight = c.preflight;
+  po.force = c.force;
+  po.parallelism = c.parallel;
+  po.expectations = c.expectations;
+  spdlog::info("probing {} agents", agents.api.size());
+  run::ProbeResult probe = run::ProbeNodes(r.inventory, agents.api, po);
+  if (Cancelled(hooks)) return absl::CancelledError("sweep cancelled before its first test");
+  ASSIGN_OR_RETURN(run::Plan plan, run::MakePlan(probe.nodes, r.memory, c.schedule, r.params));
+  ASSIGN_OR_RETURN(Journal journal, OpenJournal(c, plan));
+  const std::string& run_id = journal.header.run_id();
+
+  Collector collect(plan, c, hooks, journal.writer.get());
+  for (const auto& p : journal.resumed) collect.Take(p);
+  if (hooks.on_start) hooks.on_start(SweepStart{run_id, plan, journal.resumed.size()});
+  journal.resumed.clear();
+
+  // The tests.
+  run::AgentPairTesterOptions to;
+  to.test.sweep_timeout =
+      c.sweep_timeout.count() > 0
+          ? c.sweep_timeout
+          : std::chrono::milliseconds(static_cast<int64_t>(
+                (schedule::EstimateTestSeconds(Estimate(c)) * 4 + 30) * 1000));
+  run::AgentPairTester tester(agents.api, to);
+  Phase phase = Phase::kTests;
+  uint32_t pass = 0;
+  run::RunnerOptions ro;
+  ro.parallelism = c.parallel;
+  ro.retries = c.retries;
+  ro.cancel = hooks.cancel;
+  ro.on_result = [&](const v1::PairResult& res) { return collect.OnResult(res); };
+  if (hooks.on_progress) {
+    ro.on_progress = [&](const run::Progress& p) { Report(hooks, phase, pass, &p); };
+  }
+  // On any stop the journal is flushed (its destructor too, but a flush
+  // error is reported here).
+  auto stop = [&](const absl::Status& st) -> absl::Status {
+    absl::Status flushed = journal.writer ? journal.writer->Flush() : absl::OkStatus();
+    if (st.code() == absl::StatusCode::kCancelled) {
+      return CancelledStatus(run_id, st, journal.writer ? journal.writer->path() : "");
+    }
+    return st.ok() ? flushed : st;
+  };
+  Report(hooks, phase);
+  if (absl::Status st = run::SweepRunner(plan, tester, ro).Run(journal.done); !st.ok()) {
+    return stop(st);
+  }
+
+  // Analysis; then outlier retests: the tests of low cells run again and the
+  // new results replace the first ones, each pass numbering its rounds
+  // after the last.
+  std::vector<std::string> excluded;
+  for (const auto& n : plan.nodes) {
+    if (n.excluded) excluded.push_back(absl::StrCat(n.name, ": ", n.excluded_reason));
+  }
+  Report(hooks, Phase::kAnalysis);
+  analysis::Outcome outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded);
+  uint32_t offset = static_cast<uint32_t>(plan.schedule.rounds());
+  for (pass = 1; pass <= c.retest_low && outcome.low > 0; ++pass) {
+    run::Plan retest = plan;
+    ASSIGN_OR_RETURN(retest.schedule, RetestSchedule(collect.matrices(), plan));
+    if (retest.schedule.tests() == 0) break;
+    spdlog::info("outlier retest {}: {} low cell(s) in {} round(s)", pass, retest.schedule.tests(),
+                 retest.schedule.rounds());
+    phase = Phase::kRetest;
+    Report(hooks, phase, pass);
+    ro.round_offset = offset;
+    offset += static_cast<uint32_t>(retest.schedule.rounds());
+    if (absl::Status st = run::SweepRunner(retest, tester, ro).Run(journal.done); !st.ok()) {
+      return stop(st);
+    }
+    Report(hooks, Phase::kAnalysis);
+    outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded);
+  }
+  RETURN_IF_ERROR(stop(absl::OkStatus()));
+
+  v1::Run result;
+  result.set_run_id(run_id);
+  *result.mutable_started_at() = journal.header.started_at();
+  *result.mutable_finished_at() = Now();
+  result.set_mode(schedule::ModeName(plan.schedule_options.mode));
+  *result.mutable_params() = plan.params;
+  for (const auto& info : probe.infos) {
+    if (!info.hostname().empty()) *result.add_nodes() = info;
+  }
+  for (const auto& rep : probe.preflight) *result.add_preflight() = rep;
+  result.mutable_pairs()->Reserve(static_cast<int>(collect.pairs().size()));
+  for (auto& p : collect.pairs()) *result.add_pairs() = std::move(p);
+  collect.pairs().clear();
+  for (const auto& e : excluded) result.add_excluded_nodes(e);
+  *result.mutable_policy() = c.policy;
+  analysis::FillRun(collect.matrices(), outcome, &result);
+  return result;
+}
+
+}  // namespace gdrbench::controller::sweep

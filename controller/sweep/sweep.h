@@ -1,0 +1,167 @@
+// A whole sweep as a library call: agents, preflight fan-out, plan,
+// journal, every pair test in rounds, outlier retests, verdicts and blame,
+// returned as one v1::Run. Used by `gdrbench sweep` and gdrbench-server.
+//
+//   sweep::SweepConfig config;
+//   config.inventory = *inventory::LoadInventoryFile("cluster.yaml");
+//   config.journal_path = "/var/lib/gdrbench/run.journal";
+//   run::CancelToken cancel;                 // cancel.Cancel() from any thread
+//   sweep::SweepHooks hooks;
+//   hooks.cancel = &cancel;
+//   hooks.on_progress = [](const sweep::SweepProgress& p) { ... };
+//   absl::StatusOr<v1::Run> run = sweep::RunSweep(config, hooks);
+//   // then report::WriteReports(*run, dir), store it, ...
+//
+// What it does not do: parse flags, print, or touch any file but the
+// journal (inventory, baseline and reports are read and written by the
+// caller). Defaults are those of `gdrbench sweep`.
+//
+// Threads: RunSweep blocks its caller and runs tests on up to
+// `config.parallel` threads it owns (the caller's included); it returns only
+// when they have all stopped. Hooks are called on those threads, one call at
+// a time (never concurrently with each other), and must not block long: a
+// slow on_progress slows the sweep. Several RunSweep calls may run at once in
+// one process (they share nothing), but two sweeps over the same fabric
+// disturb each other's numbers: the caller serializes them.
+//
+// Cancellation: hooks.cancel->Cancel() from any thread. No new test starts;
+// tests already running finish (each RPC has a deadline: at most
+// `sweep_timeout` plus the unary timeouts) and close their targets; what
+// they produced is journaled; the journal is flushed; RunSweep returns
+// CANCELLED saying how many tests finished. A resume (same config,
+// resume = true) continues from there.
+//
+// Errors (the status of RunSweep); everything else is data in the Run:
+//   INVALID_ARGUMENT  a bad config (fewer than 2 nodes outside --mode pairs,
+//                     an unknown memory kind, a pair index out of range, gpu
+//                     memory on a rail without a GPU, no sizes, ...), a
+//                     malformed agent address or TLS setting, a baseline run
+//                     without matrices, or a resume journal written for
+//                     another plan;
+//   NOT_FOUND / DATA_LOSS   resume: the journal is missing / corrupt;
+//   INTERNAL / PERMISSION_DENIED  the journal cannot be created or written (a
+//                     write failing mid-run stops the sweep after that round);
+//   CANCELLED         see above;
+//   FAILED_PRECONDITION  a schedule broke its invariant (a bug; nothing ran).
+// A failed or slow test, an unreachable agent, a preflight FAIL: data (cells
+// FAILED/ERROR/SKIPPED, nodes left out, blame), with Run.passed = false.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/rpc/tls.h"
+#include "controller/inventory/inventory.h"
+#include "controller/run/agent_api.h"
+#include "controller/run/cancel.h"
+#include "controller/run/journal.h"
+#include "controller/run/plan.h"
+#include "controller/run/runner.h"
+#include "controller/schedule/schedule.h"
+#include "gdrbench/v1/preflight.pb.h"
+#include "gdrbench/v1/run.pb.h"
+#include "gdrbench/v1/sweep.pb.h"
+
+namespace gdrbench::controller::sweep {
+
+struct SweepConfig {
+  // Nodes: names, agent addresses, rails, link rates, default memory and TLS
+  // (inventory::LoadInventoryFile, InventoryFromHostlist, InventoryFromAgents).
+  inventory::Inventory inventory;
+
+  // Schedule: mode, direction, quick matchings and seed, the cap per round;
+  // mode kPairs: `pairs` as indices into inventory.nodes (ParsePairList).
+  schedule::ScheduleOptions schedule;
+
+  // Test parameters: sizes, iterations or duration, warm-up, QPs, tx depth,
+  // verify, seed. `memory` and `bidirectional` are set from the fields
+  // below and schedule.bidirectional.
+  v1::SweepParams params = DefaultParams();
+  std::string memory;        // host | hugepage | gpu | gpu-staged; empty = inventory.memory
+  double link_gbps = 0;      // > 0: every port's expected rate, overriding the agents'
+
+  // Verdicts: absolute, fleet-relative, baseline (analysis/verdicts.h).
+  v1::VerdictPolicy policy = DefaultPolicy();
+  std::shared_ptr<const v1::Run> baseline;  // a previous run; policy.baseline_run names it
+
+  // Agents. TLS: unset = the inventory's tls: section when it has one, else
+  // TLS with the system roots.
+  std::optional<rpc::ClientTlsConfig> tls;
+  std::chrono::milliseconds rpc_timeout{10000};     // every unary RPC
+  std::chrono::milliseconds connect_timeout{3000};  // an agent not there fails within this
+  // Non-empty: agents[i] serves inventory node i (not owned; must outlive the
+  // call), instead of gRPC clients made from the addresses: tests, benches,
+  // a server that pools its channels.
+  std::vector<run::AgentApi*> agents;
+
+  // Running.
+  uint32_t parallel = 64;    // concurrent tests (and preflights) at most
+  uint32_t retries = 1;      // extra attempts for a test that is not OK
+  uint32_t retest_low = 1;   // outlier retest passes over the low cells' tests
+  std::chrono::milliseconds sweep_timeout{0};  // per RunWriteSweep; 0 = estimate x 4 + 30 s
+
+  // Preflight before the first test; nodes that FAIL are left out unless `force`.
+  bool preflight = true;
+  bool force = false;
+  v1::PreflightExpectations expectations;
+
+  // Journal: every finished test, so a crashed or cancelled run can continue.
+  // Empty: no journal (nothing survives a crash). resume = true: journal_path
+  // holds an interrupted run of this very plan; its tests are not run again
+  // and its run id is kept.
+  std::string journal_path;
+  bool resume = false;
+  run::JournalWriter::Options journal_options;
+
+  std::string run_id;        // empty = "YYYYmmdd-HHMMSS-xxxx" (UTC); ignored on resume
+  // false: Run.pairs stays empty (at 1024 nodes x 8 rails it is 8.4 M
+  // messages); the matrices, blame and summary are complete either way, and
+  // hooks.on_result sees every pair.
+  bool keep_pairs = true;
+
+  static v1::SweepParams DefaultParams();  // 64K and 1M, 1000 iterations, 1 QP, depth 128
+  static v1::VerdictPolicy DefaultPolicy();
+};
+
+enum class Phase { kProbe, kTests, kRetest, kAnalysis };
+const char* PhaseName(Phase phase);  // "probe", "tests", "retest", "analysis"
+
+struct SweepProgress {
+  Phase phase = Phase::kProbe;
+  uint32_t retest_pass = 0;  // 1, 2, ... during kRetest
+  run::Progress tests;       // counters of the schedule now running (kTests, kRetest)
+};
+
+// What is known once the plan is made, before the first test.
+struct SweepStart {
+  const std::string& run_id;
+  const run::Plan& plan;     // nodes (with exclusions), schedule, params
+  size_t resumed_tests;      // taken from the journal
+};
+
+struct SweepHooks {
+  std::function<void(const SweepStart&)> on_start;
+  // After each finished test, and once at each phase change.
+  std::function<void(const SweepProgress&)> on_progress;
+  // Each finished test (first passes and retests), after it is journaled.
+  std::function<void(const v1::PairResult&)> on_result;
+  const run::CancelToken* cancel = nullptr;  // not owned; may be null
+};
+
+absl::StatusOr<v1::Run> RunSweep(const SweepConfig& config, const SweepHooks& hooks = {});
+
+// The plan from the inventory alone, contacting no agent (a dry run): nodes
+// without rails in the inventory get one rail with an empty NIC ("auto").
+// INVALID_ARGUMENT as RunSweep.
+absl::StatusOr<run::Plan> PlanWithoutAgents(const SweepConfig& config);
+
+// The inputs of the duration estimate (schedule::EstimateScheduleSeconds).
+schedule::EstimateParams Estimate(const SweepConfig& config);
+
+}  // namespace gdrbench::controller::sweep

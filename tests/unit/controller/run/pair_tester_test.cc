@@ -1,0 +1,276 @@
+// The one pair tester used by `gdrbench pair` and by every test of a sweep:
+// the protocol sequence and how each failure becomes data. The cases where
+// the two used to behave differently are pinned here (see the comments).
+#include "controller/run/pair_tester.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace gdrbench::controller::run {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// An agent whose every answer is set by the test; records the calls.
+class ScriptedAgent final : public AgentApi {
+ public:
+  absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return v1::NodeInfo(); }
+  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest&) override {
+    return v1::PreflightReport();
+  }
+  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& r) override {
+    calls.push_back("OpenTarget");
+    open = r;
+    if (!open_status.ok()) return open_status;
+    v1::OpenTargetResponse resp;
+    resp.set_target_id("t1");
+    resp.set_address("10.0.0.2");
+    resp.set_cm_port(7471);
+    resp.set_memory_kind("gpu");
+    resp.set_registration("ibv_reg_dmabuf_mr");
+    resp.add_buffers()->set_rkey(9);
+    return resp;
+  }
+  absl::Status RunWriteSweep(
+      const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
+      const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) override {
+    calls.push_back("RunWriteSweep");
+    sweep = r;
+    sweep_timeout = timeout;
+    for (const auto& m : stream) on_message(m);
+    return sweep_status;
+  }
+  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest&) override {
+    calls.push_back("VerifyTarget");
+    if (!verify_status.ok()) return verify_status;
+    return verify;
+  }
+  absl::Status CloseTarget(const std::string& id) override {
+    calls.push_back("CloseTarget " + id);
+    return close_status;
+  }
+
+  std::vector<std::string> calls;
+  v1::OpenTargetRequest open;
+  v1::RunWriteSweepRequest sweep;
+  std::chrono::milliseconds sweep_timeout{0};
+  absl::Status open_status, sweep_status, verify_status, close_status;
+  std::vector<v1::RunWriteSweepResponse> stream;
+  v1::VerifyTargetResponse verify;
+};
+
+v1::RunWriteSweepResponse Size(uint64_t bytes, double gbps, v1::ResultStatus st = v1::RESULT_STATUS_OK,
+                               const std::string& error = "") {
+  v1::RunWriteSweepResponse m;
+  m.mutable_size()->set_size_bytes(bytes);
+  m.mutable_size()->set_bw_avg_gbps(gbps);
+  m.mutable_size()->set_status(st);
+  m.mutable_size()->set_error(error);
+  return m;
+}
+
+v1::RunWriteSweepResponse Summary(v1::ResultStatus st = v1::RESULT_STATUS_OK,
+                                  const std::string& error = "") {
+  v1::RunWriteSweepResponse m;
+  m.mutable_summary()->set_status(st);
+  m.mutable_summary()->set_error(error);
+  m.mutable_summary()->set_memory_kind("gpu");
+  m.mutable_summary()->set_registration("peermem");
+  return m;
+}
+
+v1::SweepParams Params(bool verify = false) {
+  v1::SweepParams p;
+  p.add_sizes_bytes(65536);
+  p.add_sizes_bytes(1 << 20);
+  p.set_iterations(100);
+  p.set_qps(2);
+  p.set_verify(verify);
+  p.set_seed(7);
+  return p;
+}
+
+class PairTest : public ::testing::Test {
+ protected:
+  absl::Status Run(const v1::SweepParams& p, bool bidirectional = false) {
+    PairSide init{&client, "nodeA", "mlx5_0", "10.0.0.1", "gpu:0"};
+    PairSide target{&server, "nodeB", "mlx5_1", "10.0.0.2", "gpu:1"};
+    return RunPairTest(init, target, p, bidirectional, options, &result);
+  }
+  void OkStream() { client.stream = {Size(65536, 90), Size(1 << 20, 95), Summary()}; }
+
+  ScriptedAgent client, server;
+  PairTestOptions options;
+  v1::PairResult result;
+};
+
+TEST_F(PairTest, RunsTheSequenceAndRecordsWhatEachSideReallyUsed) {
+  OkStream();
+  options.sweep_timeout = std::chrono::milliseconds(5000);
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_OK) << result.reason();
+  EXPECT_THAT(server.calls, ElementsAre("OpenTarget", "CloseTarget t1"));
+  EXPECT_THAT(client.calls, ElementsAre("RunWriteSweep"));
+  // The target gets the largest size as its buffer floor, its own memory and
+  // address; the lease outlives the sweep's deadline by 60 s.
+  EXPECT_EQ(server.open.buffer_bytes(), 1u << 20);
+  EXPECT_EQ(server.open.memory(), "gpu:1");
+  EXPECT_EQ(server.open.params().memory(), "gpu:1");
+  EXPECT_EQ(server.open.bind_address(), "10.0.0.2");
+  EXPECT_EQ(server.open.device(), "mlx5_1");
+  EXPECT_EQ(server.open.qps(), 2u);
+  EXPECT_EQ(server.open.lease_ns(), 65'000'000'000LL);
+  EXPECT_EQ(client.sweep.params().memory(), "gpu:0");
+  EXPECT_EQ(client.sweep.bind_address(), "10.0.0.1");
+  EXPECT_EQ(client.sweep.target_id(), "t1");
+  EXPECT_EQ(client.sweep.remote_buffers(0).rkey(), 9u);
+  EXPECT_EQ(client.sweep_timeout.count(), 5000);
+  EXPECT_EQ(result.sizes_size(), 2);
+  EXPECT_EQ(result.dst().memory_kind(), "gpu");
+  EXPECT_EQ(result.dst().registration(), "ibv_reg_dmabuf_mr");
+  EXPECT_EQ(result.src().registration(), "peermem");
+  EXPECT_GT(result.started_at().seconds(), 0);
+}
+
+TEST_F(PairTest, AGivenLeaseIsUsed) {
+  OkStream();
+  options.lease = std::chrono::milliseconds(8000);
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(server.open.lease_ns(), 8'000'000'000LL);
+}
+
+// pair used to exit before printing anything; both now make it data and
+// return the agent's status, so `gdrbench pair` still exits 2 for it.
+TEST_F(PairTest, ARefusedOpenTargetIsAnErrorCellAndReturnsTheAgentsStatus) {
+  server.open_status = absl::InvalidArgumentError("tx depth 20000 outside 1 .. 8192");
+  absl::Status st = Run(Params());
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_ERROR);
+  EXPECT_EQ(result.reason(), "OpenTarget on nodeB: tx depth 20000 outside 1 .. 8192");
+  EXPECT_TRUE(client.calls.empty());
+  EXPECT_THAT(server.calls, ElementsAre("OpenTarget"));  // nothing opened, nothing to close
+}
+
+TEST_F(PairTest, ASweepPastItsDeadlineFailsAndTheTargetIsStillClosed) {
+  client.stream = {Size(65536, 90)};
+  client.sweep_status = absl::DeadlineExceededError("deadline exceeded after 120000 ms");
+  absl::Status st = Run(Params());
+  EXPECT_EQ(st.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_FAILED);
+  EXPECT_THAT(result.reason(), HasSubstr("RunWriteSweep on nodeA: deadline exceeded"));
+  EXPECT_EQ(result.sizes_size(), 1);  // what arrived is kept
+  EXPECT_THAT(server.calls, ElementsAre("OpenTarget", "CloseTarget t1"));
+}
+
+TEST_F(PairTest, AStreamWithoutSummaryIsAnError) {
+  client.stream = {Size(65536, 90)};
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_ERROR);
+  EXPECT_EQ(result.reason(), "RunWriteSweep on nodeA: the stream ended without a summary");
+}
+
+TEST_F(PairTest, AFailedSummaryKeepsItsStatusAndNamesBothSides) {
+  client.stream = {Summary(v1::RESULT_STATUS_FAILED, "transport retry counter exceeded")};
+  ASSERT_TRUE(Run(Params(true)).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_FAILED);
+  EXPECT_EQ(result.reason(), "nodeA->nodeB: transport retry counter exceeded");
+  EXPECT_THAT(server.calls, ElementsAre("OpenTarget", "CloseTarget t1"));  // no verify of a failed sweep
+}
+
+// pair used to name only the sizes; the sweep only the first bad size.
+// Now: every bad size, in both directions.
+TEST_F(PairTest, EveryBadSizeIsListed) {
+  client.stream = {Size(65536, 0, v1::RESULT_STATUS_FAILED, "IBV_WC_RETRY_EXC_ERR"),
+                   Size(1 << 20, 0, v1::RESULT_STATUS_FAILED, ""), Summary()};
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_FAILED);
+  EXPECT_EQ(result.reason(), "nodeA->nodeB: 65536 B: IBV_WC_RETRY_EXC_ERR; 1048576 B: failed");
+}
+
+TEST_F(PairTest, AVerifyMismatchFailsTheSizeWithTheOffset) {
+  OkStream();
+  auto* ok = server.verify.add_sizes();
+  ok->set_size_bytes(65536);
+  ok->set_verified(true);
+  auto* bad = server.verify.add_sizes();
+  bad->set_size_bytes(1 << 20);
+  bad->set_verified(false);
+  bad->set_verify_first_bad_offset(4096);
+  ASSERT_TRUE(Run(Params(true)).ok());
+  EXPECT_THAT(server.calls, ElementsAre("OpenTarget", "VerifyTarget", "CloseTarget t1"));
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_FAILED);
+  EXPECT_EQ(result.reason(), "nodeA->nodeB: 1048576 B: data mismatch: first bad byte at offset 4096");
+  EXPECT_TRUE(result.sizes(0).verified());
+  EXPECT_EQ(result.sizes(1).verify_first_bad_offset(), 4096u);
+}
+
+// pair used to fail every size of a bidirectional test without --verify
+// when VerifyTarget said "not verified"; only a requested verify can fail.
+TEST_F(PairTest, BidirectionalWithoutVerifyTakesTheReverseDirectionOnly) {
+  OkStream();
+  auto* unverified = server.verify.add_sizes();
+  unverified->set_size_bytes(65536);
+  unverified->set_verified(false);
+  auto* rev = server.verify.add_reverse_sizes();
+  rev->set_size_bytes(65536);
+  rev->set_bw_avg_gbps(80);
+  rev->set_status(v1::RESULT_STATUS_OK);
+  ASSERT_TRUE(Run(Params(false), true).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_OK) << result.reason();
+  EXPECT_TRUE(server.open.bidirectional());
+  EXPECT_TRUE(client.sweep.params().bidirectional());
+  ASSERT_EQ(result.reverse_sizes_size(), 1);
+  EXPECT_EQ(result.reverse_sizes(0).bw_avg_gbps(), 80);
+}
+
+TEST_F(PairTest, AFailedReverseSizeFailsTheTest) {
+  OkStream();
+  auto* rev = server.verify.add_reverse_sizes();
+  rev->set_size_bytes(65536);
+  rev->set_status(v1::RESULT_STATUS_FAILED);
+  rev->set_error("IBV_WC_REM_ACCESS_ERR");
+  ASSERT_TRUE(Run(Params(), true).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_FAILED);
+  EXPECT_EQ(result.reason(), "nodeA->nodeB: 65536 B (reverse): IBV_WC_REM_ACCESS_ERR");
+}
+
+// The sweep used to report a failed VerifyTarget as "RunWriteSweep on ...".
+TEST_F(PairTest, AFailedVerifyRpcIsAnErrorNamingVerifyTarget) {
+  OkStream();
+  server.verify_status = absl::UnavailableError("agent 10.0.0.2:7070 unreachable");
+  absl::Status st = Run(Params(true));
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_ERROR);
+  EXPECT_EQ(result.reason(), "VerifyTarget on nodeB: agent 10.0.0.2:7070 unreachable");
+  EXPECT_THAT(server.calls, ElementsAre("OpenTarget", "VerifyTarget", "CloseTarget t1"));
+}
+
+TEST_F(PairTest, AFailedCloseDoesNotFailAPassingTest) {
+  OkStream();
+  server.close_status = absl::NotFoundError("target t1 does not exist on this agent");
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_OK);
+}
+
+TEST_F(PairTest, EveryAnswerReachesTheHealthHook) {
+  OkStream();
+  std::vector<std::pair<bool, absl::StatusCode>> seen;
+  PairSide init{&client, "a", "d0", "", "host"};
+  PairSide target{&server, "b", "d1", "", "host"};
+  ASSERT_TRUE(RunPairTest(init, target, Params(true), false, options, &result,
+                          [&](bool is_target, const absl::Status& st) {
+                            seen.emplace_back(is_target, st.code());
+                          })
+                  .ok());
+  ASSERT_EQ(seen.size(), 4u);  // open, sweep, verify, close
+  EXPECT_TRUE(seen[0].first);
+  EXPECT_FALSE(seen[1].first);
+  EXPECT_TRUE(seen[2].first);
+  EXPECT_TRUE(seen[3].first);
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::run

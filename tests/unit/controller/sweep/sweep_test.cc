@@ -1,0 +1,251 @@
+// The sweep library against in-process fake agents: one config in, one
+// v1::Run out; progress, cancellation from another thread, the journal and
+// resume, outlier retests, config errors.
+#include "controller/sweep/sweep.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "controller/run/fake_cluster.h"
+
+namespace gdrbench::controller::sweep {
+namespace {
+
+using ::testing::HasSubstr;
+
+SweepConfig Config(run::FakeCluster& cluster) {
+  SweepConfig c;
+  c.inventory.source = "test";
+  for (uint32_t i = 0; i < cluster.size(); ++i) {
+    c.inventory.nodes.push_back(
+        {"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
+  }
+  c.agents = cluster.agents();
+  c.parallel = 4;
+  c.params.clear_sizes_bytes();
+  c.params.add_sizes_bytes(65536);  // what the fake reports
+  return c;
+}
+
+std::string TmpPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (name + "." + std::to_string(::getpid())))
+      .string();
+}
+
+TEST(Sweep, RunsAWholeSweepFromOneConfig) {
+  run::FakeCluster cluster(4, 2, 100);
+  SweepConfig c = Config(cluster);
+  std::set<Phase> phases;
+  size_t started = 0, results = 0;
+  SweepHooks h;
+  h.on_start = [&](const SweepStart& s) {
+    ++started;
+    EXPECT_EQ(s.plan.schedule.tests(), 4u * 3 * 2);
+    EXPECT_FALSE(s.run_id.empty());
+    EXPECT_EQ(s.resumed_tests, 0u);
+  };
+  h.on_progress = [&](const SweepProgress& p) { phases.insert(p.phase); };
+  h.on_result = [&](const v1::PairResult&) { ++results; };
+  auto run = RunSweep(c, h);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->passed()) << run->summary();
+  EXPECT_EQ(run->pairs_size(), 24);
+  EXPECT_EQ(run->matrices_size(), 2);  // 2 rails x 1 size
+  EXPECT_EQ(run->mode(), "all-pairs");
+  EXPECT_EQ(run->nodes_size(), 4);
+  EXPECT_EQ(run->preflight_size(), 4);
+  EXPECT_EQ(run->params().memory(), "host");
+  EXPECT_EQ(started, 1u);
+  EXPECT_EQ(results, 24u);
+  EXPECT_EQ(phases, (std::set<Phase>{Phase::kProbe, Phase::kTests, Phase::kAnalysis}));
+  EXPECT_EQ(cluster.open_targets(), 0);
+}
+
+TEST(Sweep, WithoutKeptPairsTheMatricesAreStillComplete) {
+  run::FakeCluster cluster(3, 1, 100);
+  SweepConfig c = Config(cluster);
+  c.keep_pairs = false;
+  size_t results = 0;
+  SweepHooks h;
+  h.on_result = [&](const v1::PairResult&) { ++results; };
+  auto run = RunSweep(c, h);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->pairs_size(), 0);
+  EXPECT_EQ(results, 6u);
+  ASSERT_EQ(run->matrices_size(), 1);
+  EXPECT_EQ(run->matrices(0).cells_size(), 6);
+}
+
+// The server's case: the sweep runs on one thread, a cancel request arrives
+// on another. Tests in flight finish, targets are closed, the journal has
+// every finished test, and a resume finishes the rest without repeating one.
+TEST(Sweep, CancelFromAnotherThreadThenResume) {
+  run::FakeCluster cluster(6, 1, 100);
+  SweepConfig c = Config(cluster);
+  c.journal_path = TmpPath("sweep_cancel");
+  run::CancelToken cancel;
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t finished = 0;
+  SweepHooks h;
+  h.cancel = &cancel;
+  // The fake's tests take no time: the third result holds its worker until
+  // the cancel has arrived, so the sweep is surely mid-way when it does.
+  h.on_result = [&](const v1::PairResult&) {
+    std::unique_lock<std::mutex> lock(mu);
+    if (++finished == 3) {
+      cv.notify_all();
+      cv.wait(lock, [&] { return cancel.cancelled(); });
+    }
+  };
+  absl::StatusOr<v1::Run> first = absl::UnknownError("not run");
+  std::thread sweeper([&] { first = RunSweep(c, h); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return finished >= 3; });
+    cancel.Cancel();
+  }
+  cv.notify_all();
+  sweeper.join();
+  ASSERT_EQ(first.status().code(), absl::StatusCode::kCancelled) << first.status();
+  EXPECT_THAT(std::string(first.status().message()), HasSubstr("cancelled after"));
+  EXPECT_THAT(std::string(first.status().message()), HasSubstr(c.journal_path));
+  EXPECT_EQ(cluster.open_targets(), 0);
+  const size_t done_first = finished;
+  ASSERT_LT(done_first, 30u);  // it stopped early
+
+  auto journal = run::ReadJournal(c.journal_path);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  EXPECT_EQ(journal->pairs.size(), done_first);  // flushed: nothing finished is lost
+
+  const uint64_t sweeps_before = cluster.sweeps();
+  c.resume = true;
+  size_t resumed = 0;
+  SweepHooks h2;
+  h2.on_start = [&](const SweepStart& s) {
+    resumed = s.resumed_tests;
+    EXPECT_EQ(s.run_id, journal->header.run_id());
+  };
+  auto second = RunSweep(c, h2);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(resumed, done_first);
+  EXPECT_EQ(cluster.sweeps() - sweeps_before, 30u - done_first);
+  EXPECT_EQ(second->pairs_size(), 30);
+  EXPECT_EQ(second->run_id(), journal->header.run_id());
+  EXPECT_TRUE(second->passed()) << second->summary();
+  std::filesystem::remove(c.journal_path);
+}
+
+TEST(Sweep, AResumeOfAnotherPlanIsRefused) {
+  run::FakeCluster cluster(4, 1, 100);
+  SweepConfig c = Config(cluster);
+  c.journal_path = TmpPath("sweep_other_plan");
+  ASSERT_TRUE(RunSweep(c).ok());
+  c.resume = true;
+  c.params.set_iterations(7);
+  auto again = RunSweep(c);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(again.status().message()), HasSubstr("the journal was written for plan"));
+  std::filesystem::remove(c.journal_path);
+}
+
+TEST(Sweep, ATransientLowCellIsRetestedAndTheRetestCounts) {
+  run::FakeCluster cluster(4, 1, 100);
+  std::atomic<int> slow_left{1};
+  cluster.SetBandwidth([&](uint32_t s, uint32_t d, const std::string&) {
+    if (s == 1 && d == 2 && slow_left.fetch_sub(1) > 0) return 30.0;  // the first try only
+    return 95.0;
+  });
+  SweepConfig c = Config(cluster);
+  c.retries = 0;
+  std::set<uint32_t> retest_passes;
+  SweepHooks h;
+  h.on_progress = [&](const SweepProgress& p) {
+    if (p.phase == Phase::kRetest) retest_passes.insert(p.retest_pass);
+  };
+  auto run = RunSweep(c, h);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->passed()) << run->summary();
+  EXPECT_EQ(retest_passes, std::set<uint32_t>{1});
+  EXPECT_EQ(run->pairs_size(), 13);  // 12 tests and the one retest (a later round)
+  EXPECT_GE(run->pairs(12).round(), 6u);
+
+  c.retest_low = 0;  // without the retest the stall is a low cell
+  slow_left = 1;
+  auto plain = RunSweep(c);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->passed());
+  EXPECT_THAT(plain->summary(), HasSubstr("1 low"));
+}
+
+TEST(Sweep, NodesThatFailPreflightAreLeftOutAndFailTheRun) {
+  run::FakeCluster cluster(3, 1, 100);
+  cluster.SetPreflight(2, v1::CHECK_STATUS_FAIL);
+  SweepConfig c = Config(cluster);
+  auto run = RunSweep(c);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(run->passed());
+  ASSERT_EQ(run->excluded_nodes_size(), 1);
+  EXPECT_THAT(run->excluded_nodes(0), HasSubstr("node2: preflight FAIL"));
+  c.force = true;
+  auto forced = RunSweep(c);
+  ASSERT_TRUE(forced.ok());
+  EXPECT_TRUE(forced->passed()) << forced->summary();
+}
+
+TEST(Sweep, ConfigErrorsAreInvalidArgumentBeforeAnyAgentIsCalled) {
+  run::FakeCluster cluster(3, 1, 100);
+  SweepConfig one = Config(cluster);
+  one.inventory.nodes.resize(1);
+  one.agents.resize(1);
+  EXPECT_THAT(std::string(RunSweep(one).status().message()), HasSubstr("at least 2 nodes"));
+  SweepConfig memory = Config(cluster);
+  memory.memory = "vram";
+  EXPECT_EQ(RunSweep(memory).status().code(), absl::StatusCode::kInvalidArgument);
+  SweepConfig agents = Config(cluster);
+  agents.agents.pop_back();
+  EXPECT_EQ(RunSweep(agents).status().code(), absl::StatusCode::kInvalidArgument);
+  SweepConfig sizes = Config(cluster);
+  sizes.params.clear_sizes_bytes();
+  EXPECT_EQ(RunSweep(sizes).status().code(), absl::StatusCode::kInvalidArgument);
+  SweepConfig policy = Config(cluster);
+  policy.policy.set_min_fraction_of_link(1.5);
+  EXPECT_EQ(RunSweep(policy).status().code(), absl::StatusCode::kInvalidArgument);
+  SweepConfig baseline = Config(cluster);
+  baseline.baseline = std::make_shared<const v1::Run>();
+  EXPECT_THAT(std::string(RunSweep(baseline).status().message()), HasSubstr("baseline"));
+  EXPECT_EQ(cluster.rpcs(), 0u);
+}
+
+TEST(Sweep, AJournalThatCannotBeWrittenStopsTheSweepNamingThePath) {
+  run::FakeCluster cluster(3, 1, 100);
+  SweepConfig c = Config(cluster);
+  c.journal_path = "/nonexistent-dir/journal.bin";
+  auto run = RunSweep(c);
+  EXPECT_FALSE(run.ok());
+  EXPECT_THAT(std::string(run.status().message()), HasSubstr("/nonexistent-dir/journal.bin"));
+  EXPECT_EQ(cluster.sweeps(), 0u);
+}
+
+TEST(Sweep, ADryRunPlanContactsNoAgent) {
+  run::FakeCluster cluster(5, 1, 100);
+  SweepConfig c = Config(cluster);
+  c.agents.clear();
+  auto plan = PlanWithoutAgents(c);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->schedule.tests(), 5u * 4);
+  EXPECT_EQ(plan->nodes[0].rails.size(), 1u);
+  EXPECT_EQ(Estimate(c).sizes_bytes, std::vector<uint64_t>{65536});
+  EXPECT_EQ(cluster.rpcs(), 0u);
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::sweep
