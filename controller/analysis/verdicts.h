@@ -1,4 +1,11 @@
-// Verdicts and blame over a MatrixSet.
+// Verdicts over a MatrixSet, in steps that are each tested on their own:
+//   1. ComputeFleetReference  per verdict matrix: the fleet's reference and spread;
+//   2. AbsoluteVerdict, FleetVerdict, BaselineVerdict  why one cell is low by
+//      each check ("" when it passes that check or the check is off);
+//   3. JudgeMatrix            every cell's verdict and reason, counted;
+//   4. Blame (blame.h)        who is to blame for the bad cells;
+//   5. Summarize              passed or not, and the one-line summary.
+// Judge runs them all.
 //
 // Verdicts are reached on each rail's largest message size (small sizes are
 // latency-bound and never at line rate); other sizes are informational.
@@ -11,18 +18,12 @@
 //         medians of ln(Gb/s) of the rail's OK cells (robust to one bad node
 //         even in a 4-node fleet, where it is in half the cells) and MAD is
 //         the median |ln(cell) - ref| over cells between non-outlier nodes
-//         (floored at 1 % so a perfectly uniform fleet does not flag noise); baseline: below (1 - baseline_tolerance) x the
-//         baseline run's value for the same src, dst, rail and size.
+//         (floored at 1 % so a perfectly uniform fleet does not flag noise);
+//         baseline: below (1 - baseline_tolerance) x the baseline run's
+//         value for the same src, dst, rail and size.
 //         A check is off when its parameter is 0 (or no baseline is given).
 //   pass  otherwise.
-// Blame, per rail, from the bad (low or fail) verdict cells:
-//   rail  most nodes of one rail have a bad majority while another rail is fine;
-//   node  a node is bad with most of its partners on every rail it has
-//         ("most" = more than half of its tested cells, rows and columns);
-//   nic   as node, but on some rails only: that node's NIC of the rail;
-//   link  a bad cell whose two nodes are not blamed themselves (a<->b when
-//         both directions are bad).
-// Thread safety: none (mutates the matrices' verdicts).
+// Thread safety: none (JudgeMatrix and Judge mutate the matrices' verdicts).
 #pragma once
 
 #include <map>
@@ -36,7 +37,7 @@
 
 namespace gdrbench::controller::analysis {
 
-v1::VerdictPolicy DefaultPolicy();  // 0.9 of link, k = 3, 5 %
+v1::VerdictPolicy DefaultPolicy();  // 0.9 of link, k = 3, 10 % fleet drop, 5 % baseline
 
 // Bandwidth values of a previous run, looked up by node names.
 class Baseline {
@@ -51,6 +52,35 @@ class Baseline {
   std::map<std::tuple<std::string, std::string, uint32_t, uint64_t>, double> values_;
 };
 
+// Step 1: the fleet-relative reference of one matrix (its OK cells).
+struct FleetReference {
+  double median_gbps = 0;   // exp(ref), the fleet's reference bandwidth
+  double mad = 0.01;        // the log-scale spread, at least 0.01
+  double floor_gbps = -1;   // cells below it are low; -1: the check is off
+                            // (mad_k 0, or fewer than 3 OK cells)
+  size_t ok_cells = 0;
+};
+FleetReference ComputeFleetReference(const Matrix& m, const v1::VerdictPolicy& policy);
+
+// Step 2: why an OK cell is low by one check; "" = not low by it.
+std::string AbsoluteVerdict(const Cell& cell, const v1::VerdictPolicy& policy);
+std::string FleetVerdict(const Cell& cell, const FleetReference& fleet,
+                         const v1::VerdictPolicy& policy);
+// `baseline_gbps` 0 = the baseline has no value for this cell.
+std::string BaselineVerdict(const Cell& cell, double baseline_gbps, const v1::VerdictPolicy& policy);
+
+struct CellCounts {
+  size_t cells = 0, pass = 0, low = 0, fail = 0;
+};
+
+// Step 3: sets the verdict of every present cell of `m` (fail for a status
+// other than OK; low with the checks' reasons joined by "; "; else pass),
+// its baseline value when a baseline is given, and drops the reason of a
+// passing cell (left from before an outlier retest). `names` are the
+// matrix's nodes (baseline lookups).
+CellCounts JudgeMatrix(Matrix& m, const std::vector<std::string>& names,
+                       const v1::VerdictPolicy& policy, const Baseline* baseline);
+
 struct Outcome {
   std::vector<v1::Blame> blame;
   bool passed = false;
@@ -58,14 +88,15 @@ struct Outcome {
   size_t cells = 0, pass = 0, low = 0, fail = 0;
 };
 
-// Sets every verdict-size cell's verdict and reason, then blames.
+// Step 5: passed = some cell, none low or failed, no node left out. The
+// summary: "PASS: 12/12 cells pass" or "FAIL: 10/12 cells pass; 1 low,
+// 1 failed, 1 node(s) left out; blame: link a->b, ..." (at most 8 named).
+void Summarize(size_t excluded_nodes, Outcome* outcome);
+
+// All steps: verdicts on every verdict matrix, blame, summary.
 // `excluded` lists the nodes left out (their cells are SKIPPED -> fail).
 Outcome Judge(MatrixSet& matrices, const v1::VerdictPolicy& policy, const Baseline* baseline,
               const std::vector<std::string>& excluded);
-
-}  // namespace gdrbench::controller::analysis
-
-namespace gdrbench::controller::analysis {
 
 // Copies the matrices (all sizes), blame, pass/fail and summary into `run`.
 void FillRun(MatrixSet& matrices, const Outcome& outcome, v1::Run* run);

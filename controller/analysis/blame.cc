@@ -1,0 +1,194 @@
+#include "controller/analysis/blame.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace gdrbench::controller::analysis {
+namespace {
+
+bool Bad(const Cell& c) { return c.verdict == Verdict::kLow || c.verdict == Verdict::kFail; }
+
+v1::Blame MakeBlame(const char* kind, std::string subject, std::string reason, double evidence) {
+  v1::Blame b;
+  b.set_kind(kind);
+  b.set_subject(std::move(subject));
+  b.set_reason(std::move(reason));
+  b.set_evidence_gbps(evidence);
+  return b;
+}
+
+// The node to accept next: the worst ratio among those bad with most of
+// their remaining partners (more than half, at least two cells); -1 if none.
+int WorstBadNode(const std::vector<bool>& accepted, const std::vector<uint32_t>& cells_left,
+                 const std::vector<uint32_t>& bad_left) {
+  int best = -1;
+  double best_ratio = 0;
+  for (uint32_t x = 0; x < accepted.size(); ++x) {
+    if (accepted[x] || !(bad_left[x] * 2 > cells_left[x] && bad_left[x] >= 2)) continue;
+    double ratio = static_cast<double>(bad_left[x]) / cells_left[x];
+    if (ratio > best_ratio) {
+      best_ratio = ratio;
+      best = static_cast<int>(x);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+double Median(std::vector<float> v) {
+  if (v.empty()) return 0;
+  size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  double hi = v[mid];
+  if (v.size() % 2) return hi;
+  double lo = *std::max_element(v.begin(), v.begin() + mid);
+  return (lo + hi) / 2;
+}
+
+RailTally TallyRail(const Matrix& m) {
+  const uint32_t n = m.n;
+  RailTally out;
+  out.rail = m.rail;
+  out.nodes.resize(n);
+  out.bad_node.assign(n, false);
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t j = 0; j < n; ++j) {
+      const Cell& c = m.at(i, j);
+      if (!c.present() || i == j) continue;
+      for (uint32_t x : {i, j}) {
+        ++out.nodes[x].cells;
+        out.nodes[x].bad += Bad(c);
+        if (c.status == v1::RESULT_STATUS_OK) out.nodes[x].ok_values.push_back(c.gbps);
+      }
+    }
+  }
+  std::vector<uint32_t> cells_left(n), bad_left(n);
+  for (uint32_t x = 0; x < n; ++x) {
+    out.nodes_tested += out.nodes[x].cells > 0;
+    cells_left[x] = out.nodes[x].cells;
+    bad_left[x] = out.nodes[x].bad;
+  }
+  for (int best; (best = WorstBadNode(out.bad_node, cells_left, bad_left)) >= 0;) {
+    const uint32_t a = static_cast<uint32_t>(best);
+    out.bad_node[a] = true;
+    ++out.nodes_bad;
+    for (uint32_t y = 0; y < n; ++y) {
+      if (y == a) continue;
+      for (const Cell* c : {&m.at(y, a), &m.at(a, y)}) {
+        if (!c->present()) continue;
+        --cells_left[y];
+        bad_left[y] -= Bad(*c);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<v1::Blame> RailBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* bad_rails) {
+  std::vector<v1::Blame> out;
+  const bool some_rail_clean = std::any_of(rails.begin(), rails.end(),
+                                           [](const RailTally& r) { return r.nodes_bad == 0; });
+  if (rails.size() < 2 || !some_rail_clean) return out;
+  for (const RailTally& r : rails) {
+    if (r.nodes_tested < 2 || r.nodes_bad * 2 <= r.nodes_tested) continue;
+    bad_rails->insert(r.rail);
+    std::vector<float> v;
+    for (const auto& t : r.nodes) v.insert(v.end(), t.ok_values.begin(), t.ok_values.end());
+    out.push_back(MakeBlame(
+        "rail", absl::StrCat("rail ", r.rail),
+        absl::StrCat(r.nodes_bad, " of ", r.nodes_tested,
+                     " nodes are low or failing on this rail while another rail is clean: "
+                     "suspect the rail's switch or its cabling"),
+        Median(std::move(v))));
+  }
+  return out;
+}
+
+std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
+                                  const std::set<uint32_t>& bad_rails,
+                                  const std::vector<std::string>& names,
+                                  std::set<std::pair<uint32_t, uint32_t>>* explained) {
+  std::vector<v1::Blame> out;
+  for (uint32_t x = 0; x < names.size(); ++x) {
+    uint32_t rails_of_node = 0;
+    std::vector<const RailTally*> bad;
+    for (const RailTally& r : rails) {
+      rails_of_node += r.nodes[x].cells > 0;
+      if (r.bad_node[x] && !bad_rails.count(r.rail)) bad.push_back(&r);
+    }
+    for (uint32_t r : bad_rails) explained->insert({x, r});
+    if (bad.empty()) continue;
+    std::vector<float> v;
+    uint32_t cells = 0, bad_cells = 0;
+    for (const RailTally* r : bad) {
+      const NodeTally& t = r->nodes[x];
+      v.insert(v.end(), t.ok_values.begin(), t.ok_values.end());
+      cells += t.cells;
+      bad_cells += t.bad;
+      explained->insert({x, r->rail});
+    }
+    if (bad.size() == rails_of_node) {
+      out.push_back(MakeBlame(
+          "node", names[x],
+          absl::StrCat(bad_cells, " of its ", cells,
+                       " cells (to and from most partners) are low or failing",
+                       bad.size() > 1 ? absl::StrCat(" on all ", bad.size(), " rails") : ""),
+          Median(std::move(v))));
+      continue;
+    }
+    for (const RailTally* r : bad) {
+      const NodeTally& t = r->nodes[x];
+      out.push_back(MakeBlame(
+          "nic", absl::StrCat(names[x], " rail ", r->rail),
+          absl::StrCat(t.bad, " of its ", t.cells,
+                       " cells on this rail are low or failing; its other rails are fine"),
+          Median(t.ok_values)));
+    }
+  }
+  return out;
+}
+
+std::vector<v1::Blame> LinkBlames(const std::vector<const Matrix*>& vms,
+                                  const std::vector<std::string>& names,
+                                  const std::set<std::pair<uint32_t, uint32_t>>& explained) {
+  std::vector<v1::Blame> out;
+  for (const Matrix* m : vms) {
+    const uint32_t n = m->n;
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t j = 0; j < n; ++j) {
+        const Cell& c = m->at(i, j);
+        if (!c.present() || !Bad(c)) continue;
+        if (explained.count({i, m->rail}) || explained.count({j, m->rail})) continue;
+        const Cell& back = m->at(j, i);
+        const bool both = back.present() && Bad(back);
+        if (both && j < i) continue;  // reported with (j, i)
+        auto it = m->reasons.find(i * n + j);
+        out.push_back(MakeBlame(
+            "link",
+            absl::StrCat(names[i], both ? "<->" : "->", names[j],
+                         vms.size() > 1 ? absl::StrCat(" rail ", m->rail) : ""),
+            absl::StrCat(it != m->reasons.end() ? it->second : "low",
+                         "; both nodes are fine with their other partners: suspect the cable, "
+                         "the switch ports or the path between them"),
+            c.gbps));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<v1::Blame> Blame(const std::vector<const Matrix*>& vms,
+                             const std::vector<std::string>& names) {
+  std::vector<RailTally> rails;
+  for (const Matrix* m : vms) rails.push_back(TallyRail(*m));
+  std::set<uint32_t> bad_rails;
+  std::vector<v1::Blame> out = RailBlames(rails, &bad_rails);
+  std::set<std::pair<uint32_t, uint32_t>> explained;
+  for (auto& b : NodeBlames(rails, bad_rails, names, &explained)) out.push_back(std::move(b));
+  for (auto& b : LinkBlames(vms, names, explained)) out.push_back(std::move(b));
+  return out;
+}
+
+}  // namespace gdrbench::controller::analysis

@@ -1,0 +1,66 @@
+// Blame: who is to blame for the bad (low or fail) cells of judged verdict
+// matrices, in steps each tested on its own:
+//   TallyRail   per rail: each node's tested and bad cells, and the nodes
+//               that are bad with most of their partners ("most" = more
+//               than half of its tested cells, rows and columns, and at
+//               least two), accepted worst first; an accepted node's cells
+//               no longer count against its partners (a dead node must not
+//               drag a neighbour with one noisy cell over the line);
+//   RailBlames  rail: most nodes of a rail are bad while another rail has no
+//               bad node (suspect the rail's switch or cabling);
+//   NodeBlames  node: bad on every rail it has; nic: bad on some rails only
+//               (that node's NIC of each such rail);
+//   LinkBlames  link: a bad cell whose nodes are not blamed themselves
+//               ("a<->b" when both directions are bad).
+// Blame runs them in that order. Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "controller/analysis/matrix.h"
+#include "gdrbench/v1/run.pb.h"
+
+namespace gdrbench::controller::analysis {
+
+struct NodeTally {
+  uint32_t cells = 0, bad = 0;   // tested cells to and from the node, bad ones
+  std::vector<float> ok_values;  // Gb/s of its OK cells
+};
+
+struct RailTally {
+  uint32_t rail = 0;
+  std::vector<NodeTally> nodes;  // per node index
+  std::vector<bool> bad_node;    // bad with most partners on this rail
+  uint32_t nodes_tested = 0, nodes_bad = 0;
+};
+
+RailTally TallyRail(const Matrix& m);
+
+// `bad_rails` receives the rails blamed.
+std::vector<v1::Blame> RailBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* bad_rails);
+
+// `explained` receives the (node, rail) cells a node, NIC or rail blame
+// accounts for. Rails in `bad_rails` are not blamed on nodes again.
+std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
+                                  const std::set<uint32_t>& bad_rails,
+                                  const std::vector<std::string>& names,
+                                  std::set<std::pair<uint32_t, uint32_t>>* explained);
+
+// Bad cells that `explained` (node, rail) does not cover. The reason is the
+// cell's own (matrix reasons) or "low", then what to suspect.
+std::vector<v1::Blame> LinkBlames(const std::vector<const Matrix*>& verdict_matrices,
+                                  const std::vector<std::string>& names,
+                                  const std::set<std::pair<uint32_t, uint32_t>>& explained);
+
+// All of the above over a rail's verdict matrix each: rail, node/nic, link.
+std::vector<v1::Blame> Blame(const std::vector<const Matrix*>& verdict_matrices,
+                             const std::vector<std::string>& names);
+
+// The median of `v` (0 when empty; the mean of the middle two when even).
+double Median(std::vector<float> v);
+
+}  // namespace gdrbench::controller::analysis
