@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "controller/schedule/factorization.h"
 
 namespace gdrbench::controller::schedule {
@@ -295,8 +296,7 @@ absl::StatusOr<std::vector<std::pair<uint32_t, uint32_t>>> ParsePairList(
     pos = nl == absl::string_view::npos ? text.size() + 1 : nl + 1;
     ++line_no;
     if (size_t hash = line.find('#'); hash != absl::string_view::npos) line = line.substr(0, hash);
-    std::string l(line);
-    for (size_t a = l.find("->"); a != std::string::npos; a = l.find("->")) l.replace(a, 2, " ");
+    std::string l = absl::StrReplaceAll(line, {{"->", " "}});
     std::vector<std::string> words;
     std::string w;
     for (char c : l) {
