@@ -120,8 +120,21 @@ int main(int argc, char** argv) {
   cli::DrainOptions drain;
   CLI::App* drain_cmd = app.add_subcommand(
       "drain", "drain the nodes a run blames in Slurm (scontrol update ... State=DRAIN)");
-  drain_cmd->add_option("--run", drain.run_file, "run.json of a sweep (gdrbench sweep --out DIR)")
-      ->required();
+  auto* drain_src = drain_cmd->add_option_group("run", "the run (one of)");
+  drain_src->add_option("--run", drain.run_file, "run.json of a sweep (gdrbench sweep --out DIR)");
+  drain_src->add_option("--server", drain.server.address, "gdrbench-server's gRPC API, HOST:PORT");
+  drain_src->require_option(1);
+  drain_cmd->add_option("--run-id", drain.run_id, "with --server: the run, or 'latest'")
+      ->capture_default_str();
+  drain_cmd->add_option("--cluster", drain.cluster, "with --server --run-id latest: the cluster");
+  drain_cmd->add_option("--token-file", drain.server.token_file, "with --server: file holding a read token")
+      ->envname("GDRBENCH_TOKEN_FILE");
+  drain_cmd->add_option("--tls-ca", drain.server.tls.ca_file, "with --server: PEM CA of the server's certificate");
+  drain_cmd->add_option("--tls-cert", drain.server.tls.cert_file, "with --server: PEM client certificate");
+  drain_cmd->add_option("--tls-key", drain.server.tls.key_file, "with --server: PEM client key");
+  drain_cmd->add_option("--tls-server-name", drain.server.tls.server_name,
+                        "with --server: name to check in its certificate");
+  drain_cmd->add_flag("--insecure", drain.server.tls.insecure, "with --server: plaintext");
   drain_cmd->add_option("--what", drain.what,
                         "what drains a node: node,nic,excluded,link (blame kinds; excluded: left "
                         "out of the sweep)")

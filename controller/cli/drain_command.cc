@@ -11,6 +11,7 @@
 #include "controller/cli/commands.h"
 #include "controller/report/report.h"
 #include "controller/slurm/drain.h"
+#include "common/status.h"
 
 extern char** environ;
 
@@ -37,17 +38,44 @@ int Spawn(const std::vector<std::string>& argv, std::string* why) {
   return -1;
 }
 
+// The run from the server: its header view (blame, excluded nodes, the
+// matrices' node names; no pairs), which is all the drain reads.
+absl::StatusOr<v1::Run> FetchRun(const DrainOptions& o) {
+  ASSIGN_OR_RETURN(auto client, ServerClient::Create(o.server));
+  std::string id = o.run_id;
+  if (id == "latest") {
+    v1::ListRunsRequest list;
+    list.set_cluster(o.cluster);
+    list.set_page_size(1);
+    ASSIGN_OR_RETURN(v1::ListRunsResponse runs, client->ListRuns(list));
+    if (runs.runs().empty()) {
+      return absl::NotFoundError(absl::StrCat("no run on ", o.server.address,
+                                              o.cluster.empty() ? "" : " for cluster " + o.cluster));
+    }
+    id = runs.runs(0).run_id();
+  }
+  v1::GetRunRequest get;
+  get.set_run_id(id);
+  get.set_view(v1::RUN_VIEW_HEADER);
+  return client->GetRun(get);
+}
+
 }  // namespace
 
 int DrainCommand(const DrainOptions& o) {
   auto policy = slurm::ParseDrainKinds(o.what, o.max_fraction);
   if (!policy.ok()) return PrintError(policy.status());
-  auto run = report::LoadRunJson(o.run_file);
+  if (o.run_file.empty() == o.server.address.empty()) {
+    return PrintError(absl::InvalidArgumentError("give --run FILE or --server HOST:PORT [--run-id ID]"));
+  }
+  auto run = o.run_file.empty() ? FetchRun(o) : report::LoadRunJson(o.run_file);
   if (!run.ok()) return PrintError(run.status());
+  const std::string source = o.run_file.empty() ? absl::StrCat("run ", run->run_id(), " on ", o.server.address)
+                                                : o.run_file;
   auto findings = slurm::FindNodesToDrain(*run, *policy);
   if (!findings.ok()) {
     return PrintError(absl::Status(findings.status().code(),
-                                   absl::StrCat(o.run_file, ": ", findings.status().message())));
+                                   absl::StrCat(source, ": ", findings.status().message())));
   }
   if (!o.check_node.empty()) {
     for (const auto& f : *findings) {

@@ -4,10 +4,15 @@
 
 #include <string>
 
+#include "controller/server_client/server_client.h"
+
 namespace gdrbench::controller::cli {
 
 struct DrainOptions {
-  std::string run_file;                 // a run.json (gdrbench sweep --out DIR)
+  std::string run_file;                 // a run.json (gdrbench sweep --out DIR), or
+  ServerClientConfig server;            // gdrbench-server (address set) and
+  std::string run_id = "latest";        // a run on it ("latest": the newest of --cluster)
+  std::string cluster;                  // for "latest": empty = any cluster
   std::string what = "node,nic,excluded";
   double max_fraction = 0.25;
   bool dry_run = false;                 // print the scontrol commands only

@@ -96,12 +96,40 @@ def main():
               not jc["securityContext"].get("capabilities", {}).get("add"),
               f"{name}: unprivileged, non-root, no capabilities, no API token")
         check(jt.get("backoffLimit") == 0, f"{name}: a failed sweep is not retried")
+        check(ja.get("--server", "").startswith("gdrbench-server.") and "--server-token-file" in ja and
+              "--server-insecure" not in jc.get("args", []), f"{name}: uploads to gdrbench-server over TLS with a token")
         if o["kind"] == "CronJob":
             check(o["spec"].get("concurrencyPolicy") == "Forbid", f"{name}: concurrencyPolicy Forbid")
 
+    dep = next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == "gdrbench-server")
+    ds_ = dep["spec"]["template"]["spec"]
+    (sc_,) = ds_["containers"]
+    sa = args_of(sc_)
+    check(dep["spec"]["replicas"] == 1 and dep["spec"]["strategy"]["type"] == "Recreate",
+          "server: one replica, Recreate (one writer of the SQLite file)")
+    check(not ds_.get("hostNetwork") and ds_.get("automountServiceAccountToken") is False and
+          ds_["securityContext"].get("runAsNonRoot") is True and sc_["securityContext"]["capabilities"]["drop"] == ["ALL"]
+          and not sc_["securityContext"]["capabilities"].get("add") and sc_["securityContext"]["readOnlyRootFilesystem"],
+          "server: unprivileged, non-root, no capabilities, read-only root, no API token")
+    check("--insecure" not in sc_.get("args", []) and sa.get("--tokens") and sa.get("--tls-cert"),
+          "server: TLS and bearer tokens, never --insecure")
+    dvols = {v["name"]: v for v in ds_["volumes"]}
+    db_mount = next(m for m in sc_["volumeMounts"] if sa.get("--db", "").startswith(m["mountPath"] + "/"))
+    check("persistentVolumeClaim" in dvols[db_mount["name"]], "server: the SQLite store is on a PVC")
+    pg = next(e for e in sc_.get("env", []) if e["name"] == "PGPASSWORD")
+    check(pg["valueFrom"]["secretKeyRef"]["name"] == "gdrbench-server-postgres",
+          "server: the PostgreSQL password only from a Secret (PGPASSWORD)")
+    for probe in ("livenessProbe", "readinessProbe"):
+        h = sc_.get(probe, {}).get("httpGet", {})
+        check(h.get("path") == "/healthz" and h.get("scheme") == "HTTPS", f"server: {probe} GET /healthz over HTTPS")
+    ssvc = next(o for o in objs if o["kind"] == "Service" and o["metadata"]["name"] == "gdrbench-server")
+    check({p["port"] for p in ssvc["spec"]["ports"]} == {int(sa["--grpc-listen"].rsplit(":", 1)[1]),
+                                                          int(sa["--http-listen"].rsplit(":", 1)[1])},
+          "server Service exposes its gRPC and HTTPS ports")
+
     certs = [o for o in objs if o["kind"] == "Certificate"]
     secrets = {x["spec"]["secretName"] for x in certs}
-    check({"gdrbench-agent-tls", "gdrbench-controller-tls"} <= secrets,
+    check({"gdrbench-agent-tls", "gdrbench-controller-tls", "gdrbench-server-tls"} <= secrets,
           "cert-manager Certificates make the Secrets the manifests mount")
     if failures:
         print(f"{len(failures)} security check(s) failed", file=sys.stderr)

@@ -3,7 +3,7 @@
 # The .debs (CPack) installed with apt into a clean Debian 12 root, and the container image
 # made from that root, for real: deploy/container/build-image unpacks the cached clean root
 # (deploy/packaging/debian12-root, made by install-deps from the Debian archive), runs
-# `apt-get install --no-download ./gdrbench-agent_*.deb ./gdrbench_*.deb` in it (offline:
+# `apt-get install ./gdrbench-agent_*.deb ./gdrbench_*.deb ./gdrbench-server_*.deb` in it (offline:
 # the dependencies come from the root's apt cache), packs it and imports it with podman.
 # This machine cannot run containers (crun's setrlimit is refused), so the image's binaries
 # run through chroot into its root filesystem: --version, the unit and the conffile that
@@ -41,13 +41,13 @@ export PODMAN_ARGS="--root $work/podman --runroot $work/podman-run --storage-dri
 r=$work/root
 
 step "the installed packages, via chroot"
-for p in gdrbench-agent gdrbench; do
+for p in gdrbench-agent gdrbench gdrbench-server; do
   st=$(chroot "$r" dpkg-query -W -f='${Status} ${Version}' "$p") || fail "$p is not installed"
   echo "  $p: $st"
   [[ "$st" == "install ok installed "* ]] || fail "$p: $st"
 done
 want=$("$build/bin/gdrbench" --version)
-for b in gdrbench gdrbench-agent; do
+for b in gdrbench gdrbench-agent gdrbench-server; do
   v=$(chroot "$r" "/usr/bin/$b" --version) || fail "chroot $b --version failed"
   echo "  chroot $b --version: $v"
   [[ "$v" == "$want" ]] || fail "$b --version says '$v', the build says '$want'"
@@ -60,6 +60,11 @@ conf=$(chroot "$r" dpkg-query -W -f='${Conffiles}' gdrbench-agent)
 echo "  conffiles: $conf"
 [[ "$conf" == *"/etc/gdrbench/agent.conf "* ]] || fail "agent.conf is not a conffile"
 [[ -x "$r/usr/share/gdrbench/slurm/gdrbench-sweep.sbatch" ]] || fail "no Slurm sbatch script"
+sunit=$r/lib/systemd/system/gdrbench-server.service
+grep -qx 'ExecStart=/usr/bin/gdrbench-server --config /etc/gdrbench/server.conf' "$sunit" ||
+  fail "gdrbench-server.service: $(grep ExecStart "$sunit" 2>&1)"
+sconf=$(chroot "$r" dpkg-query -W -f='${Conffiles}' gdrbench-server)
+[[ "$sconf" == *"/etc/gdrbench/server.conf "* ]] || fail "server.conf is not a conffile"
 
 step "the packaged agent serves the packaged CLI (chroot, loopback)"
 { mount -t proc proc "$r/proc" && mount --bind /dev "$r/dev"; } || fail "cannot mount /proc, /dev in the root"
