@@ -71,7 +71,7 @@ std::unique_ptr<KernelLog> MakeCapturedKernelLog(const FsRoot& fs) {
 }
 
 std::string LogMessage(const std::string& line) {
-  if (line.empty() || line[0] == ' ') return "";  // a /dev/kmsg dictionary line
+  if (line.empty()) return "";
   // "6,339,5140900,-;message": digits and commas, then flags, then ';'.
   size_t semi = line.find(';');
   if (semi != std::string::npos && semi > 0 && std::isdigit(static_cast<unsigned char>(line[0]))) {

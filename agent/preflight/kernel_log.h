@@ -24,7 +24,8 @@ std::unique_ptr<KernelLog> MakeCapturedKernelLog(const FsRoot& fs);
 
 // The message of one log line in any of the forms above: the text after a
 // /dev/kmsg "prio,seq,usec,flags;" header or a "[...] " dmesg timestamp;
-// the line itself otherwise. Dictionary lines (" KEY=value") give "".
+// the line itself otherwise (DevKmsgLog keeps only a record's first line, so
+// its " KEY=value" dictionary lines never get here).
 std::string LogMessage(const std::string& line);
 
 }  // namespace gdrbench::agent::preflight

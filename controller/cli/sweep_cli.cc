@@ -58,6 +58,11 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
                 "deadline of each RunWriteSweep in seconds (0 = estimate x 4 + 30)");
   c->add_flag("--no-preflight", o.no_preflight, "skip the preflight fan-out");
   c->add_flag("--force", o.force, "test nodes whose preflight FAILs too");
+  c->add_option("--nics", o.nics,
+                "NICs of nodes without inventory rails: rails (each GPU's nearest NIC) or all "
+                "(every active NIC; storage and in-band NICs with host memory)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"rails", "all"}));
 
   c->add_option("--link-gbps", o.link_gbps, "expected link rate for every port (overrides the agents')");
   c->add_option("--min-link-fraction", o.min_link_fraction,

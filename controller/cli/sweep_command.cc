@@ -83,6 +83,7 @@ absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
   c.sweep_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.sweep_timeout_s * 1000));
   c.preflight = !o.no_preflight;
   c.force = o.force;
+  c.all_nics = o.nics == "all";
   if (!o.resume.empty()) {
     c.journal_path = o.resume;
     c.resume = true;

@@ -41,6 +41,7 @@ struct SweepOptions {
   double sweep_timeout_s = 0;     // per RunWriteSweep; 0 = estimate x 4 + 30 s
   bool no_preflight = false;
   bool force = false;             // keep nodes whose preflight FAILs
+  std::string nics = "rails";     // rails: GPU rails only; all: every active NIC (others with host memory)
 
   double link_gbps = 0;           // override every port's link rate
   double min_link_fraction = 0.9; // absolute verdict; 0 = off

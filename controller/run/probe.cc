@@ -20,21 +20,22 @@ bool Owned(const v1::NodeInfo& info, const std::string& dev) {
 
 }  // namespace
 
-std::vector<inventory::Rail> RailsFromNodeInfo(const v1::NodeInfo& info) {
+std::vector<inventory::Rail> RailsFromNodeInfo(const v1::NodeInfo& info, bool all_nics) {
   std::vector<inventory::Rail> rails;
   std::set<std::string> seen;
   for (const auto& r : info.rails()) {
     if (!Owned(info, r.nic_device()) || !seen.insert(r.nic_device()).second) continue;
     rails.push_back({r.nic_device(), r.gpu_index()});
   }
-  if (!rails.empty()) return rails;
+  if (!rails.empty() && !all_nics) return rails;
+  size_t gpu_rails = rails.size();
   for (const auto& nic : info.nics()) {
     if (!Owned(info, nic.device())) continue;
     bool active = std::any_of(nic.ports().begin(), nic.ports().end(),
                               [](const v1::RdmaPort& p) { return p.state() == "PORT_ACTIVE"; });
     if (active && seen.insert(nic.device()).second) rails.push_back({nic.device(), std::nullopt});
   }
-  std::sort(rails.begin(), rails.end(), [](const auto& a, const auto& b) { return a.nic < b.nic; });
+  std::sort(rails.begin() + gpu_rails, rails.end(), [](const auto& a, const auto& b) { return a.nic < b.nic; });
   return rails;
 }
 
@@ -81,7 +82,8 @@ ProbeResult ProbeNodes(const inventory::Inventory& inv, const std::vector<AgentA
         continue;
       }
       out.infos[i] = *info;
-      if (pn.rails.empty()) pn.rails = RailsFromNodeInfo(*info);
+      bool named_rails = !pn.rails.empty();  // the inventory names this node's rails
+      if (!named_rails) pn.rails = RailsFromNodeInfo(*info, options.all_nics);
       if (pn.rails.empty()) {
         pn.excluded = true;
         pn.excluded_reason = absl::StrCat("no active RDMA NIC (",
@@ -97,6 +99,12 @@ ProbeResult ProbeNodes(const inventory::Inventory& inv, const std::vector<AgentA
       if (!options.preflight) continue;
       v1::RunPreflightRequest req;
       *req.mutable_expectations() = options.expectations;
+      if (named_rails) {
+        // NICs the inventory names are rails: the agent judges them as such.
+        for (const auto& r : pn.rails) {
+          if (!r.nic.empty()) req.mutable_expectations()->add_rail_nics(r.nic);
+        }
+      }
       auto report = agents[i]->RunPreflight(req);
       if (!report.ok()) {
         pre.set_overall(report.status().code() == absl::StatusCode::kUnimplemented

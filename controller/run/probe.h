@@ -18,6 +18,12 @@ namespace gdrbench::controller::run {
 
 struct ProbeOptions {
   bool preflight = true;
+  // Which NICs of a node whose inventory entry has no rails get tested:
+  // false (default) its GPU rails (GetNodeInfo's rail map: each GPU's
+  // nearest NIC, agent/topology "Rail NICs"); true every NIC with an active
+  // port, the rails first, the others (storage, in-band) with no GPU, so
+  // with host memory (`gdrbench sweep --nics all`).
+  bool all_nics = false;
   bool force = false;                  // keep nodes whose preflight FAILed
   uint32_t parallelism = 32;
   v1::PreflightExpectations expectations;
@@ -33,10 +39,11 @@ struct ProbeResult {
 ProbeResult ProbeNodes(const inventory::Inventory& inventory, const std::vector<AgentApi*>& agents,
                        const ProbeOptions& options);
 
-// The rails of a node from its agent's report: the rail map (NIC -> GPU)
-// when it has one, else every NIC with an active port; restricted to the
-// agent's owned devices. Exposed for tests.
-std::vector<inventory::Rail> RailsFromNodeInfo(const v1::NodeInfo& info);
+// The rails of a node from its agent's report: the rail map (NIC -> GPU,
+// GPU rails only) when it has one, else every NIC with an active port; with
+// `all_nics`, the other active NICs too, after the rails, without a GPU.
+// Restricted to the agent's owned devices. Exposed for tests.
+std::vector<inventory::Rail> RailsFromNodeInfo(const v1::NodeInfo& info, bool all_nics = false);
 // The active rate of `nic`'s first active port, 0 when unknown.
 double LinkRateGbps(const v1::NodeInfo& info, const std::string& nic);
 

@@ -301,6 +301,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   run::ProbeOptions po;
   po.preflight = c.preflight;
   po.force = c.force;
+  po.all_nics = c.all_nics;
   po.parallelism = c.parallel;
   po.expectations = c.expectations;
   spdlog::info("probing {} agents", agents.api.size());

@@ -109,6 +109,9 @@ struct SweepConfig {
   // Preflight before the first test; nodes that FAIL are left out unless `force`.
   bool preflight = true;
   bool force = false;
+  // Nodes without inventory rails: false tests their GPU rails (GetNodeInfo's
+  // rail map), true every active NIC (`--nics all`; see run::ProbeOptions).
+  bool all_nics = false;
   v1::PreflightExpectations expectations;
 
   // Journal: every finished test, so a crashed or cancelled run can continue.

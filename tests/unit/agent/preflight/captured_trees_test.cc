@@ -66,6 +66,10 @@ TEST(CapturedGpuH200, RealDriverReadNoRdmaFailsWithRemedy) {
   // No RDMA device: the GPU half of dma-buf is unknown offline (no CUDA),
   // the NIC half says why it is unknown; never "supported end to end".
   EXPECT_THAT(r.at("dmabuf_supported").summary, HasSubstr("NIC half unknown: no RDMA device"));
+  // Its kernel log, captured from /dev/kmsg, holds no peermem load failure.
+  EXPECT_EQ(r.at("peermem_load_errors").status, Status::kPass) << r.at("peermem_load_errors").summary;
+  EXPECT_THAT(r.at("peermem_load_errors").summary, HasSubstr("in 359 kernel log messages"));
+  EXPECT_EQ(report->hostname, "vm");
 }
 
 TEST(FrontDoor, BadRootsAreOneClearError) {

@@ -301,3 +301,81 @@ TEST(Plan, FingerprintChangesWithThePlan) {
 
 }  // namespace
 }  // namespace gdrbench::controller::run
+
+namespace gdrbench::controller::run {
+namespace {
+
+// A DGX A100's GetNodeInfo as agent/topology fills it: the rail map holds the
+// 8 compute HCAs; the storage HCAs are NICs with active ports but no rail.
+v1::NodeInfo DgxA100Info() {
+  v1::NodeInfo info;
+  const char* nics[] = {"mlx5_0", "mlx5_1", "mlx5_10", "mlx5_11", "mlx5_2", "mlx5_3",
+                        "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"};
+  for (const char* n : nics) {
+    auto* nic = info.add_nics();
+    nic->set_device(n);
+    nic->add_ports()->set_state("PORT_ACTIVE");
+  }
+  int gpu = 0;
+  for (const char* n : {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"}) {
+    auto* r = info.add_rails();
+    r->set_nic_device(n);
+    r->set_gpu_index(gpu++);
+  }
+  return info;
+}
+
+TEST(Probe, DefaultNicsAreTheGpuRailsAllAddsTheOthersWithoutAGpu) {
+  auto rails = RailsFromNodeInfo(DgxA100Info());
+  ASSERT_EQ(rails.size(), 8u);
+  EXPECT_EQ(rails[0].nic, "mlx5_0");
+  EXPECT_EQ(rails[7].nic, "mlx5_9");
+  for (const auto& r : rails) EXPECT_TRUE(r.gpu.has_value()) << r.nic;
+  auto all = RailsFromNodeInfo(DgxA100Info(), /*all_nics=*/true);
+  ASSERT_EQ(all.size(), 12u);
+  EXPECT_EQ(all[7].nic, "mlx5_9");  // the GPU rails first, in rail-map order
+  std::vector<std::string> others;
+  for (size_t i = 8; i < all.size(); ++i) {
+    others.push_back(all[i].nic);
+    EXPECT_FALSE(all[i].gpu.has_value()) << all[i].nic;  // tested with host memory
+  }
+  EXPECT_THAT(others, ::testing::ElementsAre("mlx5_10", "mlx5_11", "mlx5_4", "mlx5_5"));
+}
+
+// An agent that records what the controller asks its preflight.
+class RecordingAgent : public AgentApi {
+ public:
+  v1::RunPreflightRequest last;
+  absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return DgxA100Info(); }
+  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request) override {
+    last = request;
+    v1::PreflightReport r;
+    r.set_overall(v1::CHECK_STATUS_PASS);
+    return r;
+  }
+  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest&) override {
+    return absl::UnimplementedError("");
+  }
+  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest&, std::chrono::milliseconds,
+                             const std::function<void(const v1::RunWriteSweepResponse&)>&) override {
+    return absl::UnimplementedError("");
+  }
+  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest&) override {
+    return absl::UnimplementedError("");
+  }
+  absl::Status CloseTarget(const std::string&) override { return absl::UnimplementedError(""); }
+};
+
+TEST(Probe, RailsTheInventoryNamesAreSentToThePreflight) {
+  inventory::Inventory inv;
+  inv.nodes.push_back({"a", "a:1", {{"mlx5_0", 0}, {"mlx5_4", std::nullopt}}});
+  inv.nodes.push_back({"b", "b:1", {}});
+  RecordingAgent named, discovered;
+  auto probe = ProbeNodes(inv, {&named, &discovered}, {});
+  EXPECT_THAT(named.last.expectations().rail_nics(), ::testing::ElementsAre("mlx5_0", "mlx5_4"));
+  EXPECT_TRUE(discovered.last.expectations().rail_nics().empty());
+  EXPECT_EQ(probe.nodes[1].rails.size(), 8u);
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::run
