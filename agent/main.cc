@@ -1,6 +1,8 @@
 // gdrbench-agent: parses flags into AgentServerConfig and serves until
 // SIGINT/SIGTERM. Flags may also come from a config file (--config, INI/TOML
 // "key = value" lines, as a systemd unit passes them).
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -8,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "common/cli_exit.h"
+#include "common/limits.h"
 #include "agent/service/preflight_offline.h"
 #include "agent/service/server.h"
 #include "common/logging.h"
@@ -100,6 +103,9 @@ int main(int argc, char** argv) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
+  // systemd's default soft limit is 1024 files; the unit raises both, and a
+  // shell's hard limit is usually far above its soft one.
+  gdrbench::agent::service::RaiseFileLimit();
   auto server = AgentServer::Start(cfg);
   if (!server.ok()) return Fail(std::string(server.status().message()));
   if (!port_file.empty()) {
@@ -113,6 +119,13 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop, &sig);
   spdlog::info("signal {}: shutting down", sig);
-  (*server)->Shutdown();
+  // Bounded: a call stuck in the kernel (a hung driver file) must not keep
+  // the agent up after SIGTERM (systemd would SIGKILL it 90 s later).
+  if (!(*server)->Drain(static_cast<int>(gdrbench::limits::kDrainDeadlineMs))) {
+    std::fprintf(stderr, "gdrbench-agent: calls still running %.0f s after signal %d (stuck in the kernel?); exiting without them\n",
+                 gdrbench::limits::kDrainDeadlineMs / 1000.0, sig);
+    std::fflush(nullptr);
+    _exit(1);
+  }
   return 0;
 }

@@ -59,20 +59,35 @@ struct TreeCleanup {
 
 }  // namespace
 
+// What one attempt's Context reads through; kept alive by the Context's
+// shared_ptr while a hung check's thread still uses it.
+struct Session {
+  Session(const FsRoot& root, const RunOptions& run)
+      : fs(root), options(run), hw(MakeHardware(fs)), owned(*hw.rdma, options.devices),
+        ctx(fs, options.devices.empty() ? *hw.rdma : static_cast<RdmaQuery&>(owned), *hw.cuda,
+            *hw.probe, options.expect, options.devices) {}
+  FsRoot fs;
+  RunOptions options;
+  Hardware hw;
+  OwnedRdma owned;
+  Context ctx;
+};
+
 absl::StatusOr<Report> RunPreflightOn(const FsRoot& fs, const RunOptions& options) {
-  Hardware hw = MakeHardware(fs);
-  OwnedRdma owned(*hw.rdma, options.devices);
-  RdmaQuery& rdma = options.devices.empty() ? *hw.rdma : static_cast<RdmaQuery&>(owned);
-  Context ctx(fs, rdma, *hw.cuda, *hw.probe, options.expect, options.devices);
-  ctx.set_gpu_load(hw.load.get());
-  ctx.set_kernel_log(hw.kernel_log.get());
-  ctx.set_load_all_gpu_links(options.load_all_gpu_links);
-  if (fs.is_live()) {
-    absl::Duration interval = options.counter_interval;
-    ctx.set_counter_wait([interval] { std::this_thread::sleep_for(absl::ToChronoNanoseconds(interval)); },
-                         interval);
-  }
-  ASSIGN_OR_RETURN(Report report, RunPreflight(ctx, options.checks));
+  auto make = [&fs, options]() -> std::shared_ptr<Context> {
+    auto s = std::make_shared<Session>(fs, options);
+    Context& ctx = s->ctx;
+    ctx.set_gpu_load(s->hw.load.get());
+    ctx.set_kernel_log(s->hw.kernel_log.get());
+    ctx.set_load_all_gpu_links(options.load_all_gpu_links);
+    if (fs.is_live()) {
+      absl::Duration interval = options.counter_interval;
+      ctx.set_counter_wait([interval] { std::this_thread::sleep_for(absl::ToChronoNanoseconds(interval)); },
+                           interval);
+    }
+    return std::shared_ptr<Context>(s, &s->ctx);  // owns the whole session
+  };
+  ASSIGN_OR_RETURN(Report report, RunPreflightBounded(make, options.checks, options.deadlines));
   if (!fs.is_live()) {
     // Offline the node is the one captured, not this one.
     if (auto host = fs.ReadLine("/etc/hostname"); host.ok() && !host->empty()) report.hostname = *host;

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "agent/preflight/expectations.h"
 #include "agent/preflight/report/report.h"
+#include "agent/preflight/runner.h"
 #include "common/fs_root.h"
 
 namespace gdrbench::agent::preflight {
@@ -33,6 +34,8 @@ struct RunOptions {
   // Live only: load every GPU for the PCIe link check, not only the ones
   // whose link reads below its maximum speed.
   bool load_all_gpu_links = false;
+  // Per check and per run: a check blocked in the kernel is reported hung.
+  Deadlines deadlines;
 };
 
 // INVALID_ARGUMENT for an unknown check id, a root that does not exist, or a

@@ -99,7 +99,7 @@ grpc::ServerUnaryReactor* GrpcAgentService::GetNodeInfo(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* GrpcAgentService::RunPreflight(grpc::CallbackServerContext* ctx,
                                                          const v1::RunPreflightRequest* request,
                                                          v1::PreflightReport* response) {
-  return Unary(ctx, response, [&] { return handler_.RunPreflight(*request); });
+  return preflight_.Start(*request, response);
 }
 
 grpc::ServerUnaryReactor* GrpcAgentService::OpenTarget(grpc::CallbackServerContext* ctx,

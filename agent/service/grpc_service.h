@@ -3,13 +3,15 @@
 #pragma once
 
 #include "agent/service/agent_handler.h"
+#include "agent/service/preflight_calls.h"
 #include "gdrbench/v1/agent.grpc.pb.h"
 
 namespace gdrbench::agent::service {
 
 class GrpcAgentService final : public v1::Agent::CallbackService {
  public:
-  explicit GrpcAgentService(AgentHandler& handler) : handler_(handler) {}
+  explicit GrpcAgentService(AgentHandler& handler, PreflightCallLimits preflight = {})
+      : handler_(handler), preflight_(handler, preflight) {}
 
   grpc::ServerUnaryReactor* GetNodeInfo(grpc::CallbackServerContext* ctx,
                                         const v1::GetNodeInfoRequest* request,
@@ -31,6 +33,7 @@ class GrpcAgentService final : public v1::Agent::CallbackService {
 
  private:
   AgentHandler& handler_;
+  PreflightCalls preflight_;  // off the callback threads, bounded
 };
 
 }  // namespace gdrbench::agent::service

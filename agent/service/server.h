@@ -2,12 +2,15 @@
 // reflection, behind TLS (mTLS with a client CA) unless insecure is explicit.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "agent/service/agent_handler.h"
 #include "agent/service/grpc_service.h"
+#include "agent/service/listener.h"
 #include "common/rpc/tls.h"
 #include "grpcpp/server.h"
 
@@ -21,6 +24,9 @@ struct AgentServerConfig {
   // nothing else, for probes that cannot present a client certificate (the
   // kubelet's native gRPC probe speaks plaintext only). Empty: none.
   std::string health_listen;
+  PreflightCallLimits preflight;
+  // Tests: a handler of their own (a stuck one). Empty: AgentHandler.
+  std::function<std::unique_ptr<AgentHandler>(const AgentConfig&)> make_handler;
 };
 
 class AgentServer {
@@ -33,15 +39,21 @@ class AgentServer {
   int port() const { return port_; }
   // Stops accepting calls, gives calls in flight up to `grace_ms`, then returns.
   void Shutdown(int grace_ms = 2000);
+  // SIGTERM: Shutdown within `deadline_ms`. false when a call's handler is
+  // still running then (stuck in the kernel); the caller exits anyway and
+  // must not destroy this server.
+  bool Drain(int deadline_ms);
   void Wait();
 
  private:
   AgentServer() = default;
   std::unique_ptr<AgentHandler> handler_;
+  std::unique_ptr<Listener> listener_;
   std::unique_ptr<GrpcAgentService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<grpc::Server> health_server_;  // --health-listen
   int port_ = 0;
+  std::mutex shutdown_mu_;
 };
 
 }  // namespace gdrbench::agent::service

@@ -59,7 +59,12 @@ int WaitBounded(pid_t pid, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-std::string BinDir() { return std::string(GDRBENCH_BINARY_DIR) + "/bin"; }
+// GDRBENCH_TEST_BIN_DIR: run the tests against other binaries (an older
+// build, to see a regression test fail before its fix).
+std::string BinDir() {
+  if (const char* dir = std::getenv("GDRBENCH_TEST_BIN_DIR"); dir != nullptr && *dir != '\0') return dir;
+  return std::string(GDRBENCH_BINARY_DIR) + "/bin";
+}
 
 TempDir::TempDir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "gdrbench-test-XXXXXX").string();

@@ -42,6 +42,7 @@ class AgentProcess {
   // log() says why.
   bool Start(std::chrono::milliseconds timeout = std::chrono::seconds(15));
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string log() const;
   // SIGTERM, then waits; returns the exit code.

@@ -1,0 +1,234 @@
+#include "agent/service/listener.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/limits.h"
+#include "spdlog/spdlog.h"
+
+namespace gdrbench::agent::service {
+namespace {
+
+absl::Status CannotListen(const std::string& address, int err) {
+  return absl::UnavailableError(
+      absl::StrCat("cannot listen on ", address, ": ", std::strerror(err),
+                   err == EADDRINUSE ? " (is another gdrbench-agent serving it?)" : ""));
+}
+
+// A listening socket on `addr`; -1 with errno set on failure. No SO_REUSEPORT:
+// a second process on the port must fail to bind.
+int ListenOn(const sockaddr* addr, socklen_t len, bool dual_stack) {
+  int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -1;
+  int one = 1, zero = 0;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));  // restarts over TIME_WAIT
+  if (addr->sa_family == AF_INET6) {
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, dual_stack ? &zero : &one, sizeof(int));
+  }
+  if (bind(fd, addr, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+int BoundPort(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+}
+
+void SetPort(sockaddr* a, int port) {
+  if (a->sa_family == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(a)->sin_port = htons(static_cast<uint16_t>(port));
+  } else {
+    reinterpret_cast<sockaddr_in6*>(a)->sin6_port = htons(static_cast<uint16_t>(port));
+  }
+}
+
+// The fds a connection may take: the soft file limit less the reserve, and
+// never more than kMaxOpenFds. Read per accept: the limit can change
+// (prlimit) while the agent runs.
+int FdBudget() {
+  rlimit rl{};
+  getrlimit(RLIMIT_NOFILE, &rl);
+  int64_t soft = rl.rlim_cur == RLIM_INFINITY ? limits::kMaxOpenFds : static_cast<int64_t>(rl.rlim_cur);
+  return static_cast<int>(std::min<int64_t>(soft - limits::kReservedFds, limits::kMaxOpenFds));
+}
+
+// Warns at most once every 10 s about shed connections.
+void WarnShed(uint64_t shed, const char* why) {
+  static std::atomic<int64_t> last{0};
+  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::steady_clock::now().time_since_epoch()).count();
+  int64_t prev = last.load();
+  if (now - prev < 10 || !last.compare_exchange_strong(prev, now)) return;
+  spdlog::warn("closed a new connection at once ({}); {} shed so far", why, shed);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Listener>> Listener::Bind(const std::string& address) {
+  auto colon = address.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("--listen '", address, "' is not HOST:PORT"));
+  }
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+
+  std::unique_ptr<Listener> l(new Listener());
+  if (host.empty() || host == "0.0.0.0" || host == "::") {
+    // Every address, as gRPC treats these wildcards: IPv6 dual-stack, or
+    // IPv4 where the kernel has no IPv6.
+    sockaddr_in6 a6{};
+    a6.sin6_family = AF_INET6;
+    a6.sin6_addr = in6addr_any;
+    SetPort(reinterpret_cast<sockaddr*>(&a6), port);
+    int fd = ListenOn(reinterpret_cast<sockaddr*>(&a6), sizeof(a6), true);
+    if (fd < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
+      sockaddr_in a4{};
+      a4.sin_family = AF_INET;
+      a4.sin_addr.s_addr = htonl(INADDR_ANY);
+      SetPort(reinterpret_cast<sockaddr*>(&a4), port);
+      fd = ListenOn(reinterpret_cast<sockaddr*>(&a4), sizeof(a4), false);
+    }
+    if (fd < 0) return CannotListen(address, errno);
+    l->fds_.push_back(fd);
+  } else {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* res = nullptr;
+    if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res); rc != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", address, ": ", gai_strerror(rc)));
+    }
+    int err = 0;
+    for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+      // Port 0 on a name with several addresses: one port for all of them.
+      if (!l->fds_.empty()) SetPort(ai->ai_addr, BoundPort(l->fds_.front()));
+      int fd = ListenOn(ai->ai_addr, ai->ai_addrlen, false);
+      if (fd < 0) {
+        err = errno;
+        continue;
+      }
+      l->fds_.push_back(fd);
+    }
+    freeaddrinfo(res);
+    if (l->fds_.empty()) return CannotListen(address, err);
+    // One address of several bound (a name whose IPv6 is off): as gRPC does.
+  }
+  l->port_ = BoundPort(l->fds_.front());
+  return l;
+}
+
+Listener::~Listener() {
+  Stop();
+  for (int fd : fds_) close(fd);
+}
+
+void Listener::Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor) {
+  acceptor_ = std::move(acceptor);
+  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  thread_ = std::thread([this] { AcceptLoop(); });
+}
+
+void Listener::Stop() {
+  if (!thread_.joinable()) return;
+  if (wake_[1] >= 0) (void)!write(wake_[1], "x", 1);
+  thread_.join();
+  for (int* fd : {&wake_[0], &wake_[1], &reserve_fd_}) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
+}
+
+void Listener::AcceptLoop() {
+  std::vector<pollfd> pfds;
+  for (int fd : fds_) pfds.push_back({fd, POLLIN, 0});
+  pfds.push_back({wake_[0], POLLIN, 0});
+  for (;;) {
+    // Out of fds with no reserve to drain with: retry every 100 ms.
+    int timeout_ms = reserve_fd_ < 0 ? 100 : -1;
+    int n = poll(pfds.data(), pfds.size(), timeout_ms);
+    if (n < 0 && errno != EINTR) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    if (pfds.back().revents != 0) return;  // Stop()
+    if (reserve_fd_ < 0) reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (size_t i = 0; i + 1 < pfds.size(); ++i) {
+      if (pfds[i].revents != 0) AcceptOne(pfds[i].fd);
+    }
+  }
+}
+
+void Listener::AcceptOne(int listen_fd) {
+  for (int burst = 0; burst < 64; ++burst) {  // then poll again (Stop() stays prompt)
+    int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if ((errno == EMFILE || errno == ENFILE) && reserve_fd_ >= 0) {
+        // Free one fd to take the connection off the backlog and close it;
+        // otherwise poll would report it forever.
+        close(reserve_fd_);
+        reserve_fd_ = -1;
+        int drop = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (drop >= 0) close(drop);
+        WarnShed(++shed_, "the process is out of file descriptors");
+        reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        continue;
+      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        spdlog::warn("accept on the agent port: {} (retrying)", std::strerror(errno));
+      }
+      return;
+    }
+    if (int budget = FdBudget(); fd >= budget) {
+      close(fd);
+      WarnShed(++shed_, absl::StrCat(fd, " files open, budget ", budget,
+                                     " (RLIMIT_NOFILE less ", limits::kReservedFds, ")").c_str());
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
+    p.listener_fd = listen_fd;
+    p.fd = fd;
+    acceptor_->HandleNewConnection(&p);  // gRPC owns fd now
+  }
+}
+
+int64_t RaiseFileLimit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -1;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rlimit want = rl;
+    want.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &want) == 0) rl = want;
+  }
+  return rl.rlim_cur == RLIM_INFINITY ? -1 : static_cast<int64_t>(rl.rlim_cur);
+}
+
+}  // namespace gdrbench::agent::service

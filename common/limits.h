@@ -1,0 +1,75 @@
+// Every limit that protects gdrbench from what others send it, in one place:
+// files and trees it reads, captures it unpacks, the agent's listener and
+// calls, preflight deadlines, signals. The data path's own request limits
+// (sizes, iterations, QPs, tx depth, buffer bytes) are in
+// agent/bench/sweep_options.h and the target leases in
+// agent/service/target_registry.h (TargetLimits); the controller's plan and
+// answer bounds are in controller/run/bounds.h. A limit reached is an error
+// with a sentence that names it, never a crash or a silent truncation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gdrbench::limits {
+
+// --- Files (FsRoot::ReadFile, every flag that names a file) ---------------
+// One file read whole: sysfs/procfs attributes, PEM files, inventories,
+// module lists, a captured kernel log. Larger files are refused unread.
+inline constexpr size_t kMaxFileBytes = 8u << 20;
+// dpkg's package database (/var/lib/dpkg/status) on a large host.
+inline constexpr size_t kMaxPackageDbBytes = 64u << 20;
+// Entries listed from one directory (sysfs has thousands, never millions).
+inline constexpr size_t kMaxDirEntries = 1u << 16;
+// Symlinks followed while resolving one path (Linux's MAXSYMLINKS).
+inline constexpr int kMaxSymlinkHops = 40;
+
+// --- Capture tarballs (agent/preflight/capture, offline preflight) --------
+// A capture of a real 8-GPU node is about 2 MB unpacked in ~3,000 entries;
+// the caps leave room for 100x that and stop a tar bomb early.
+inline constexpr size_t kMaxCaptureEntries = 200'000;
+inline constexpr uint64_t kMaxCaptureBytes = 256ull << 20;   // all files, unpacked
+inline constexpr uint64_t kMaxCaptureFileBytes = kMaxPackageDbBytes;
+inline constexpr size_t kMaxCapturePathBytes = 1024;
+inline constexpr size_t kMaxCaptureDepth = 32;
+
+// --- The agent's gRPC listener and calls ---------------------------------
+// File descriptors connections may hold: a new connection whose fd number
+// reaches min(RLIMIT_NOFILE - kReservedFds, kMaxOpenFds) is closed at once
+// (agent/service/listener.h), so accept() never meets EMFILE because of
+// connections and files, verbs and CUDA always find an fd.
+inline constexpr int kMaxOpenFds = 16'384;
+inline constexpr int kReservedFds = 128;   // verbs, CUDA, files, logs
+// A connection that has not finished its TLS/HTTP2 handshake by then is
+// closed (gRPC's default is 120 s: idle sockets would hold the budget).
+inline constexpr int kHandshakeTimeoutMs = 10'000;
+// A connection with no call for this long is closed (clients reconnect).
+inline constexpr int kMaxConnectionIdleMs = 10 * 60'000;
+// Concurrent calls (HTTP/2 streams) on one connection.
+inline constexpr int kMaxConcurrentStreams = 128;
+// A request larger than this is refused by gRPC (ours are < 64 KiB).
+inline constexpr int kMaxRequestBytes = 1 << 20;
+// Memory gRPC may use for connections and calls before it sheds load.
+inline constexpr int64_t kGrpcMemoryBytes = 512ll << 20;
+// An error message sent to a client is cut here: a request that echoes an
+// 8 KiB string must not overflow the client's 8 KiB metadata limit.
+inline constexpr size_t kMaxErrorMessageBytes = 1024;
+// A string quoted from a request into an error (names, addresses).
+inline constexpr size_t kMaxQuotedBytes = 64;
+
+// --- Preflight ------------------------------------------------------------
+// One check (a hung driver file blocks a read forever: the check is then
+// reported as hung and its thread abandoned); one whole run.
+inline constexpr int64_t kPreflightCheckDeadlineMs = 15'000;
+inline constexpr int64_t kPreflightRunDeadlineMs = 60'000;
+// Preflight runs at once on one agent, and abandoned checks still blocked
+// in the kernel before new runs are refused.
+inline constexpr int kMaxPreflightRuns = 2;
+inline constexpr int kMaxStuckChecks = 8;
+
+// --- Signals --------------------------------------------------------------
+// SIGTERM/SIGINT: the time a long-running binary takes to drain (stop
+// accepting, cancel work, free targets, flush) before it exits anyway.
+inline constexpr int64_t kDrainDeadlineMs = 5'000;
+
+}  // namespace gdrbench::limits

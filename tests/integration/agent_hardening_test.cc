@@ -1,0 +1,96 @@
+// The agent as a hostile or careless peer meets it on loopback (issue 12):
+// more connections than its file limit, a second agent on its port, SIGTERM.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "tests/integration/process_util.h"
+
+namespace gdrbench::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Cli() { return BinDir() + "/gdrbench"; }
+
+// A TCP connection to 127.0.0.1:port (connected or refused; -1 when this
+// process has no fd left).
+int Connect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  return fd;
+}
+
+CommandResult NodeInfo(const std::string& address) {
+  return RunCommand({Cli(), "node-info", "--agent", address, "--insecure", "--timeout-ms", "1000"},
+                    std::chrono::seconds(10));
+}
+
+// Item 1: 1,100 connections against the shipped unit's default limit of 1024
+// files used to stop the listener for good ("Failed accept4: Too many open
+// files" once, then nothing).
+TEST(AgentHardening, AnswersWithinASecondAfter1100ConnectionsOpenedAndClosed) {
+  // This process needs 1,100 fds of its own for the clients.
+  rlimit mine{};
+  getrlimit(RLIMIT_NOFILE, &mine);
+  ASSERT_GE(mine.rlim_max, 2048u) << "the test needs RLIMIT_NOFILE >= 2048";
+  rlimit raised = mine;
+  raised.rlim_cur = std::max<rlim_t>(mine.rlim_cur, 4096u < mine.rlim_max ? 4096u : mine.rlim_max);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &raised), 0);
+
+  AgentProcess agent({"--insecure"});
+  ASSERT_TRUE(agent.Start()) << agent.log();
+  // The agent as systemd's default would start it: 1024 files, soft and hard.
+  rlimit unit{1024, 1024};
+  ASSERT_EQ(prlimit(agent.pid(), RLIMIT_NOFILE, &unit, nullptr), 0);
+
+  std::vector<int> fds;
+  for (int i = 0; i < 1100; ++i) {
+    int fd = Connect(agent.port());
+    ASSERT_GE(fd, 0) << "client fd " << i;
+    fds.push_back(fd);
+  }
+  // The agent sheds what passes its fd budget; then all of them close.
+  for (int fd : fds) close(fd);
+
+  CommandResult r = NodeInfo(agent.address());
+  EXPECT_EQ(r.exit_code, 0) << r.err << agent.log();
+  EXPECT_THAT(r.out, HasSubstr("Node "));
+  // --timeout-ms 1000 bounds the call itself; the process adds its start-up.
+  EXPECT_LT(r.elapsed, std::chrono::milliseconds(2000));
+  EXPECT_EQ(agent.Stop(), 0) << agent.log();
+  setrlimit(RLIMIT_NOFILE, &mine);
+}
+
+// Item 6: gRPC binds with SO_REUSEPORT, so a second agent used to start on a
+// port in use and the two split the traffic.
+TEST(AgentHardening, SecondAgentOnAPortInUseRefusesToStart) {
+  AgentProcess first({"--insecure"});
+  ASSERT_TRUE(first.Start()) << first.log();
+  CommandResult second = RunCommand(
+      {BinDir() + "/gdrbench-agent", "--insecure", "--listen", first.address()},
+      std::chrono::seconds(10));
+  EXPECT_EQ(second.exit_code, 1) << second.err;  // -1: it served until killed
+  EXPECT_THAT(second.err, HasSubstr("cannot listen on " + first.address()));
+  EXPECT_THAT(second.err, HasSubstr("in use"));
+  // One line of error (after the --insecure warning).
+  EXPECT_EQ(second.err.find("gdrbench-agent: cannot listen"), second.err.rfind('\n', second.err.size() - 2) + 1)
+      << second.err;
+  EXPECT_EQ(first.Stop(), 0) << first.log();
+}
+
+}  // namespace
+}  // namespace gdrbench::testing
