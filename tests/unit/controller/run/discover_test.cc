@@ -1,6 +1,7 @@
 // Naming DNS-found nodes by their agents' hostnames, with agents whose
 // answers are set per test.
 #include "controller/run/discover.h"
+#include "tests/unit/controller/run/unimplemented_agent.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,24 +11,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class InfoAgent final : public AgentApi {
+class InfoAgent final : public UnimplementedAgent {
  public:
   explicit InfoAgent(absl::StatusOr<v1::NodeInfo> info) : info_(std::move(info)) {}
   absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return info_; }
-  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest&, std::chrono::milliseconds,
-                             const std::function<void(const v1::RunWriteSweepResponse&)>&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::Status CloseTarget(const std::string&) override { return absl::UnimplementedError(""); }
 
  private:
   absl::StatusOr<v1::NodeInfo> info_;

@@ -10,6 +10,7 @@
 #include "controller/run/fake_cluster.h"
 #include "controller/run/journal.h"
 #include "controller/run/probe.h"
+#include "tests/unit/controller/run/unimplemented_agent.h"
 
 namespace gdrbench::controller::run {
 namespace {
@@ -343,7 +344,7 @@ TEST(Probe, DefaultNicsAreTheGpuRailsAllAddsTheOthersWithoutAGpu) {
 }
 
 // An agent that records what the controller asks its preflight.
-class RecordingAgent : public AgentApi {
+class RecordingAgent : public UnimplementedAgent {
  public:
   v1::RunPreflightRequest last;
   absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return DgxA100Info(); }
@@ -353,17 +354,6 @@ class RecordingAgent : public AgentApi {
     r.set_overall(v1::CHECK_STATUS_PASS);
     return r;
   }
-  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest&, std::chrono::milliseconds,
-                             const std::function<void(const v1::RunWriteSweepResponse&)>&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::Status CloseTarget(const std::string&) override { return absl::UnimplementedError(""); }
 };
 
 TEST(Probe, RailsTheInventoryNamesAreSentToThePreflight) {
