@@ -4,7 +4,10 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "common/cli_exit.h"
@@ -12,6 +15,7 @@
 #include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 #include "server/api/server.h"
+#include "server/sweeps/library_executor.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -62,6 +66,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-regression-links", cfg.handler.ingest.max_regression_links,
                  "link regressions listed per run and reference (the rest are counted)")
       ->capture_default_str();
+  std::vector<std::string> clusters;
+  std::string state_dir = "/var/lib/gdrbench/sweeps";
+  app.add_option("--cluster", clusters,
+                 "NAME=INVENTORY.yaml: sweeps of cluster NAME may be requested (repeatable); the "
+                 "inventory is read again for each sweep");
+  app.add_option("--state-dir", state_dir, "journals of the sweeps this server runs")->capture_default_str();
   app.add_option("--web-root", cfg.http.web_root, "serve static files (the dashboard) from this folder at /");
   app.add_option("--grpc-port-file", grpc_port_file, "write the bound gRPC port here once serving");
   app.add_option("--http-port-file", http_port_file, "write the bound HTTP port here once serving");
@@ -73,6 +83,21 @@ int main(int argc, char** argv) {
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
+  if (!clusters.empty()) {
+    std::map<std::string, std::string> inventories;
+    for (const auto& c : clusters) {
+      if (auto st = gdrbench::server::sweeps::ParseClusterFlag(c, &inventories); !st.ok()) {
+        Fail(std::string(st.message()));
+        return 2;
+      }
+    }
+    auto executor = gdrbench::server::sweeps::LibraryExecutor::Create(std::move(inventories), state_dir);
+    if (!executor.ok()) {
+      Fail(std::string(executor.status().message()));
+      return absl::IsInvalidArgument(executor.status()) ? 2 : 1;
+    }
+    cfg.executor = std::move(*executor);
+  }
   cfg.http.cert_file = http_cert.empty() ? cfg.grpc_tls.cert_file : http_cert;
   cfg.http.key_file = http_key.empty() ? cfg.grpc_tls.key_file : http_key;
 

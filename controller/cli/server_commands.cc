@@ -218,11 +218,9 @@ absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server
 }
 
 int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluster, const std::string& dir,
-                     int rc) {
+                     v1::Run run, int rc) {
   const std::string path = (std::filesystem::path(dir) / "run.json").string();
-  auto run = report::LoadRunJson(path);
-  if (!run.ok()) return PrintError(run.status());
-  auto r = UploadRun(server, *run, cluster);
+  auto r = UploadRun(server, run, cluster);
   if (!r.ok()) {
     PrintError(absl::Status(r.status().code(),
                             absl::StrCat(r.status().message(), "; the run is kept in ", path,
@@ -230,9 +228,9 @@ int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluste
                                          server.address)));
     return 1;
   }
-  if (!cluster.empty()) run->set_cluster(cluster);
-  *run->mutable_regressions() = r->regressions();
-  if (auto w = report::WriteReports(*run, dir); !w.ok()) return PrintError(w.status());
+  if (!cluster.empty()) run.set_cluster(cluster);
+  *run.mutable_regressions() = r->regressions();
+  if (auto w = report::WriteReports(run, dir); !w.ok()) return PrintError(w.status());
   return rc;
 }
 

@@ -36,11 +36,12 @@ void AddServerSubcommands(CLI::App& app, ServerOptions& options, std::function<i
 absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server, v1::Run run,
                                                 const std::string& cluster);
 
-// After `gdrbench sweep --server`: stores DIR/run.json, then writes the
-// reports again with the regressions the server found. Returns `rc` (the
-// sweep's exit code), or 1 when the upload failed (the run stays in DIR).
+// After `gdrbench sweep --server`: stores the sweep's `run` (its reports
+// already in DIR), then writes the reports again with the regressions the
+// server found. Returns `rc` (the sweep's exit code), or 1 when the upload
+// failed (the run stays in DIR/run.json).
 int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluster, const std::string& dir,
-                     int rc);
+                     v1::Run run, int rc);
 
 // A run from a run.json or, for a sweep that never finished, from its
 // journal (its finished tests judged with the default verdict policy).

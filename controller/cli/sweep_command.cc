@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -139,7 +140,9 @@ class CancelOnSignals {
   struct sigaction old_[2];
 };
 
-int Sweep(const SweepOptions& o, const sweep::SweepConfig& c) {
+// The sweep, its reports and its summary on stdout; `*out` gets the run
+// (for --server) when it finished.
+int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::Run>* out) {
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec) return PrintError(absl::InternalError(absl::StrCat("--out ", o.out, ": ", ec.message())));
@@ -185,7 +188,9 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c) {
   std::printf("%s\n", result->summary().c_str());
   std::printf("report: %s\n",
               std::filesystem::absolute(std::filesystem::path(o.out) / "report.html").c_str());
-  return result->passed() ? 0 : 1;
+  const int rc = result->passed() ? 0 : 1;
+  *out = std::move(*result);
+  return rc;
 }
 
 }  // namespace
@@ -198,9 +203,10 @@ int SweepCommand(const SweepOptions& o) {
   if (!config.ok()) return PrintError(config.status());
   if (o.dry_run) return DryRun(o, *config);
   if (o.out.empty()) return PrintError(Usage("--out DIR is required (or --dry-run)"));
-  const int rc = Sweep(o, *config);
-  if (o.server.address.empty() || rc > 1) return rc;
-  return UploadAfterSweep(o.server, o.cluster, o.out, rc);
+  std::optional<v1::Run> run;
+  const int rc = Sweep(o, *config, &run);
+  if (o.server.address.empty() || !run) return rc;
+  return UploadAfterSweep(o.server, o.cluster, o.out, std::move(*run), rc);
 }
 
 }  // namespace gdrbench::controller::cli

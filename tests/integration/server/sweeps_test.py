@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Sweeps on request: gdrbench-server runs sweeps itself through the sweep
+library over a cluster's inventory (two real agents on loopback; no RDMA
+here, so every cell is an ERR: still a run). Submitted over HTTP, progress
+streamed as server-sent events (curl) and over gRPC (WatchSweep, grpcio); one
+sweep per cluster at a time, the next one queued; a queued one cancelled; the
+finished runs stored; no journal left behind."""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import serverlib as sl
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit("FAIL: " + what)
+    print("ok:", what)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin-dir", required=True)
+    ap.add_argument("--proto-dir", required=True)
+    ap.add_argument("--work-dir", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    work = tempfile.mkdtemp(dir=args.work_dir)
+    p = lambda n: os.path.join(work, n)
+    procs, server = [], None
+    try:
+        sl.gen_stubs(args.proto_dir, work)
+        import grpc
+        from gdrbench.v1 import controller_pb2, controller_pb2_grpc
+        ports = []
+        for i in range(2):
+            pf = p(f"agent{i}.port")
+            procs.append(subprocess.Popen([os.path.join(args.bin_dir, "gdrbench-agent"), "--insecure", "--listen",
+                                           "127.0.0.1:0", "--port-file", pf], stderr=subprocess.DEVNULL))
+            for _ in range(300):
+                if os.path.exists(pf):
+                    break
+                time.sleep(0.05)
+            ports.append(open(pf).read().strip())
+        with open(p("inv.yaml"), "w") as f:
+            f.write("tls: {insecure: true}\nrails:\n  - {nic: none0, gpu: 0}\nnodes:\n")
+            for i, port in enumerate(ports):
+                f.write(f"  - {{name: agent{i}, address: '127.0.0.1:{port}'}}\n")
+        server = sl.Server(args.bin_dir, work, ["--insecure", "--tokens", sl.write_tokens(work), "--db", p("s.db"),
+                                                "--cluster", f"loop={p('inv.yaml')}", "--state-dir", p("state")])
+        api = f"http://{server.http}/api/v1"
+        W, R = sl.TOKENS["write"], sl.TOKENS["read"]
+        spec = {"sizes": "64K", "iterations": "10", "noPreflight": True, "retestLow": 0}
+        code, body = sl.curl(api + "/clusters", token=R, expect=200)
+        check([c["name"] for c in body["clusters"]] == ["loop"] and body["clusters"][0]["sweeps"],
+              "the configured cluster is listed as sweepable")
+        code, body = sl.curl(api + "/sweeps", token=R, method="POST", data=json.dumps({"cluster": "loop"}))
+        check(code == 403, "submitting with a read token: 403")
+        code, body = sl.curl(api + "/sweeps", token=W, method="POST",
+                             data=json.dumps({"cluster": "loop", "spec": {"mode": "sideways"}}))
+        check(code == 400, f"a bad mode is rejected at submit: {body['error']['message']}")
+        code, body = sl.curl(api + "/sweeps", token=W, method="POST",
+                             data=json.dumps({"cluster": "nowhere"}))
+        check(code == 400 and "no inventory for cluster 'nowhere'" in body["error"]["message"],
+              "an unknown cluster is refused")
+        # agent1 stopped (SIGSTOP): the first sweep's probe waits for it, so the
+        # next two queue behind it; it continues well within the connect timeout (3 s).
+        os.kill(procs[1].pid, signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        code, j1 = sl.curl(api + "/sweeps", token=W, method="POST",
+                           data=json.dumps({"cluster": "loop", "spec": spec}), expect=202)
+        code, j2 = sl.curl(api + "/sweeps", token=W, method="POST",
+                           data=json.dumps({"cluster": "loop", "spec": spec}), expect=202)
+        code, j3 = sl.curl(api + "/sweeps", token=W, method="POST",
+                           data=json.dumps({"cluster": "loop", "spec": spec}), expect=202)
+        check(j1["submittedBy"] == "ci", "jobs carry who submitted them")
+        code, now3 = sl.curl(api + f"/sweeps/{j3['jobId']}", token=R, expect=200)
+        check(now3["state"] == "SWEEP_STATE_QUEUED", "the third sweep waits (one sweep per cluster at a time)")
+        # (an empty body with its length: cpp-httplib 0.11 answers a POST without
+        # Content-Length with 400 after its read timeout)
+        code, c3 = sl.curl(api + f"/sweeps/{j3['jobId']}/cancel", token=W, method="POST", data="", expect=200)
+        check(c3.get("state") == "SWEEP_STATE_CANCELLED", f"a queued sweep cancelled: {c3.get('error')}")
+        # The first one's progress as server-sent events, from its probe to the end.
+        sse = subprocess.Popen(["curl", "-sS", "-N", "-H", f"Authorization: Bearer {R}",
+                                api + f"/sweeps/{j1['jobId']}/events"], stdout=subprocess.PIPE, text=True)
+        lines = [sse.stdout.readline(), sse.stdout.readline()]  # connected: the job as it is now
+        os.kill(procs[1].pid, signal.SIGCONT)
+        print(f"  (agent1 was stopped for {time.monotonic() - stopped_at:.2f} s)")
+        lines += sse.stdout.readlines()  # to the end of the stream
+        sse.wait(timeout=120)
+        events = [json.loads(l[6:]) for l in lines if l.startswith("data: ")]
+        states = [e["state"] for e in events]
+        check(len(events) >= 2 and states[0] == "SWEEP_STATE_RUNNING" and states[-1] == "SWEEP_STATE_SUCCEEDED",
+              f"SSE: {len(events)} events, {states[0]} ... {states[-1]}")
+        check(events[0]["progress"]["phase"] == "probe", "the first event: probing the agents")
+        last = events[-1]["progress"]
+        check(last.get("testsTotal") == "2" and last.get("testsDone") == "2" and last.get("testsBad") == "2",
+              f"the last event carries the test counts (2 tests, both ERR: no RDMA here): {last}")
+        run_id = events[-1]["runId"]
+        code, run = sl.curl(api + f"/runs/{run_id}", token=R, expect=200)
+        check(run["cluster"] == "loop" and len(run["regressions"]) == 2, f"the sweep's run {run_id} is stored")
+        # The second over gRPC's WatchSweep.
+        stub = controller_pb2_grpc.ControllerStub(grpc.insecure_channel(server.grpc))
+        seen = [j.state for j in stub.WatchSweep(controller_pb2.WatchSweepRequest(job_id=j2["jobId"]), timeout=120,
+                                                 metadata=[("authorization", "Bearer " + R)])]
+        check(seen[-1] == controller_pb2.SWEEP_STATE_SUCCEEDED, f"WatchSweep to the end: {len(seen)} updates")
+        code, body = sl.curl(api + "/runs?cluster=loop", token=R, expect=200)
+        check(len(body["runs"]) == 2, "two sweeps ran and were stored, the cancelled one did not run")
+        left = os.listdir(p("state"))
+        check(left == [], f"the stored sweeps' journals are removed from --state-dir: {left}")
+        check(server.stop() == 0, "SIGTERM: stops cleanly")
+        server = None
+        print("1 passed, 0 failed")
+    finally:
+        for pr in procs:
+            pr.send_signal(signal.SIGCONT)
+            pr.terminate()
+            pr.wait()
+        if server is not None:
+            server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
