@@ -6,7 +6,10 @@
 //
 //   gdrbench-controller-bench [--nodes 1024] [--rails 8] [--bidirectional]
 //                             [--journal /tmp/j.bin | --no-journal] [--parallel 2]
-// Prints one JSON object.
+//                             [--read-back]
+// Prints one JSON object. --read-back: the journal is then read as a resume
+// reads it (ReadJournal, every record back into a whole PairResult), timed
+// apart from the run.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -42,7 +45,7 @@ double CpuSeconds() {
 int main(int argc, char** argv) {
   CLI::App app{"gdrbench controller-at-scale bench (fake agents, zero-time tests)"};
   uint32_t nodes = 1024, rails = 8, parallel = 2;
-  bool bidirectional = false, no_journal = false;
+  bool bidirectional = false, no_journal = false, read_back = false;
   std::string journal_path = (std::filesystem::temp_directory_path() /
                               ("gdrbench-bench-journal." + std::to_string(getpid())))
                                  .string();
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
   app.add_flag("--bidirectional", bidirectional);
   app.add_option("--journal", journal_path);
   app.add_flag("--no-journal", no_journal);
+  app.add_flag("--read-back", read_back, "time reading the journal back (a resume's first step)");
   CLI11_PARSE(app, argc, argv);
 
   run::FakeCluster cluster(nodes, rails, 400);
@@ -92,7 +96,7 @@ int main(int argc, char** argv) {
     v1::JournalHeader h;
     h.set_run_id("bench");
     h.set_plan_fingerprint(plan->fingerprint);
-    auto w = run::JournalWriter::Create(journal_path, h);
+    auto w = run::JournalWriter::Create(journal_path, h, run::DescribePlan(*plan));
     if (!w.ok()) {
       std::fprintf(stderr, "journal: %s\n", std::string(w.status().message()).c_str());
       return 1;
@@ -116,6 +120,7 @@ int main(int argc, char** argv) {
   auto t2 = std::chrono::steady_clock::now();
   const double cpu_run0 = CpuSeconds();
   absl::Status st = run::SweepRunner(*plan, tester, ro).Run();
+  if (st.ok() && journal) st = journal->Flush();  // the run ends with every record written
   const double run_s = Since(t2);
   const double run_cpu = CpuSeconds() - cpu_run0;
   if (!st.ok()) {
@@ -129,21 +134,35 @@ int main(int argc, char** argv) {
   const double total_s = Since(t0);
   const double cpu = CpuSeconds() - cpu0;
   uint64_t journal_bytes = 0;
+  double read_s = 0;
+  size_t read_pairs = 0;
   if (journal) {
-    journal_bytes = std::filesystem::file_size(journal_path);
     journal.reset();
+    journal_bytes = std::filesystem::file_size(journal_path);
+    if (read_back) {
+      auto t4 = std::chrono::steady_clock::now();
+      auto contents = run::ReadJournal(journal_path);
+      read_s = Since(t4);
+      if (!contents.ok()) {
+        std::fprintf(stderr, "read back: %s\n", std::string(contents.status().message()).c_str());
+        return 1;
+      }
+      read_pairs = contents->pairs.size();
+    }
     std::filesystem::remove(journal_path);
   }
   const size_t tests = plan->schedule.tests();
   std::printf(
       "{\"nodes\":%u,\"rails\":%u,\"bidirectional\":%s,\"threads\":%u,\"rounds\":%zu,\"tests\":%zu,"
-      "\"cells\":%zu,\"rpcs\":%llu,\"journal_bytes\":%llu,\n"
+      "\"cells\":%zu,\"rpcs\":%llu,\"journal_bytes\":%llu,\"journal_bytes_per_test\":%.1f,\n"
+      " \"read_back_s\":%.3f,\"read_back_pairs\":%zu,\n"
       " \"probe_s\":%.3f,\"schedule_s\":%.3f,\"run_s\":%.3f,\"analysis_s\":%.3f,\"total_s\":%.3f,"
       "\"cpu_s\":%.3f,\n \"per_test_overhead_us\":%.3f,\"per_test_cpu_us\":%.3f,\n"
       " \"open_targets_left\":%lld,\"blame\":[",
       nodes, rails, bidirectional ? "true" : "false", parallel, plan->schedule.rounds(), tests,
       outcome.cells, static_cast<unsigned long long>(cluster.rpcs()),
-      static_cast<unsigned long long>(journal_bytes), probe_s, schedule_s, run_s, analysis_s, total_s,
+      static_cast<unsigned long long>(journal_bytes), static_cast<double>(journal_bytes) / tests, read_s,
+      read_pairs, probe_s, schedule_s, run_s, analysis_s, total_s,
       cpu, 1e6 * run_s / tests, 1e6 * run_cpu / tests,
       static_cast<long long>(cluster.open_targets()));
   for (size_t i = 0; i < outcome.blame.size() && i < 10; ++i) {

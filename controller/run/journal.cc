@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -10,9 +11,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "controller/run/journal_records.h"
 
 namespace gdrbench::controller::run {
 namespace {
+
+constexpr char kMagic[] = "gdrbench-journal 2\n";
+constexpr size_t kMagicLen = sizeof(kMagic) - 1;
+constexpr uint32_t kMaxRecord = 64 << 20;
+constexpr char kHeader = 'H', kPlan = 'P', kTest = 'T';
 
 // Record checksum: a word-at-a-time multiplicative hash (FNV-1a's byte loop
 // was the largest single cost of journaling zero-time tests). Detects torn
@@ -39,35 +46,182 @@ uint32_t GetU32(const char* p) {
   return v;
 }
 
-constexpr uint32_t kMaxRecord = 64 << 20;
+// `frame` holds 8 placeholder bytes and then the body: fills in its length
+// and checksum.
+void SealFrame(std::string* frame) {
+  const size_t n = frame->size() - 8;
+  const uint32_t len = static_cast<uint32_t>(n);
+  const uint32_t sum = Checksum(frame->data() + 8, n);
+  for (int i = 0; i < 4; ++i) {
+    (*frame)[i] = static_cast<char>((len >> (8 * i)) & 0xff);
+    (*frame)[4 + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
+  }
+}
+
+absl::Status WriteAll(int fd, const std::string& data, const std::string& path) {
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t w = ::write(fd, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return ErrnoToStatus(errno, absl::StrCat("journal ", path, ": write"));
+    p += w;
+    left -= static_cast<size_t>(w);
+  }
+  return absl::OkStatus();
+}
+
+// Calls `body(pos, data, len)` for each whole frame from `pos` on. Only the
+// very last frame may be damaged (a write cut short): it ends the walk with
+// torn_tail; damage before it is DATA_LOSS. A `body` error stops the walk.
+template <typename Fn>
+absl::Status ForEachFrame(const std::string& data, size_t pos, const std::string& path, JournalContents* out,
+                          Fn&& body) {
+  out->valid_bytes = pos;
+  while (pos < data.size()) {
+    if (data.size() - pos < 8) {
+      out->torn_tail = true;
+      break;
+    }
+    const uint32_t len = GetU32(data.data() + pos);
+    const uint32_t sum = GetU32(data.data() + pos + 4);
+    if (len > kMaxRecord || data.size() - pos - 8 < len) {
+      out->torn_tail = true;
+      break;
+    }
+    const char* p = data.data() + pos + 8;
+    absl::Status st = Checksum(p, len) == sum ? body(pos, p, len) : absl::DataLossError("bad checksum");
+    if (!st.ok()) {
+      if (pos + 8 + len == data.size() && absl::IsDataLoss(st)) {
+        out->torn_tail = true;
+        break;
+      }
+      return absl::Status(st.code(), absl::StrCat("journal ", path, ": record at byte ", pos, ": ", st.message()));
+    }
+    pos += 8 + len;
+    out->valid_bytes = pos;
+  }
+  return absl::OkStatus();
+}
+
+// Format 1: every frame a JournalRecord, the first one the header.
+absl::Status ReadFormat1(const std::string& data, const std::string& path, JournalContents* out) {
+  out->format = 1;
+  bool have_header = false;
+  RETURN_IF_ERROR(ForEachFrame(data, 0, path, out, [&](size_t, const char* p, uint32_t len) -> absl::Status {
+    v1::JournalRecord rec;
+    if (!rec.ParseFromArray(p, static_cast<int>(len))) return absl::DataLossError("not a record");
+    if (!have_header) {
+      if (!rec.has_header()) return absl::DataLossError("no header record");
+      out->header = std::move(*rec.mutable_header());
+      have_header = true;
+    } else if (rec.has_pair()) {
+      out->pairs.push_back(std::move(*rec.mutable_pair()));
+    }
+    return absl::OkStatus();
+  }));
+  if (!have_header) return absl::DataLossError(absl::StrCat("journal ", path, ": empty or no header"));
+  return absl::OkStatus();
+}
+
+absl::Status ReadFormat2(const std::string& data, const std::string& path, JournalContents* out) {
+  out->format = 2;
+  int parts = 0;  // header, then plan
+  RETURN_IF_ERROR(
+      ForEachFrame(data, kMagicLen, path, out, [&](size_t, const char* p, uint32_t len) -> absl::Status {
+        if (len < 1) return absl::DataLossError("empty record");
+        const char kind = p[0];
+        const int n = static_cast<int>(len - 1);
+        const char expect = parts == 0 ? kHeader : parts == 1 ? kPlan : kTest;
+        if (kind != expect) {
+          return absl::DataLossError(absl::StrCat("a '", std::string(1, kind), "' record where '",
+                                                  std::string(1, expect), "' belongs"));
+        }
+        if (kind == kHeader) {
+          if (!out->header.ParseFromArray(p + 1, n)) return absl::DataLossError("bad header");
+          ++parts;
+        } else if (kind == kPlan) {
+          if (!out->plan.ParseFromArray(p + 1, n)) return absl::DataLossError("bad plan");
+          ++parts;
+        } else {
+          v1::JournalTest t;
+          if (!t.ParseFromArray(p + 1, n)) return absl::DataLossError("bad test record");
+          out->pairs.emplace_back();
+          absl::Status st = journal_records::ToPairResult(std::move(t), out->plan, &out->pairs.back());
+          if (!st.ok()) {
+            out->pairs.pop_back();
+            return st;
+          }
+        }
+        return absl::OkStatus();
+      }));
+  if (parts < 2) return absl::DataLossError(absl::StrCat("journal ", path, ": no header and plan"));
+  return absl::OkStatus();
+}
+
+bool HasMagic(const std::string& data) { return data.compare(0, kMagicLen, kMagic) == 0; }
 
 }  // namespace
 
-JournalWriter::JournalWriter(std::string path, int fd, Options o)
-    : path_(std::move(path)), fd_(fd), options_(o) {
+v1::JournalPlan DescribePlan(const Plan& plan) {
+  size_t rails = 0;
+  for (const auto& n : plan.nodes) rails = std::max({rails, n.rails.size(), n.rail_gbps.size()});
+  v1::JournalPlan out;
+  for (const auto& n : plan.nodes) {
+    v1::JournalPlanNode* d = out.add_nodes();
+    d->set_name(n.name);
+    d->set_agent_address(n.address);
+    for (uint32_t r = 0; r < rails; ++r) {
+      v1::JournalPlanRail* x = d->add_rails();
+      if (r < n.rails.size()) x->set_nic_device(n.rails[r].nic);
+      x->set_memory(EndpointMemory(n, r, plan.memory));
+      if (r < n.rail_gbps.size()) x->set_link_gbps(n.rail_gbps[r]);
+    }
+  }
+  return out;
+}
+
+JournalWriter::JournalWriter(std::string path, int fd, const v1::JournalPlan& plan, Options o)
+    : path_(std::move(path)), fd_(fd), options_(o), plan_(plan) {
+  for (int i = 0; i < plan_.nodes_size(); ++i) node_index_.emplace(plan_.nodes(i).name(), static_cast<uint32_t>(i));
   if (options_.group_window.count() > 0) flusher_ = std::thread([this] { FlusherLoop(); });
 }
 
-absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Create(
-    const std::string& path, const v1::JournalHeader& header, Options options) {
+absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Create(const std::string& path,
+                                                                     const v1::JournalHeader& header,
+                                                                     const v1::JournalPlan& plan, Options options) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("journal ", path));
-  std::unique_ptr<JournalWriter> w(new JournalWriter(path, fd, options));
-  v1::JournalRecord rec;
-  *rec.mutable_header() = header;
-  RETURN_IF_ERROR(w->WriteRecord(rec));
+  std::unique_ptr<JournalWriter> w(new JournalWriter(path, fd, plan, options));
+  {
+    std::lock_guard<std::mutex> lock(w->mu_);
+    w->pending_.assign(kMagic, kMagicLen);
+  }
+  RETURN_IF_ERROR(w->WriteFrame(kHeader, header));
+  RETURN_IF_ERROR(w->WriteFrame(kPlan, plan));
   return w;
 }
 
-absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Reopen(const std::string& path,
-                                                                     uint64_t valid_bytes,
-                                                                     Options options) {
+absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Reopen(const std::string& path, uint64_t valid_bytes,
+                                                                     const v1::JournalPlan& plan, Options options) {
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return ErrnoToStatus(errno, absl::StrCat("journal ", path));
+    std::string head(kMagicLen, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(kMagicLen));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (!HasMagic(head)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "journal ", path, " is format 1 (an older gdrbench): it cannot be continued; store its finished ",
+          "tests with `gdrbench runs upload ", path, "`, or run the sweep again"));
+    }
+  }
   if (::truncate(path.c_str(), static_cast<off_t>(valid_bytes)) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("journal ", path, ": truncate"));
   }
   int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("journal ", path));
-  return std::unique_ptr<JournalWriter>(new JournalWriter(path, fd, options));
+  return std::unique_ptr<JournalWriter>(new JournalWriter(path, fd, plan, options));
 }
 
 JournalWriter::~JournalWriter() {
@@ -77,79 +231,74 @@ JournalWriter::~JournalWriter() {
   }
   cv_.notify_all();
   if (flusher_.joinable()) flusher_.join();
-  std::lock_guard<std::mutex> lock(mu_);
-  (void)WritePendingLocked();
+  (void)WritePending();
   if (fd_ >= 0) ::close(fd_);
 }
 
-void JournalWriter::FrameLocked(size_t body_start) {
-  const size_t n = pending_.size() - body_start;
-  char head[8];
-  const uint32_t len = static_cast<uint32_t>(n);
-  const uint32_t sum = Checksum(pending_.data() + body_start, n);
-  for (int i = 0; i < 4; ++i) {
-    head[i] = static_cast<char>((len >> (8 * i)) & 0xff);
-    head[4 + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
-  }
-  pending_.replace(body_start - 8, 8, head, 8);
-}
-
 absl::Status JournalWriter::Append(const v1::PairResult& pair) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!error_.ok()) return error_;
-  const bool was_empty = pending_.empty();
-  // The wire form of JournalRecord{pair: ...} written directly (field 2,
-  // length-delimited), saving a deep copy of the result per test.
-  pending_.append(8, '\0');
-  const size_t body = pending_.size();
-  pending_.push_back(static_cast<char>((v1::JournalRecord::kPairFieldNumber << 3) | 2));
-  for (size_t v = pair.ByteSizeLong();; v >>= 7) {
-    if (v < 0x80) {
-      pending_.push_back(static_cast<char>(v));
-      break;
+  auto s = node_index_.find(pair.src().node());
+  auto d = node_index_.find(pair.dst().node());
+  if (s == node_index_.end() || d == node_index_.end()) {
+    return absl::InternalError(absl::StrCat("journal: a result of ", pair.src().node(), "->", pair.dst().node(),
+                                            ", a node outside the plan"));
+  }
+  // Encoded outside the lock, in a buffer kept per thread.
+  thread_local std::string frame;
+  frame.assign(8, '\0');
+  frame.push_back(kTest);
+  const double expected =
+      pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(s->second)).rails_size()) &&
+              pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(d->second)).rails_size())
+          ? journal_records::PlanExpectedGbps(plan_, s->second, d->second, pair.rail())
+          : 0;
+  RETURN_IF_ERROR(journal_records::AppendTest(pair, s->second, d->second, expected, plan_, &frame));
+  SealFrame(&frame);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error_.ok()) return error_;
+    const bool was_empty = pending_.empty();
+    pending_.append(frame);
+    if (options_.group_window.count() > 0) {
+      if (was_empty) cv_.notify_one();
+      return absl::OkStatus();
     }
-    pending_.push_back(static_cast<char>((v & 0x7f) | 0x80));
   }
-  pair.AppendToString(&pending_);
-  FrameLocked(body);
-  if (options_.group_window.count() == 0) return WritePendingLocked();
-  if (was_empty) cv_.notify_one();
-  return absl::OkStatus();
+  return WritePending();
 }
 
-absl::Status JournalWriter::WriteRecord(const v1::JournalRecord& record) {
-  std::lock_guard<std::mutex> lock(mu_);
-  pending_.append(8, '\0');
-  const size_t body = pending_.size();
-  record.AppendToString(&pending_);
-  FrameLocked(body);
-  return WritePendingLocked();
+absl::Status JournalWriter::WriteFrame(char kind, const google::protobuf::MessageLite& body) {
+  std::string frame(8, '\0');
+  frame.push_back(kind);
+  body.AppendToString(&frame);
+  SealFrame(&frame);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.append(frame);
+  }
+  return WritePending();
 }
 
-absl::Status JournalWriter::Flush() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return WritePendingLocked();
-}
+absl::Status JournalWriter::Flush() { return WritePending(); }
 
-absl::Status JournalWriter::WritePendingLocked() {
-  const char* p = pending_.data();
-  size_t left = pending_.size();
-  while (left > 0) {
-    ssize_t w = ::write(fd_, p, left);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      error_ = ErrnoToStatus(errno, absl::StrCat("journal ", path_, ": write"));
-      return error_;
-    }
-    p += w;
-    left -= static_cast<size_t>(w);
+// Takes what is pending and writes it with mu_ released: Append only waits
+// for the swap, never for the kernel. write_mu_ keeps the frames in order.
+absl::Status JournalWriter::WritePending() {
+  std::lock_guard<std::mutex> w(write_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error_.ok()) return error_;
+    writing_.swap(pending_);
   }
-  pending_.clear();
-  if (options_.sync && ::fdatasync(fd_) != 0) {
-    error_ = ErrnoToStatus(errno, absl::StrCat("journal ", path_, ": fdatasync"));
-    return error_;
+  absl::Status st = WriteAll(fd_, writing_, path_);
+  writing_.clear();
+  if (st.ok() && options_.sync && ::fdatasync(fd_) != 0) {
+    st = ErrnoToStatus(errno, absl::StrCat("journal ", path_, ": fdatasync"));
   }
-  return absl::OkStatus();
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    error_ = st;
+  }
+  return st;
 }
 
 void JournalWriter::FlusherLoop() {
@@ -159,7 +308,9 @@ void JournalWriter::FlusherLoop() {
     if (stop_) return;
     // Let the window fill, then write whatever arrived in it at once.
     cv_.wait_for(lock, options_.group_window, [&] { return stop_; });
-    (void)WritePendingLocked();
+    lock.unlock();
+    (void)WritePending();
+    lock.lock();
   }
 }
 
@@ -170,43 +321,7 @@ absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
   ss << in.rdbuf();
   const std::string data = ss.str();
   JournalContents out;
-  size_t pos = 0;
-  bool have_header = false;
-  while (pos < data.size()) {
-    if (data.size() - pos < 8) {
-      out.torn_tail = true;
-      break;
-    }
-    uint32_t len = GetU32(data.data() + pos);
-    uint32_t sum = GetU32(data.data() + pos + 4);
-    if (len > kMaxRecord || data.size() - pos - 8 < len) {
-      out.torn_tail = true;
-      break;
-    }
-    const char* body = data.data() + pos + 8;
-    v1::JournalRecord rec;
-    if (Checksum(body, len) != sum || !rec.ParseFromArray(body, static_cast<int>(len))) {
-      // Only the very last record may be damaged (a write cut short).
-      if (pos + 8 + len == data.size()) {
-        out.torn_tail = true;
-        break;
-      }
-      return absl::DataLossError(
-          absl::StrCat("journal ", path, ": corrupt record at byte ", pos));
-    }
-    if (!have_header) {
-      if (!rec.has_header()) {
-        return absl::DataLossError(absl::StrCat("journal ", path, ": no header record"));
-      }
-      out.header = rec.header();
-      have_header = true;
-    } else if (rec.has_pair()) {
-      out.pairs.push_back(std::move(*rec.mutable_pair()));
-    }
-    pos += 8 + len;
-    out.valid_bytes = pos;
-  }
-  if (!have_header) return absl::DataLossError(absl::StrCat("journal ", path, ": empty or no header"));
+  RETURN_IF_ERROR(HasMagic(data) ? ReadFormat2(data, path, &out) : ReadFormat1(data, path, &out));
   return out;
 }
 

@@ -1,7 +1,8 @@
-// Journal: the durable record of a sweep. A header, then one record per
-// finished test, handed to the kernel the moment the test ends, so a
-// controller killed at any point loses no finished test (the records are in
-// the page cache; `sync` adds fdatasync to survive a machine crash as well).
+// Journal: the durable record of a sweep. A header, the plan's identities,
+// then one record per finished test, handed to the kernel the moment the test
+// ends, so a controller killed at any point loses no finished test (the
+// records are in the page cache; `sync` adds fdatasync to survive a machine
+// crash as well).
 //
 // Group commit: with `group_window` > 0, records that finish within the
 // window of each other share one write(2), issued by a flusher thread at most
@@ -9,11 +10,22 @@
 // kill can then lose only records younger than the window: 1 ms is far below
 // any real test's duration (seconds) and removes the per-test syscall that
 // dominates zero-time tests (bench/controller_scale). 0 = one write(2) per
-// record, before Append returns.
+// record, before Append returns. The write(2) runs outside the lock Append
+// takes, so tests keep finishing while the kernel copies.
 //
-// File format: records of [u32 little-endian length][u32 checksum of the
-// bytes][serialized v1::JournalRecord]. A torn last record (the controller
-// died mid-write) is detected by length or checksum and dropped on read.
+// File format 2: the line "gdrbench-journal 2\n", then frames of
+// [u32 little-endian length][u32 checksum of the body][body], a body being
+// one kind byte and a message: 'H' v1::JournalHeader, then 'P'
+// v1::JournalPlan (each node's name, agent address and per rail its NIC,
+// memory spec and link rate), then 'T' v1::JournalTest per finished test:
+// the node indices, rail and round, and what the agents measured; the rest
+// of the PairResult is rebuilt from the plan on read (about 45 % of the
+// bytes of a format-1 record, bench/results). A torn last frame (the
+// controller died mid-write) is detected by length or checksum and dropped.
+//
+// Format 1 (before 2026-12-01: no first line, every frame a JournalRecord
+// holding a whole PairResult) is still read (ReadJournal: `runs upload`),
+// but not continued: Reopen refuses it with one line.
 // Thread safety: JournalWriter::Append may be called concurrently.
 #pragma once
 
@@ -21,77 +33,95 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "controller/run/plan.h"
+#include "gdrbench/v1/journal.pb.h"
 #include "gdrbench/v1/run.pb.h"
 
 namespace gdrbench::controller::run {
 
+// What FillIdentity takes from the plan, per node and rail.
+v1::JournalPlan DescribePlan(const Plan& plan);
+
 class JournalWriter {
  public:
-  // Creates (truncates) `path` and writes the header. INTERNAL/PERMISSION_DENIED
-  // naming the path when it cannot be created.
   struct Options {
     bool sync = false;
     std::chrono::microseconds group_window{1000};
   };
+  // Creates (truncates) `path` and writes the header and the plan.
+  // INTERNAL/PERMISSION_DENIED naming the path when it cannot be created.
   static absl::StatusOr<std::unique_ptr<JournalWriter>> Create(const std::string& path,
                                                                 const v1::JournalHeader& header,
+                                                                const v1::JournalPlan& plan,
                                                                 Options options);
   static absl::StatusOr<std::unique_ptr<JournalWriter>> Create(const std::string& path,
-                                                                const v1::JournalHeader& header) {
-    return Create(path, header, Options{});
+                                                                const v1::JournalHeader& header,
+                                                                const v1::JournalPlan& plan) {
+    return Create(path, header, plan, Options{});
   }
   // Opens an existing journal for appending after `valid_bytes` (what
-  // ReadJournal accepted): a torn tail is cut off first.
+  // ReadJournal accepted): a torn tail is cut off first. FAILED_PRECONDITION
+  // for a format-1 journal (it cannot be continued by this version).
   static absl::StatusOr<std::unique_ptr<JournalWriter>> Reopen(const std::string& path,
                                                                 uint64_t valid_bytes,
+                                                                const v1::JournalPlan& plan,
                                                                 Options options);
   static absl::StatusOr<std::unique_ptr<JournalWriter>> Reopen(const std::string& path,
-                                                                uint64_t valid_bytes) {
-    return Reopen(path, valid_bytes, Options{});
+                                                                uint64_t valid_bytes,
+                                                                const v1::JournalPlan& plan) {
+    return Reopen(path, valid_bytes, plan, Options{});
   }
   // Flushes what is pending.
   ~JournalWriter();
 
   // Queues (group commit) or writes one record. An earlier write failure is
   // returned here (INTERNAL naming the path and errno), so a failing disk
-  // stops the sweep at the next test.
+  // stops the sweep at the next test; INTERNAL for a result whose node is
+  // not in the plan.
   absl::Status Append(const v1::PairResult& pair);
   // Writes everything pending now.
   absl::Status Flush();
   const std::string& path() const { return path_; }
 
  private:
-  JournalWriter(std::string path, int fd, Options o);
-  absl::Status WriteRecord(const v1::JournalRecord& record);
-  void FrameLocked(size_t body_start);     // adds the header of the record at body_start - 8
-  absl::Status WritePendingLocked();       // mu_ held
+  JournalWriter(std::string path, int fd, const v1::JournalPlan& plan, Options o);
+  absl::Status WriteFrame(char kind, const google::protobuf::MessageLite& body);
+  absl::Status WritePending();             // mu_ not held
   void FlusherLoop();
 
   std::string path_;
   int fd_;
   Options options_;
+  v1::JournalPlan plan_;
+  std::unordered_map<std::string, uint32_t> node_index_;  // plan_'s nodes by name
+  std::mutex write_mu_;                    // one write(2) sequence at a time; taken before mu_
+  std::string writing_;                    // write_mu_: the frames being written
   std::mutex mu_;
   std::condition_variable cv_;
-  std::string pending_;                    // framed records not yet written
-  absl::Status error_;
+  std::string pending_;                    // mu_: framed records not yet written
+  absl::Status error_;                     // mu_
   bool stop_ = false;
   std::thread flusher_;
 };
 
 struct JournalContents {
+  uint32_t format = 0;          // 1 or 2
   v1::JournalHeader header;
-  std::vector<v1::PairResult> pairs;
+  v1::JournalPlan plan;         // format 2
+  std::vector<v1::PairResult> pairs;  // whole, as the runner handed them over
   uint64_t valid_bytes = 0;     // bytes of whole, checksummed records
   bool torn_tail = false;       // a partial record followed them
 };
 
-// NOT_FOUND naming the path; DATA_LOSS when the first record is not a header
-// or a record in the middle is corrupt.
+// NOT_FOUND naming the path; DATA_LOSS when the header (or the plan) is
+// missing, a record in the middle is corrupt, or a record names a node or
+// rail the plan does not have.
 absl::StatusOr<JournalContents> ReadJournal(const std::string& path);
 
 }  // namespace gdrbench::controller::run

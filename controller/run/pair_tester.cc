@@ -213,7 +213,7 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
   r->set_round(spec.round);
   double a = t.rail < plan.nodes[t.src].rail_gbps.size() ? plan.nodes[t.src].rail_gbps[t.rail] : 0;
   double b = t.rail < plan.nodes[t.dst].rail_gbps.size() ? plan.nodes[t.dst].rail_gbps[t.rail] : 0;
-  r->set_expected_gbps(a > 0 && b > 0 ? std::min(a, b) : std::max(a, b));
+  r->set_expected_gbps(ExpectedGbps(a, b));
 }
 
 void ApplyReverseChecks(v1::PairResult* r) {

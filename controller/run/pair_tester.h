@@ -16,6 +16,7 @@
 // concurrently for disjoint NICs.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -82,6 +83,12 @@ class PairTester {
 
 // Fills src/dst endpoints, rail, round and expected_gbps of `result` from the plan.
 void FillIdentity(const PairTestSpec& spec, v1::PairResult* result);
+
+// The rate a test between ports of these link rates is held to: the slower
+// one, or the known one when the other is unknown (0).
+inline double ExpectedGbps(double src_gbps, double dst_gbps) {
+  return src_gbps > 0 && dst_gbps > 0 ? std::min(src_gbps, dst_gbps) : std::max(src_gbps, dst_gbps);
+}
 
 // Bidirectional tests with verify: copies the initiator's check of the
 // reverse direction (summary.reverse_checks) onto reverse_sizes (verified,

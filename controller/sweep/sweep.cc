@@ -160,7 +160,8 @@ absl::StatusOr<Journal> OpenJournal(const SweepConfig& c, const run::Plan& plan)
     j.resumed = std::move(in.pairs);
     for (const auto& p : j.resumed) j.done.insert(run::TestKey(p));
     ASSIGN_OR_RETURN(j.writer,
-                     run::JournalWriter::Reopen(c.journal_path, in.valid_bytes, c.journal_options));
+                     run::JournalWriter::Reopen(c.journal_path, in.valid_bytes, run::DescribePlan(plan),
+                                                c.journal_options));
     spdlog::info("resuming run {}: {} tests already done{}", j.header.run_id(), j.resumed.size(),
                  in.torn_tail ? " (a torn last record was dropped)" : "");
     return j;
@@ -174,7 +175,8 @@ absl::StatusOr<Journal> OpenJournal(const SweepConfig& c, const run::Plan& plan)
   j.header.set_tests(plan.schedule.tests());
   if (!c.journal_path.empty()) {
     ASSIGN_OR_RETURN(j.writer,
-                     run::JournalWriter::Create(c.journal_path, j.header, c.journal_options));
+                     run::JournalWriter::Create(c.journal_path, j.header, run::DescribePlan(plan),
+                                                c.journal_options));
   }
   return j;
 }

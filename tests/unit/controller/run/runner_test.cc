@@ -3,12 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <map>
-#include <thread>
 
 #include "controller/run/fake_cluster.h"
-#include "controller/run/journal.h"
 #include "controller/run/probe.h"
 #include "tests/unit/controller/run/unimplemented_agent.h"
 
@@ -38,12 +35,6 @@ absl::StatusOr<Plan> PlanFor(FakeCluster& c, const ProbeOptions& po = {},
   ProbeResult probe = ProbeNodes(Inv(c.size()), c.agents(), po);
   if (probe_out) *probe_out = probe;
   return MakePlan(probe.nodes, "host", {}, Params());
-}
-
-std::string TmpPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          (name + "." + std::to_string(::getpid())))
-      .string();
 }
 
 TEST(Probe, DiscoversRailsAndLinkRatesFromTheAgents) {
@@ -178,107 +169,6 @@ TEST(Runner, ExcludedNodesBecomeSkippedCells) {
   ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run().ok());
   EXPECT_EQ(skipped, 4);
   EXPECT_EQ(c.sweeps(), 2u);
-}
-
-TEST(Journal, ResumeRunsOnlyWhatWasNotFinished) {
-  FakeCluster c(6, 1, 100);
-  auto plan = PlanFor(c);
-  ASSERT_TRUE(plan.ok());
-  const std::string path = TmpPath("journal_resume");
-  v1::JournalHeader h;
-  h.set_run_id("r1");
-  h.set_plan_fingerprint(plan->fingerprint);
-  {
-    auto w = JournalWriter::Create(path, h);
-    ASSERT_TRUE(w.ok()) << w.status();
-    AgentPairTester tester(c.agents(), {});
-    RunnerOptions ro;
-    size_t n = 0;
-    // The controller "dies" after 7 tests: on_result fails from then on.
-    ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
-      if (n++ >= 7) return absl::AbortedError("controller killed");
-      return (*w)->Append(r);
-    };
-    EXPECT_FALSE(SweepRunner(*plan, tester, ro).Run().ok());
-  }
-  // A torn tail: half a record written when the process died.
-  {
-    FILE* f = std::fopen(path.c_str(), "ab");
-    std::fwrite("\x40\x00\x00\x00\x01\x02", 1, 6, f);
-    std::fclose(f);
-  }
-  auto j = ReadJournal(path);
-  ASSERT_TRUE(j.ok()) << j.status();
-  EXPECT_TRUE(j->torn_tail);
-  EXPECT_EQ(j->header.run_id(), "r1");
-  ASSERT_EQ(j->pairs.size(), 7u);
-  std::unordered_set<std::string> done;
-  for (const auto& r : j->pairs) done.insert(TestKey(r));
-
-  const uint64_t sweeps_before = c.sweeps();
-  auto w = JournalWriter::Reopen(path, j->valid_bytes);
-  ASSERT_TRUE(w.ok());
-  AgentPairTester tester(c.agents(), {});
-  RunnerOptions ro;
-  std::vector<std::string> rerun;
-  ro.on_result = [&](const v1::PairResult& r) {
-    rerun.push_back(TestKey(r));
-    return (*w)->Append(r);
-  };
-  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run(done).ok());
-  EXPECT_EQ(rerun.size(), 30u - 7u);
-  for (const auto& k : rerun) EXPECT_FALSE(done.count(k)) << "repeated " << k;
-  EXPECT_EQ(c.sweeps() - sweeps_before, 23u);
-  ASSERT_TRUE((*w)->Flush().ok());
-  auto all = ReadJournal(path);
-  ASSERT_TRUE(all.ok());
-  EXPECT_FALSE(all->torn_tail);
-  EXPECT_EQ(all->pairs.size(), 30u);
-  std::filesystem::remove(path);
-}
-
-TEST(Journal, GroupCommitWritesWithinTheWindowAndPerRecordWritesAtOnce) {
-  const std::string path = TmpPath("journal_window");
-  v1::JournalHeader h;
-  h.set_run_id("w");
-  v1::PairResult r;
-  r.mutable_src()->set_node("a");
-  r.mutable_dst()->set_node("b");
-  {
-    JournalWriter::Options o;
-    o.group_window = std::chrono::microseconds(0);
-    auto w = JournalWriter::Create(path, h, o);
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE((*w)->Append(r).ok());
-    auto j = ReadJournal(path);  // no flush: written before Append returned
-    ASSERT_TRUE(j.ok());
-    EXPECT_EQ(j->pairs.size(), 1u);
-  }
-  {
-    JournalWriter::Options o;
-    o.group_window = std::chrono::microseconds(1000);
-    auto w = JournalWriter::Create(path, h, o);
-    ASSERT_TRUE(w.ok());
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*w)->Append(r).ok());
-    size_t seen = 0;
-    for (int tries = 0; tries < 500 && seen < 3; ++tries) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      auto j = ReadJournal(path);
-      ASSERT_TRUE(j.ok());
-      seen = j->pairs.size();
-    }
-    EXPECT_EQ(seen, 3u);  // the flusher wrote them without Flush()
-  }
-  std::filesystem::remove(path);
-}
-
-TEST(Journal, MissingOrHeaderlessFilesAreErrors) {
-  EXPECT_EQ(ReadJournal("/nonexistent/j").status().code(), absl::StatusCode::kNotFound);
-  const std::string path = TmpPath("journal_bad");
-  FILE* f = std::fopen(path.c_str(), "wb");
-  std::fclose(f);
-  EXPECT_EQ(ReadJournal(path).status().code(), absl::StatusCode::kDataLoss);
-  std::filesystem::remove(path);
 }
 
 TEST(Plan, FingerprintChangesWithThePlan) {

@@ -1,0 +1,142 @@
+#include "controller/run/journal_records.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "controller/run/pair_tester.h"
+
+namespace gdrbench::controller::run::journal_records {
+namespace {
+
+// Protocol Buffers wire format (protobuf.dev/programming-guides/encoding):
+// tag = field << 3 | wire type; 0 varint, 1 fixed 64-bit, 2 length-delimited.
+void PutVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutVarintField(int field, uint64_t v, std::string* out) {
+  PutVarint(static_cast<uint64_t>(field) << 3, out);
+  PutVarint(v, out);
+}
+
+void PutDoubleField(int field, double v, std::string* out) {
+  PutVarint((static_cast<uint64_t>(field) << 3) | 1, out);
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+}
+
+void PutStringField(int field, const std::string& s, std::string* out) {
+  PutVarint((static_cast<uint64_t>(field) << 3) | 2, out);
+  PutVarint(s.size(), out);
+  out->append(s);
+}
+
+void PutMessageField(int field, const google::protobuf::MessageLite& m, std::string* out) {
+  const size_t n = m.ByteSizeLong();
+  PutVarint((static_cast<uint64_t>(field) << 3) | 2, out);
+  PutVarint(n, out);
+  const size_t at = out->size();
+  out->resize(at + n);
+  m.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out->data() + at));
+}
+
+bool SameEndpoint(const v1::Endpoint& e, const v1::JournalPlanNode& n, uint32_t rail) {
+  const v1::JournalPlanRail& r = n.rails(static_cast<int>(rail));
+  return e.node() == n.name() && e.agent_address() == n.agent_address() && e.nic_device() == r.nic_device() &&
+         e.memory() == r.memory();
+}
+
+void FillEndpoint(const v1::JournalPlanNode& n, uint32_t rail, v1::Endpoint* e) {
+  const v1::JournalPlanRail& r = n.rails(static_cast<int>(rail));
+  e->set_node(n.name());
+  e->set_agent_address(n.agent_address());
+  e->set_nic_device(r.nic_device());
+  e->set_memory(r.memory());
+}
+
+}  // namespace
+
+double PlanExpectedGbps(const v1::JournalPlan& plan, uint32_t src, uint32_t dst, uint32_t rail) {
+  return ExpectedGbps(plan.nodes(static_cast<int>(src)).rails(static_cast<int>(rail)).link_gbps(),
+                      plan.nodes(static_cast<int>(dst)).rails(static_cast<int>(rail)).link_gbps());
+}
+
+absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, double plan_expected_gbps,
+                        const v1::JournalPlan& plan, std::string* out) {
+  const auto& s = plan.nodes(static_cast<int>(src));
+  const auto& d = plan.nodes(static_cast<int>(dst));
+  if (p.rail() >= static_cast<uint32_t>(s.rails_size()) || !SameEndpoint(p.src(), s, p.rail()) ||
+      !SameEndpoint(p.dst(), d, p.rail())) {
+    return absl::InternalError(absl::StrCat("journal: the result of ", p.src().node(), "->", p.dst().node(),
+                                            " rail ", p.rail(), " does not carry the plan's endpoints"));
+  }
+  if (src) PutVarintField(v1::JournalTest::kSrcFieldNumber, src, out);
+  if (dst) PutVarintField(v1::JournalTest::kDstFieldNumber, dst, out);
+  if (p.rail()) PutVarintField(v1::JournalTest::kRailFieldNumber, p.rail(), out);
+  if (p.round()) PutVarintField(v1::JournalTest::kRoundFieldNumber, p.round(), out);
+  if (p.status()) PutVarintField(v1::JournalTest::kStatusFieldNumber, static_cast<uint64_t>(p.status()), out);
+  if (!p.reason().empty()) PutStringField(v1::JournalTest::kReasonFieldNumber, p.reason(), out);
+  for (const auto& z : p.sizes()) PutMessageField(v1::JournalTest::kSizesFieldNumber, z, out);
+  if (p.has_summary()) PutMessageField(v1::JournalTest::kSummaryFieldNumber, p.summary(), out);
+  if (p.attempts()) PutVarintField(v1::JournalTest::kAttemptsFieldNumber, p.attempts(), out);
+  if (p.has_started_at()) PutMessageField(v1::JournalTest::kStartedAtFieldNumber, p.started_at(), out);
+  if (p.duration_ns()) {
+    PutVarintField(v1::JournalTest::kDurationNsFieldNumber, static_cast<uint64_t>(p.duration_ns()), out);
+  }
+  if (p.expected_gbps() != plan_expected_gbps) {
+    PutDoubleField(v1::JournalTest::kExpectedGbpsFieldNumber, p.expected_gbps(), out);
+  }
+  for (const auto& z : p.reverse_sizes()) PutMessageField(v1::JournalTest::kReverseSizesFieldNumber, z, out);
+  const std::string& src_kind = p.src().memory_kind();
+  const std::string& src_reg = p.src().registration();
+  if (src_kind != p.summary().memory_kind()) {
+    PutStringField(v1::JournalTest::kSrcMemoryKindFieldNumber, src_kind, out);
+  }
+  if (src_reg != p.summary().registration()) {
+    PutStringField(v1::JournalTest::kSrcRegistrationFieldNumber, src_reg, out);
+  }
+  if (p.dst().memory_kind() != src_kind) {
+    PutStringField(v1::JournalTest::kDstMemoryKindFieldNumber, p.dst().memory_kind(), out);
+  }
+  if (p.dst().registration() != src_reg) {
+    PutStringField(v1::JournalTest::kDstRegistrationFieldNumber, p.dst().registration(), out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ToPairResult(v1::JournalTest&& t, const v1::JournalPlan& plan, v1::PairResult* out) {
+  const auto nodes = static_cast<uint32_t>(plan.nodes_size());
+  if (t.src() >= nodes || t.dst() >= nodes ||
+      t.rail() >= static_cast<uint32_t>(plan.nodes(static_cast<int>(t.src())).rails_size()) ||
+      t.rail() >= static_cast<uint32_t>(plan.nodes(static_cast<int>(t.dst())).rails_size())) {
+    return absl::DataLossError(absl::StrCat("a record names node ", t.src(), " -> ", t.dst(), " rail ", t.rail(),
+                                            ", outside the journal's plan of ", nodes, " nodes"));
+  }
+  FillEndpoint(plan.nodes(static_cast<int>(t.src())), t.rail(), out->mutable_src());
+  FillEndpoint(plan.nodes(static_cast<int>(t.dst())), t.rail(), out->mutable_dst());
+  out->set_rail(t.rail());
+  out->set_round(t.round());
+  out->set_status(t.status());
+  out->mutable_reason()->swap(*t.mutable_reason());
+  out->mutable_sizes()->Swap(t.mutable_sizes());
+  if (t.has_summary()) out->mutable_summary()->Swap(t.mutable_summary());
+  out->set_attempts(t.attempts());
+  if (t.has_started_at()) out->mutable_started_at()->Swap(t.mutable_started_at());
+  out->set_duration_ns(t.duration_ns());
+  out->set_expected_gbps(t.has_expected_gbps() ? t.expected_gbps()
+                                               : PlanExpectedGbps(plan, t.src(), t.dst(), t.rail()));
+  out->mutable_reverse_sizes()->Swap(t.mutable_reverse_sizes());
+  v1::Endpoint* s = out->mutable_src();
+  s->set_memory_kind(t.has_src_memory_kind() ? t.src_memory_kind() : out->summary().memory_kind());
+  s->set_registration(t.has_src_registration() ? t.src_registration() : out->summary().registration());
+  out->mutable_dst()->set_memory_kind(t.has_dst_memory_kind() ? t.dst_memory_kind() : s->memory_kind());
+  out->mutable_dst()->set_registration(t.has_dst_registration() ? t.dst_registration() : s->registration());
+  return absl::OkStatus();
+}
+
+}  // namespace gdrbench::controller::run::journal_records

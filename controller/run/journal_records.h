@@ -1,0 +1,32 @@
+// The journal's record codec (journal.h has the file format): a finished
+// test as a v1::JournalTest written straight from the PairResult (no copy of
+// its sizes or summary), and back into the whole PairResult with the plan's
+// identities. Internal to controller/run; stateless, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gdrbench/v1/journal.pb.h"
+#include "gdrbench/v1/run.pb.h"
+
+namespace gdrbench::controller::run::journal_records {
+
+// Appends the JournalTest wire bytes of `pair` (src/dst: its nodes' plan
+// indices). `plan_expected_gbps`: what FillIdentity computed; the pair's own
+// value is recorded only when it differs. Returns INTERNAL when the pair's
+// endpoints are not the plan's (NIC, memory spec or agent address): a
+// journal must not rewrite a result on resume.
+absl::Status AppendTest(const v1::PairResult& pair, uint32_t src, uint32_t dst, double plan_expected_gbps,
+                        const v1::JournalPlan& plan, std::string* out);
+
+// The PairResult `test` was written from (moves out of `test`). DATA_LOSS
+// when it names a node or rail the plan does not have.
+absl::Status ToPairResult(v1::JournalTest&& test, const v1::JournalPlan& plan, v1::PairResult* out);
+
+// The plan's rate for a test (FillIdentity's rule over the plan's link rates).
+double PlanExpectedGbps(const v1::JournalPlan& plan, uint32_t src, uint32_t dst, uint32_t rail);
+
+}  // namespace gdrbench::controller::run::journal_records
