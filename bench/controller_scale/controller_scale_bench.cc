@@ -110,10 +110,12 @@ int main(int argc, char** argv) {
   run::RunnerOptions ro;
   ro.parallelism = parallel;
   ro.retries = 1;
+  // As the sweep library does: the journal from the workers at once, the
+  // matrices serialized.
+  ro.on_result_concurrent = [&](const v1::PairResult& r) {
+    return journal ? journal->Append(r) : absl::OkStatus();
+  };
   ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
-    if (journal) {
-      if (auto st = journal->Append(r); !st.ok()) return st;
-    }
     matrices.Add(r);
     return absl::OkStatus();
   };

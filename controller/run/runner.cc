@@ -170,8 +170,11 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
         }
         result.set_attempts(attempts);
       }
+      absl::Status concurrent = options_.on_result_concurrent ? options_.on_result_concurrent(result)
+                                                              : absl::OkStatus();
       std::lock_guard<std::mutex> lock(mu);
-      if (options_.on_result) {
+      if (!concurrent.ok() && first_error.ok()) first_error = concurrent;
+      if (options_.on_result && concurrent.ok()) {
         absl::Status st = options_.on_result(result);
         if (!st.ok() && first_error.ok()) first_error = st;
       }

@@ -48,6 +48,11 @@ struct RunnerOptions {
   // Must return OK; an error (the journal cannot be written) stops the run
   // after the current round and is returned by Run.
   std::function<absl::Status(const v1::PairResult&)> on_result;
+  // Called first, from the worker threads concurrently (not under the lock
+  // that serializes on_result): for thread-safe work such as the journal's
+  // Append, so two workers do not queue behind each other's encoding. Its
+  // errors count as on_result's.
+  std::function<absl::Status(const v1::PairResult&)> on_result_concurrent;
   std::function<void(const Progress&)> on_progress;  // after every finished test
   // Added to every round number (results, TestKey): a second pass over the
   // same plan (outlier retests) numbers its rounds after the first pass's.

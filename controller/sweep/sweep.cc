@@ -189,9 +189,13 @@ class Collector {
       : config_(config), hooks_(hooks), journal_(journal),
         matrices_(Names(plan), plan.schedule_options.bidirectional) {}
 
-  // Called by the runner, serialized.
+  // Called by the runner from its workers at once: the journal (before the
+  // result counts as done).
+  absl::Status Record(const v1::PairResult& r) {
+    return journal_ != nullptr ? journal_->Append(r) : absl::OkStatus();
+  }
+  // Called by the runner, serialized, after Record succeeded.
   absl::Status OnResult(const v1::PairResult& r) {
-    if (journal_ != nullptr) RETURN_IF_ERROR(journal_->Append(r));
     Take(r);
     if (hooks_.on_result) hooks_.on_result(r);
     return absl::OkStatus();
@@ -332,6 +336,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   ro.parallelism = c.parallel;
   ro.retries = c.retries;
   ro.cancel = hooks.cancel;
+  ro.on_result_concurrent = [&](const v1::PairResult& res) { return collect.Record(res); };
   ro.on_result = [&](const v1::PairResult& res) { return collect.OnResult(res); };
   if (hooks.on_progress) {
     ro.on_progress = [&](const run::Progress& p) { Report(hooks, phase, pass, &p); };
