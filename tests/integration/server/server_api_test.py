@@ -181,21 +181,8 @@ def main():
         # Our CLI: a real sweep against two real agents (no RDMA here, so
         # every cell is an ERR: still a run), stored with --server.
         gdr = os.path.join(args.bin_dir, "gdrbench")
-        ports = []
-        for i in range(2):
-            pf = p(f"agent{i}.port")
-            procs.append(subprocess.Popen([os.path.join(args.bin_dir, "gdrbench-agent"), "--insecure", "--listen",
-                                           "127.0.0.1:0", "--port-file", pf], stderr=subprocess.DEVNULL))
-            for _ in range(200):
-                if os.path.exists(pf):
-                    break
-                import time
-                time.sleep(0.05)
-            ports.append(open(pf).read().strip())
-        with open(p("inv.yaml"), "w") as f:
-            f.write("tls: {insecure: true}\nrails:\n  - {nic: none0, gpu: 0}\nnodes:\n")
-            for i, port in enumerate(ports):
-                f.write(f"  - {{name: agent{i}, address: '127.0.0.1:{port}'}}\n")
+        agents, inv = sl.loopback_agents(args.bin_dir, work)
+        procs += agents
         with open(p("token"), "w") as f:
             f.write(sl.TOKENS["write"] + "\n")
         srv = ["--server", server.grpc.replace("127.0.0.1", "localhost")]

@@ -29,6 +29,29 @@ def gen_stubs(proto_dir, out):
     sys.path.insert(0, out)
 
 
+def loopback_agents(bin_dir, work, n=2):
+    """Starts n real gdrbench-agents on loopback (plaintext) and writes an
+    inventory naming them agent0.. (rail 0: NIC none0; there is no RDMA here,
+    so every test is an ERR cell: still a run). Returns (processes, inventory
+    path); the caller terminates the processes."""
+    procs, ports = [], []
+    for i in range(n):
+        pf = os.path.join(work, f"agent{i}.port")
+        procs.append(subprocess.Popen([os.path.join(bin_dir, "gdrbench-agent"), "--insecure", "--listen",
+                                       "127.0.0.1:0", "--port-file", pf], stderr=subprocess.DEVNULL))
+        for _ in range(300):
+            if os.path.exists(pf):
+                break
+            time.sleep(0.05)
+        ports.append(open(pf).read().strip())
+    inv = os.path.join(work, "inv.yaml")
+    with open(inv, "w") as f:
+        f.write("tls: {insecure: true}\nrails:\n  - {nic: none0, gpu: 0}\nnodes:\n")
+        for i, port in enumerate(ports):
+            f.write(f"  - {{name: agent{i}, address: '127.0.0.1:{port}'}}\n")
+    return procs, inv
+
+
 TOKENS = {"read": "read-token-0123456789abcdef", "write": "write-token-0123456789abcdef"}
 
 

@@ -38,20 +38,8 @@ def main():
         sl.gen_stubs(args.proto_dir, work)
         import grpc
         from gdrbench.v1 import controller_pb2, controller_pb2_grpc
-        ports = []
-        for i in range(2):
-            pf = p(f"agent{i}.port")
-            procs.append(subprocess.Popen([os.path.join(args.bin_dir, "gdrbench-agent"), "--insecure", "--listen",
-                                           "127.0.0.1:0", "--port-file", pf], stderr=subprocess.DEVNULL))
-            for _ in range(300):
-                if os.path.exists(pf):
-                    break
-                time.sleep(0.05)
-            ports.append(open(pf).read().strip())
-        with open(p("inv.yaml"), "w") as f:
-            f.write("tls: {insecure: true}\nrails:\n  - {nic: none0, gpu: 0}\nnodes:\n")
-            for i, port in enumerate(ports):
-                f.write(f"  - {{name: agent{i}, address: '127.0.0.1:{port}'}}\n")
+        agents, inv = sl.loopback_agents(args.bin_dir, work)
+        procs += agents
         server = sl.Server(args.bin_dir, work, ["--insecure", "--tokens", sl.write_tokens(work), "--db", p("s.db"),
                                                 "--cluster", f"loop={p('inv.yaml')}", "--state-dir", p("state")])
         api = f"http://{server.http}/api/v1"
