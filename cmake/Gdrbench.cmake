@@ -39,3 +39,21 @@ function(gdrbench_test name)
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
     DISCOVERY_TIMEOUT 30)
 endfunction()
+
+# gdrbench_embed(TARGET FUNCTION BASE_DIR FILE...): compiles FILEs (paths
+# relative to BASE_DIR) into TARGET as gdrbench::embedded::FUNCTION(), a list
+# of {path, text} (common/embedded_file.h): the dashboard's and the report's
+# scripts ship inside the binaries, nothing is read from disk at run time.
+function(gdrbench_embed target func base)
+  set(files)
+  foreach(f IN LISTS ARGN)
+    list(APPEND files ${base}/${f})
+  endforeach()
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/${func}_embedded.cc)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DFUNC=${func} "-DFILES=${files}" -DBASE=${base}
+      -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
+    DEPENDS ${files} ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
+    COMMENT "Embedding ${func}: ${ARGN}" VERBATIM)
+  target_sources(${target} PRIVATE ${out})
+endfunction()

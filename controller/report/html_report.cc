@@ -1,5 +1,6 @@
-// The self-contained HTML report: inline CSS and SVG, no scripts, no
-// external resources, so it opens from a CI artifact store or a mail.
+// The self-contained HTML report: inline CSS, SVG curves and the canvas
+// heatmap's scripts (heatmap_html.h), no external resources, so it opens from
+// a CI artifact store or a mail.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -7,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/report/heatmap_html.h"
 #include "controller/report/report.h"
 #include "controller/report/report_util.h"
 
@@ -25,79 +27,8 @@ h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 8px;border-bot
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f2f4f8}.muted{color:#667}.legend rect{stroke:#445;stroke-width:.5}
 svg text{font:11px system-ui,sans-serif;fill:#1d2330}
+@media print{body{margin:0}h2{break-after:avoid}.gdr-hm{break-inside:avoid}}
 )";
-
-// Green at >= 100 % of the reference, through yellow, to red at 0.
-std::string Color(double fraction) {
-  fraction = std::clamp(fraction, 0.0, 1.0);
-  return absl::StrFormat("hsl(%d,70%%,%d%%)", static_cast<int>(120 * fraction * fraction),
-                         42 + static_cast<int>(8 * (1 - fraction)));
-}
-
-// Colours: % of each cell's link rate when the absolute verdict is on, else
-// % of the fleet's best cell (a lab at 0.4 Gb/s on a "100 Gb/s" port would
-// otherwise be all red while every cell passes).
-std::string Heatmap(const v1::BandwidthMatrix& m, bool by_link_rate) {
-  const int n = m.nodes_size();
-  const int cell = n <= 16 ? 44 : n <= 64 ? 14 : std::max(2, 900 / std::max(n, 1));
-  const bool labels = n <= 64;
-  const int margin = labels ? 110 : 20;
-  const int size = margin + n * cell + 10;
-  const int width = std::max(size, margin + 11 * 16 + 420);  // room for the legend text
-  double ref_default = m.fleet().max_gbps();
-  std::string svg = absl::StrFormat(
-      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-      "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"bandwidth heatmap rail %d\">\n",
-      width, size + 30, width, size + 30, m.rail());
-  absl::StrAppend(&svg, "<rect x=\"0\" y=\"0\" width=\"", width, "\" height=\"", size + 30,
-                  "\" fill=\"#fff\"/>\n");
-  if (labels) {
-    for (int i = 0; i < n; ++i) {
-      absl::StrAppend(&svg, "<text x=\"", margin - 6, "\" y=\"", margin + i * cell + cell / 2 + 4,
-                      "\" text-anchor=\"end\">", HtmlEscape(m.nodes(i)), "</text>\n");
-      absl::StrAppend(&svg, "<text transform=\"translate(", margin + i * cell + cell / 2 + 4, ",",
-                      margin - 6, ") rotate(-60)\">", HtmlEscape(m.nodes(i)), "</text>\n");
-    }
-  }
-  // The diagonal and untested cells in light grey.
-  absl::StrAppend(&svg, "<rect x=\"", margin, "\" y=\"", margin, "\" width=\"", n * cell,
-                  "\" height=\"", n * cell, "\" fill=\"#eef0f4\"/>\n");
-  for (const auto& c : m.cells()) {
-    std::string fill, label, title;
-    const std::string pair = absl::StrCat(m.nodes(c.src()), " -> ", m.nodes(c.dst()));
-    if (c.status() == v1::RESULT_STATUS_OK) {
-      double ref = by_link_rate && c.expected_gbps() > 0 ? c.expected_gbps() : ref_default;
-      fill = Color(ref > 0 ? c.bw_avg_gbps() / ref : 1);
-      label = Gbps(c.bw_avg_gbps());
-      title = absl::StrCat(pair, ": ", label, " Gb/s (", c.verdict(), ")",
-                           c.reason().empty() ? "" : absl::StrCat(" ", c.reason()));
-    } else {
-      fill = c.status() == v1::RESULT_STATUS_SKIPPED ? "#9aa1ad" : "#3a3f4b";
-      label = c.status() == v1::RESULT_STATUS_SKIPPED ? "skip" : "fail";
-      title = absl::StrCat(pair, ": ", internal::StatusName(c.status()), ": ", c.reason());
-    }
-    int x = margin + static_cast<int>(c.dst()) * cell, y = margin + static_cast<int>(c.src()) * cell;
-    absl::StrAppend(&svg, "<rect x=\"", x, "\" y=\"", y, "\" width=\"", cell - (cell > 4),
-                    "\" height=\"", cell - (cell > 4), "\" fill=\"", fill, "\"",
-                    c.verdict() == "low" ? " stroke=\"#000\" stroke-width=\"2\"" : "", "><title>",
-                    HtmlEscape(title), "</title></rect>\n");
-    if (cell >= 40) {
-      absl::StrAppend(&svg, "<text x=\"", x + cell / 2, "\" y=\"", y + cell / 2 + 4,
-                      "\" text-anchor=\"middle\" style=\"fill:#fff;font-weight:600\">",
-                      HtmlEscape(label), "</text>\n");
-    }
-  }
-  // Legend.
-  int ly = margin + n * cell + 12;
-  for (int k = 0; k <= 10; ++k) {
-    absl::StrAppend(&svg, "<rect x=\"", margin + k * 16, "\" y=\"", ly, "\" width=\"16\" height=\"10\" fill=\"",
-                    Color(k / 10.0), "\"/>\n");
-  }
-  absl::StrAppend(&svg, "<text x=\"", margin + 11 * 16 + 6, "\" y=\"", ly + 9,
-                  by_link_rate ? "\">0 .. 100 % of the link rate; dark: failed</text>\n</svg>\n"
-                               : "\">0 .. 100 % of the fleet's best cell; dark: failed</text>\n</svg>\n");
-  return svg;
-}
 
 // Bandwidth vs message size, one polyline per pair of a rail (log2 x axis).
 std::string Curves(const v1::Run& run, uint32_t rail) {
@@ -211,9 +142,14 @@ std::string RenderHtml(const v1::Run& run) {
     out += "</table>\n";
   }
   for (const auto* m : internal::VerdictMatrices(run)) {
+    // Colours: % of each cell's link rate when the absolute verdict is on, else
+    // % of the fleet's best cell (a lab at 0.4 Gb/s on a "100 Gb/s" port would
+    // otherwise be all red while every cell passes).
+    HeatmapHtmlOptions ho;
+    ho.id = absl::StrCat("m-r", m->rail(), "-", m->size_bytes());
+    ho.reference_fleet = !(run.policy().min_fraction_of_link() > 0);
     absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": BW average at ", SizeName(m->size_bytes()),
-                    " (rows: initiator, columns: target)</h2>\n",
-                    Heatmap(*m, run.policy().min_fraction_of_link() > 0));
+                    " (rows: initiator, columns: target)</h2>\n", EmbeddedHeatmap(*m, ho));
     absl::StrAppend(&out, "<p class=\"muted\">fleet median ", Gbps(m->fleet().median_gbps()),
                     " Gb/s, min ", Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()),
                     "; ", m->fleet().bad_cells(), " failed, ", m->fleet().low_cells(), " low</p>\n");
@@ -249,6 +185,7 @@ std::string RenderHtml(const v1::Run& run) {
     }
     out += "</ul>\n";
   }
+  out += HeatmapScriptsHtml();
   out += "</body></html>\n";
   return out;
 }

@@ -78,14 +78,18 @@ TEST(Report, MarkdownAndTextShowTheMatrixBlameAndRemedies) {
 
 TEST(Report, HtmlIsSelfContainedWithHeatmapCurvesAndRemedies) {
   std::string html = RenderHtml(SampleRun());
-  EXPECT_THAT(html, HasSubstr("<svg class=\"heatmap\""));
+  // The canvas heatmap: its placeholder, its data and its scripts inline.
+  EXPECT_THAT(html, HasSubstr("<div class=\"gdr-heatmap\" data-blob=\"m-r0-1048576\"></div>"));
+  EXPECT_THAT(html, HasSubstr("<script type=\"application/octet-stream\" id=\"m-r0-1048576\">R0RSTQ"));
+  EXPECT_THAT(html, HasSubstr("GdrHeatmap.mountEmbedded();"));
   EXPECT_THAT(html, HasSubstr("<polyline"));
   EXPECT_THAT(html, HasSubstr("Failing cells"));
   EXPECT_THAT(html, HasSubstr("modules-load.d/nvidia-peermem.conf"));
   EXPECT_THAT(html, HasSubstr("&quot;refused&quot; &lt;&amp;&gt;"));
   // Self-contained: nothing fetched from elsewhere.
   EXPECT_THAT(html, Not(HasSubstr("http://www.w3.org/1999/xhtml\" src")));
-  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(html, Not(HasSubstr("<script src")));
+  EXPECT_THAT(html, Not(HasSubstr("fetch(")));
   EXPECT_THAT(html, Not(HasSubstr("<link")));
   EXPECT_THAT(html, Not(HasSubstr("src=\"http")));
 }
