@@ -17,12 +17,7 @@ import urllib.parse
 import urllib.request
 
 import serverlib as sl
-
-
-def check(cond, what):
-    if not cond:
-        sys.exit("FAIL: " + what)
-    print("ok:", what)
+from serverlib import check
 
 
 def free_port():

@@ -13,12 +13,7 @@ import sys
 import tempfile
 
 import serverlib as sl
-
-
-def check(cond, what):
-    if not cond:
-        sys.exit("FAIL: " + what)
-    print("ok:", what)
+from serverlib import check
 
 
 def expect_rpc_error(fn, code, what):

@@ -18,6 +18,13 @@ sys.path.insert(0, PY)
 from reflection_mtls_test import make_pki  # noqa: E402  (the agent test's throwaway PKI: CA, server, client)
 
 
+def check(cond, what):
+    """One assertion of a test script: 'ok: WHAT', or exit with 'FAIL: WHAT'."""
+    if not cond:
+        sys.exit("FAIL: " + what)
+    print("ok:", what)
+
+
 def gen_stubs(proto_dir, out):
     protos = [os.path.join("gdrbench/v1", p)
               for p in sorted(os.listdir(os.path.join(proto_dir, "gdrbench/v1")))]

@@ -11,17 +11,11 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
 import serverlib as sl
-
-
-def check(cond, what):
-    if not cond:
-        sys.exit("FAIL: " + what)
-    print("ok:", what)
+from serverlib import check
 
 
 def main():
