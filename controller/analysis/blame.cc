@@ -8,6 +8,9 @@ namespace gdrbench::controller::analysis {
 namespace {
 
 bool Bad(const Cell& c) { return c.verdict == Verdict::kLow || c.verdict == Verdict::kFail; }
+// A cell that says something about its two nodes: skipped cells (a node
+// left out by preflight) were never tested.
+bool Tested(const Cell& c) { return c.present() && c.status != v1::RESULT_STATUS_SKIPPED; }
 
 v1::Blame MakeBlame(const char* kind, std::string subject, std::string reason, double evidence) {
   v1::Blame b;
@@ -18,21 +21,28 @@ v1::Blame MakeBlame(const char* kind, std::string subject, std::string reason, d
   return b;
 }
 
-// The node to accept next: the worst ratio among those bad with most of
-// their remaining partners (more than half, at least two cells); -1 if none.
-int WorstBadNode(const std::vector<bool>& accepted, const std::vector<uint32_t>& cells_left,
-                 const std::vector<uint32_t>& bad_left) {
-  int best = -1;
-  double best_ratio = 0;
+// The nodes to accept next: those with the worst ratio among the nodes bad
+// with most of their remaining partners (more than half, at least two
+// cells). Every node tied at that ratio is accepted at once: two nodes bad
+// only with each other and the rest are equally to blame, and accepting one
+// first would clear the other. Empty when none is left.
+std::vector<uint32_t> WorstBadNodes(const std::vector<bool>& accepted,
+                                    const std::vector<uint32_t>& cells_left,
+                                    const std::vector<uint32_t>& bad_left) {
+  std::vector<uint32_t> worst;
+  uint64_t best_bad = 0, best_cells = 1;  // the ratio best_bad / best_cells, compared exactly
   for (uint32_t x = 0; x < accepted.size(); ++x) {
     if (accepted[x] || !(bad_left[x] * 2 > cells_left[x] && bad_left[x] >= 2)) continue;
-    double ratio = static_cast<double>(bad_left[x]) / cells_left[x];
-    if (ratio > best_ratio) {
-      best_ratio = ratio;
-      best = static_cast<int>(x);
+    const uint64_t lhs = uint64_t{bad_left[x]} * best_cells, rhs = best_bad * cells_left[x];
+    if (worst.empty() || lhs > rhs) {
+      worst.assign(1, x);
+      best_bad = bad_left[x];
+      best_cells = cells_left[x];
+    } else if (lhs == rhs) {
+      worst.push_back(x);
     }
   }
-  return best;
+  return worst;
 }
 
 }  // namespace
@@ -56,7 +66,9 @@ RailTally TallyRail(const Matrix& m) {
   for (uint32_t i = 0; i < n; ++i) {
     for (uint32_t j = 0; j < n; ++j) {
       const Cell& c = m.at(i, j);
-      if (!c.present() || i == j) continue;
+      if (!Tested(c) || i == j) continue;
+      ++out.cells;
+      out.bad_cells += Bad(c);
       for (uint32_t x : {i, j}) {
         ++out.nodes[x].cells;
         out.nodes[x].bad += Bad(c);
@@ -70,24 +82,49 @@ RailTally TallyRail(const Matrix& m) {
     cells_left[x] = out.nodes[x].cells;
     bad_left[x] = out.nodes[x].bad;
   }
-  for (int best; (best = WorstBadNode(out.bad_node, cells_left, bad_left)) >= 0;) {
-    const uint32_t a = static_cast<uint32_t>(best);
-    out.bad_node[a] = true;
-    ++out.nodes_bad;
-    for (uint32_t y = 0; y < n; ++y) {
-      if (y == a) continue;
-      for (const Cell* c : {&m.at(y, a), &m.at(a, y)}) {
-        if (!c->present()) continue;
-        --cells_left[y];
-        bad_left[y] -= Bad(*c);
+  for (std::vector<uint32_t> worst; !(worst = WorstBadNodes(out.bad_node, cells_left, bad_left)).empty();) {
+    for (uint32_t a : worst) {
+      out.bad_node[a] = true;
+      ++out.nodes_bad;
+    }
+    for (uint32_t a : worst) {
+      for (uint32_t y = 0; y < n; ++y) {
+        if (y == a || out.bad_node[y]) continue;
+        for (const Cell* c : {&m.at(y, a), &m.at(a, y)}) {
+          if (!Tested(*c)) continue;
+          --cells_left[y];
+          bad_left[y] -= Bad(*c);
+        }
       }
     }
   }
   return out;
 }
 
+std::vector<v1::Blame> FleetBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* all_bad) {
+  std::vector<v1::Blame> out;
+  const bool some_rail_clean = std::any_of(rails.begin(), rails.end(),
+                                           [](const RailTally& r) { return r.nodes_bad == 0; });
+  if (some_rail_clean) return out;  // a bad rail beside a clean one is the rail's (RailBlames)
+  for (const RailTally& r : rails) {
+    if (r.cells == 0 || r.bad_cells < r.cells || r.nodes_tested < 2) continue;
+    all_bad->insert(r.rail);
+    std::vector<float> v;
+    for (const auto& t : r.nodes) v.insert(v.end(), t.ok_values.begin(), t.ok_values.end());
+    out.push_back(MakeBlame(
+        "fleet", rails.size() > 1 ? absl::StrCat("every node on rail ", r.rail) : "every node",
+        absl::StrCat("all ", r.cells, " cells of the ", r.nodes_tested,
+                     " nodes are low or failing, so no node or link stands out: suspect what they "
+                     "share (the expected link rate and --min-link-fraction, the switch, the MTU, "
+                     "the driver or firmware release)"),
+        Median(std::move(v))));
+  }
+  return out;
+}
+
 std::vector<v1::Blame> RailBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* bad_rails) {
   std::vector<v1::Blame> out;
+  if (!bad_rails->empty()) return out;  // the fleet is bad on every rail (FleetBlames)
   const bool some_rail_clean = std::any_of(rails.begin(), rails.end(),
                                            [](const RailTally& r) { return r.nodes_bad == 0; });
   if (rails.size() < 2 || !some_rail_clean) return out;
@@ -159,7 +196,7 @@ std::vector<v1::Blame> LinkBlames(const std::vector<const Matrix*>& vms,
     for (uint32_t i = 0; i < n; ++i) {
       for (uint32_t j = 0; j < n; ++j) {
         const Cell& c = m->at(i, j);
-        if (!c.present() || !Bad(c)) continue;
+        if (!Tested(c) || !Bad(c)) continue;
         if (explained.count({i, m->rail}) || explained.count({j, m->rail})) continue;
         const Cell& back = m->at(j, i);
         const bool both = back.present() && Bad(back);
@@ -184,11 +221,19 @@ std::vector<v1::Blame> Blame(const std::vector<const Matrix*>& vms,
   std::vector<RailTally> rails;
   for (const Matrix* m : vms) rails.push_back(TallyRail(*m));
   std::set<uint32_t> bad_rails;
-  std::vector<v1::Blame> out = RailBlames(rails, &bad_rails);
+  std::vector<v1::Blame> out = FleetBlames(rails, &bad_rails);
+  for (auto& b : RailBlames(rails, &bad_rails)) out.push_back(std::move(b));
   std::set<std::pair<uint32_t, uint32_t>> explained;
   for (auto& b : NodeBlames(rails, bad_rails, names, &explained)) out.push_back(std::move(b));
   for (auto& b : LinkBlames(vms, names, explained)) out.push_back(std::move(b));
   return out;
+}
+
+std::string BlameLabel(const v1::Blame& b) {
+  // A rail's and the fleet's subjects already say what they are ("rail 2",
+  // "every node"): "rail rail 2" says it twice.
+  if (b.kind() == "rail" || b.kind() == "fleet") return b.subject();
+  return absl::StrCat(b.kind(), " ", b.subject());
 }
 
 }  // namespace gdrbench::controller::analysis

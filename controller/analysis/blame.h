@@ -3,16 +3,20 @@
 //   TallyRail   per rail: each node's tested and bad cells, and the nodes
 //               that are bad with most of their partners ("most" = more
 //               than half of its tested cells, rows and columns, and at
-//               least two), accepted worst first; an accepted node's cells
+//               least two), accepted worst first (ties at once); an accepted node's cells
 //               no longer count against its partners (a dead node must not
 //               drag a neighbour with one noisy cell over the line);
+//   FleetBlames fleet: every tested cell of a rail is bad and no rail is
+//               clean: nothing singles out a node or a link, so none is
+//               blamed ("every node", or "every node on rail 2");
 //   RailBlames  rail: most nodes of a rail are bad while another rail has no
 //               bad node (suspect the rail's switch or cabling);
 //   NodeBlames  node: bad on every rail it has; nic: bad on some rails only
 //               (that node's NIC of each such rail);
 //   LinkBlames  link: a bad cell whose nodes are not blamed themselves
 //               ("a<->b" when both directions are bad).
-// Blame runs them in that order. Thread safety: pure functions.
+// Blame runs them in that order. Skipped cells (a node left out) are not
+// tested cells: they blame nobody. Thread safety: pure functions.
 #pragma once
 
 #include <cstdint>
@@ -36,11 +40,16 @@ struct RailTally {
   std::vector<NodeTally> nodes;  // per node index
   std::vector<bool> bad_node;    // bad with most partners on this rail
   uint32_t nodes_tested = 0, nodes_bad = 0;
+  uint32_t cells = 0, bad_cells = 0;  // tested cells of the rail, bad ones
 };
 
 RailTally TallyRail(const Matrix& m);
 
-// `bad_rails` receives the rails blamed.
+// `all_bad` receives the rails blamed (every cell bad, no rail clean).
+std::vector<v1::Blame> FleetBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* all_bad);
+
+// `bad_rails` receives the rails blamed; none when FleetBlames blamed some
+// (pass its set).
 std::vector<v1::Blame> RailBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* bad_rails);
 
 // `explained` receives the (node, rail) cells a node, NIC or rail blame
@@ -59,6 +68,10 @@ std::vector<v1::Blame> LinkBlames(const std::vector<const Matrix*>& verdict_matr
 // All of the above over a rail's verdict matrix each: rail, node/nic, link.
 std::vector<v1::Blame> Blame(const std::vector<const Matrix*>& verdict_matrices,
                              const std::vector<std::string>& names);
+
+// How a blame is named in one line: "node a", "link a->b", "rail 2",
+// "every node".
+std::string BlameLabel(const v1::Blame& blame);
 
 // The median of `v` (0 when empty; the mean of the middle two when even).
 double Median(std::vector<float> v);

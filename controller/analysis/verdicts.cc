@@ -126,6 +126,18 @@ std::string BaselineVerdict(const Cell& c, double b, const v1::VerdictPolicy& po
                          100 * (1 - c.gbps / b), b);
 }
 
+namespace {
+
+// At most 8 items, then "and N more": a headline stays one readable line.
+std::string Capped(const std::vector<std::string>& items) {
+  constexpr size_t kMax = 8;
+  if (items.size() <= kMax) return absl::StrJoin(items, ", ");
+  std::vector<std::string> head(items.begin(), items.begin() + kMax);
+  return absl::StrCat(absl::StrJoin(head, ", "), ", and ", items.size() - kMax, " more");
+}
+
+}  // namespace
+
 CellCounts JudgeMatrix(Matrix& m, const std::vector<std::string>& names,
                        const v1::VerdictPolicy& policy, const Baseline* baseline) {
   CellCounts out;
@@ -136,6 +148,11 @@ CellCounts JudgeMatrix(Matrix& m, const std::vector<std::string>& names,
       Cell& c = m.at(i, j);
       if (!c.present()) continue;
       ++out.cells;
+      if (c.status == v1::RESULT_STATUS_SKIPPED) {  // never tested: no verdict
+        c.verdict = Verdict::kNone;
+        ++out.skipped;
+        continue;
+      }
       if (c.status != v1::RESULT_STATUS_OK) {
         c.verdict = Verdict::kFail;
         ++out.fail;
@@ -164,8 +181,9 @@ CellCounts JudgeMatrix(Matrix& m, const std::vector<std::string>& names,
   return out;
 }
 
-void Summarize(size_t excluded, Outcome* out) {
-  out->passed = out->cells > 0 && out->low == 0 && out->fail == 0 && excluded == 0;
+void Summarize(const std::vector<std::string>& excluded, Outcome* out) {
+  out->passed = out->cells > 0 && out->low == 0 && out->fail == 0 && out->skipped == 0 &&
+                excluded.empty();
   if (out->passed) {
     out->summary = absl::StrCat("PASS: ", out->pass, "/", out->cells, " cells pass");
     return;
@@ -174,18 +192,17 @@ void Summarize(size_t excluded, Outcome* out) {
   if (out->cells == 0) parts.push_back("no cell was measured");
   if (out->low) parts.push_back(absl::StrCat(out->low, " low"));
   if (out->fail) parts.push_back(absl::StrCat(out->fail, " failed"));
-  if (excluded) parts.push_back(absl::StrCat(excluded, " node(s) left out"));
-  std::vector<std::string> who;
-  for (const auto& b : out->blame) {
-    if (who.size() == 8) {
-      who.push_back(absl::StrCat("and ", out->blame.size() - 8, " more"));
-      break;
-    }
-    who.push_back(absl::StrCat(b.kind(), " ", b.subject()));
+  if (out->skipped) parts.push_back(absl::StrCat(out->skipped, " skipped"));
+  if (!excluded.empty()) {
+    std::vector<std::string> names;  // "node03: preflight FAIL (...)" -> "node03"
+    for (const auto& e : excluded) names.push_back(e.substr(0, e.find(": ")));
+    parts.push_back(absl::StrCat(excluded.size(), " node(s) left out (", Capped(names), ")"));
   }
+  std::vector<std::string> who;
+  for (const auto& b : out->blame) who.push_back(BlameLabel(b));
   out->summary = absl::StrCat("FAIL: ", out->pass, "/", out->cells, " cells pass; ",
                               absl::StrJoin(parts, ", "),
-                              who.empty() ? "" : absl::StrCat("; blame: ", absl::StrJoin(who, ", ")));
+                              who.empty() ? "" : absl::StrCat("; blame: ", Capped(who)));
 }
 
 Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* baseline,
@@ -198,10 +215,11 @@ Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* b
     out.pass += c.pass;
     out.low += c.low;
     out.fail += c.fail;
+    out.skipped += c.skipped;
     judged.push_back(m);
   }
   out.blame = Blame(judged, set.nodes());
-  Summarize(excluded.size(), &out);
+  Summarize(excluded, &out);
   return out;
 }
 

@@ -71,6 +71,7 @@ std::string BaselineVerdict(const Cell& cell, double baseline_gbps, const v1::Ve
 
 struct CellCounts {
   size_t cells = 0, pass = 0, low = 0, fail = 0;
+  size_t skipped = 0;  // status SKIPPED (a node left out): no verdict, not failed
 };
 
 // Step 3: sets the verdict of every present cell of `m` (fail for a status
@@ -85,13 +86,14 @@ struct Outcome {
   std::vector<v1::Blame> blame;
   bool passed = false;
   std::string summary;        // one line
-  size_t cells = 0, pass = 0, low = 0, fail = 0;
+  size_t cells = 0, pass = 0, low = 0, fail = 0, skipped = 0;
 };
 
-// Step 5: passed = some cell, none low or failed, no node left out. The
-// summary: "PASS: 12/12 cells pass" or "FAIL: 10/12 cells pass; 1 low,
-// 1 failed, 1 node(s) left out; blame: link a->b, ..." (at most 8 named).
-void Summarize(size_t excluded_nodes, Outcome* outcome);
+// Step 5: passed = some cell, none low, failed or skipped, no node left
+// out. The summary: "PASS: 12/12 cells pass" or "FAIL: 10/12 cells pass;
+// 1 low, 1 failed, 2 skipped, 1 node(s) left out (n3); blame: link a->b,
+// ..." (at most 8 named of each). `excluded`: "NAME: reason" per node.
+void Summarize(const std::vector<std::string>& excluded, Outcome* outcome);
 
 // All steps: verdicts on every verdict matrix, blame, summary.
 // `excluded` lists the nodes left out (their cells are SKIPPED -> fail).

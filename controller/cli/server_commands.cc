@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "controller/analysis/verdicts.h"
+#include "controller/analysis/blame.h"
 #include "controller/cli/cli_util.h"
 #include "controller/cli/commands.h"
 #include "controller/report/report.h"
@@ -88,7 +89,7 @@ int Show(const ServerOptions& o) {
   }
   std::printf("run %s (cluster %s), %s, mode %s\n%s\n", r->run_id().c_str(), r->cluster().c_str(),
               Time(r->started_at()).c_str(), r->mode().c_str(), r->summary().c_str());
-  for (const auto& b : r->blame()) std::printf("blame %s %s: %s\n", b.kind().c_str(), b.subject().c_str(), b.reason().c_str());
+  for (const auto& b : r->blame()) std::printf("blame %s: %s\n", analysis::BlameLabel(b).c_str(), b.reason().c_str());
   PrintRegressions(r->regressions());
   return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "controller/analysis/blame.h"
 #include "controller/cli/cli_util.h"
 #include "controller/cli/server_commands.h"
 #include "controller/cli/sweep_output.h"
@@ -23,15 +24,26 @@ namespace {
 
 absl::Status Usage(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
 
+// A file named by a flag that cannot be read (missing, not readable) is bad
+// usage, exit 2, like a malformed one: the command never started its work.
+absl::Status UsageIfUnreadable(absl::Status st) {
+  if (absl::IsNotFound(st) || absl::IsPermissionDenied(st)) return Usage(st.message());
+  return st;
+}
+
 absl::StatusOr<inventory::Inventory> LoadNodes(const SweepOptions& o) {
-  if (!o.inventory.empty()) return inventory::LoadInventoryFile(o.inventory);
+  if (!o.inventory.empty()) {
+    auto inv = inventory::LoadInventoryFile(o.inventory);
+    if (!inv.ok()) return UsageIfUnreadable(inv.status());
+    return inv;
+  }
   if (!o.agents.empty()) return inventory::InventoryFromAgents(o.agents, o.port);
   return inventory::InventoryFromHostlist(o.hostlist, o.port);
 }
 
 absl::StatusOr<std::string> ReadText(const std::string& path, absl::string_view what) {
   std::ifstream in(path);
-  if (!in) return ErrnoToStatus(errno, absl::StrCat(what, " ", path));
+  if (!in) return UsageIfUnreadable(ErrnoToStatus(errno, absl::StrCat(what, " ", path)));
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -67,7 +79,9 @@ absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
   c.policy.set_fleet_min_drop(o.fleet_min_drop);
   c.policy.set_baseline_tolerance(o.baseline_tolerance);
   if (!o.baseline.empty()) {
-    ASSIGN_OR_RETURN(v1::Run b, report::LoadRunJson(o.baseline));
+    auto loaded = report::LoadRunJson(o.baseline);
+    if (!loaded.ok()) return UsageIfUnreadable(loaded.status());
+    v1::Run b = *std::move(loaded);
     c.baseline = std::make_shared<const v1::Run>(std::move(b));
     c.policy.set_baseline_run(o.baseline);
   }
@@ -183,7 +197,7 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
 
   std::fputs(report::RenderMatrixText(*result).c_str(), stdout);
   for (const auto& b : result->blame()) {
-    std::printf("blame %s %s: %s\n", b.kind().c_str(), b.subject().c_str(), b.reason().c_str());
+    std::printf("blame %s: %s\n", analysis::BlameLabel(b).c_str(), b.reason().c_str());
   }
   std::printf("%s\n", result->summary().c_str());
   std::printf("report: %s\n",

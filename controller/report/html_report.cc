@@ -17,6 +17,7 @@ namespace {
 
 using internal::Gbps;
 using internal::HtmlEscape;
+using internal::MatrixSizeName;
 using internal::SizeName;
 
 constexpr char kStyle[] = R"(
@@ -148,7 +149,7 @@ std::string RenderHtml(const v1::Run& run) {
     HeatmapHtmlOptions ho;
     ho.id = absl::StrCat("m-r", m->rail(), "-", m->size_bytes());
     ho.reference_fleet = !(run.policy().min_fraction_of_link() > 0);
-    absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": BW average at ", SizeName(m->size_bytes()),
+    absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": BW average, ", MatrixSizeName(*m),
                     " (rows: initiator, columns: target)</h2>\n", EmbeddedHeatmap(*m, ho));
     absl::StrAppend(&out, "<p class=\"muted\">fleet median ", Gbps(m->fleet().median_gbps()),
                     " Gb/s, min ", Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()),

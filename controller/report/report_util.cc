@@ -58,6 +58,10 @@ std::string StatusName(v1::ResultStatus s) {
   }
 }
 
+std::string MatrixSizeName(const v1::BandwidthMatrix& m) {
+  return m.size_bytes() == 0 ? "no size measured" : SizeName(m.size_bytes());
+}
+
 std::string SizeName(uint64_t b) {
   if (b >= (1ull << 30) && b % (1ull << 30) == 0) return absl::StrCat(b >> 30, " GiB");
   if (b >= (1ull << 20) && b % (1ull << 20) == 0) return absl::StrCat(b >> 20, " MiB");

@@ -16,6 +16,10 @@ std::string XmlEscape(absl::string_view s);
 std::string CsvField(absl::string_view s);
 std::string StatusName(v1::ResultStatus s);   // "ok", "failed", "error", "skipped", ""
 std::string SizeName(uint64_t bytes);         // "64 KiB"
+// A verdict matrix's size for a title: "64 KiB", or "no size measured" for
+// the size-0 matrix of a rail whose every test failed before its first size
+// (a title saying "0 B" reads like a measurement).
+std::string MatrixSizeName(const v1::BandwidthMatrix& m);
 std::string Gbps(double v);                   // "%.3g"
 std::string RegressionKindName(v1::RegressionKind k);       // "link", "node", "nic", "rail"
 std::string RegressionReferenceName(v1::RegressionReference r);  // "the baseline", "the last passing run"

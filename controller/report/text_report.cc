@@ -10,6 +10,7 @@ namespace gdrbench::controller::report {
 namespace {
 
 using internal::Gbps;
+using internal::MatrixSizeName;
 using internal::SizeName;
 
 std::string CellText(const v1::MatrixCell& c) {
@@ -41,7 +42,7 @@ std::vector<std::vector<std::string>> Grid(const v1::BandwidthMatrix& m) {
 std::string RenderMatrixText(const v1::Run& run) {
   std::string out;
   for (const auto* m : internal::VerdictMatrices(run)) {
-    absl::StrAppend(&out, "rail ", m->rail(), ", ", SizeName(m->size_bytes()),
+    absl::StrAppend(&out, "rail ", m->rail(), ", ", MatrixSizeName(*m),
                     ": BW average, Gb/s (* low, FAIL/ERR/SKIP no value, . not tested)\n");
     auto g = Grid(*m);
     std::vector<size_t> w(g[0].size(), 0);
@@ -103,7 +104,7 @@ std::string RenderMarkdown(const v1::Run& run) {
     out += "\n";
   }
   for (const auto* m : internal::VerdictMatrices(run)) {
-    absl::StrAppend(&out, "## Rail ", m->rail(), " at ", SizeName(m->size_bytes()), " (Gb/s)\n\n");
+    absl::StrAppend(&out, "## Rail ", m->rail(), ", ", MatrixSizeName(*m), " (Gb/s)\n\n");
     auto g = Grid(*m);
     for (size_t i = 0; i < g.size(); ++i) {
       out += "|";

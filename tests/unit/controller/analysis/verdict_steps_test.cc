@@ -189,8 +189,9 @@ TEST(RailBlames, MostNodesBadOnOneRailWhileAnotherIsClean) {
   auto blame = RailBlames(rails, &bad);
   ASSERT_EQ(blame.size(), 1u);
   EXPECT_EQ(blame[0].subject(), "rail 1");
-  // The last node's cells are all with nodes already accepted: 5 of 6.
-  EXPECT_THAT(blame[0].reason(), HasSubstr("5 of 6 nodes"));
+  // Every node is equally low, so all are accepted at once (ties): 6 of 6
+  // (accepting them one by one left the last with no cells: "5 of 6").
+  EXPECT_THAT(blame[0].reason(), HasSubstr("6 of 6 nodes"));
   EXPECT_NEAR(blame[0].evidence_gbps(), 40, 1e-3);
   EXPECT_EQ(bad, std::set<uint32_t>{1});
   // With a single rail there is nothing to compare with: no rail blame.
@@ -244,7 +245,7 @@ TEST(LinkBlames, UnexplainedBadCellsAreLinksBothDirectionsOnce) {
 TEST(Summarize, PassOrWhatFailedAndWho) {
   Outcome pass;
   pass.cells = pass.pass = 12;
-  Summarize(0, &pass);
+  Summarize({}, &pass);
   EXPECT_TRUE(pass.passed);
   EXPECT_EQ(pass.summary, "PASS: 12/12 cells pass");
 
@@ -259,19 +260,19 @@ TEST(Summarize, PassOrWhatFailedAndWho) {
     b.set_subject("a" + std::to_string(i));
     fail.blame.push_back(b);
   }
-  Summarize(1, &fail);
+  Summarize({"n3: preflight FAIL (mtu)"}, &fail);
   EXPECT_FALSE(fail.passed);
   EXPECT_EQ(fail.summary,
-            "FAIL: 9/12 cells pass; 2 low, 1 failed, 1 node(s) left out; blame: link a0, link a1, "
+            "FAIL: 9/12 cells pass; 2 low, 1 failed, 1 node(s) left out (n3); blame: link a0, link a1, "
             "link a2, link a3, link a4, link a5, link a6, link a7, and 2 more");
 
   Outcome excluded_only;
   excluded_only.cells = excluded_only.pass = 2;
-  Summarize(1, &excluded_only);
+  Summarize({"n9: agent unreachable"}, &excluded_only);
   EXPECT_FALSE(excluded_only.passed);
 
   Outcome nothing;
-  Summarize(0, &nothing);
+  Summarize({}, &nothing);
   EXPECT_EQ(nothing.summary, "FAIL: 0/0 cells pass; no cell was measured");
 }
 

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+#include "controller/analysis/blame.h"
+
 namespace gdrbench::controller::analysis {
 namespace {
 
@@ -34,6 +37,8 @@ v1::PairResult Pair(uint32_t s, uint32_t d, uint32_t rail, double gbps, double e
   return r;
 }
 
+constexpr double kSkip = -2;  // a cell whose test was skipped (a node left out)
+
 // All ordered pairs of n nodes on `rails` rails at `base` Gb/s, with
 // `override` deciding some cells.
 MatrixSet Full(uint32_t n, uint32_t rails,
@@ -44,7 +49,9 @@ MatrixSet Full(uint32_t n, uint32_t rails,
       for (uint32_t j = 0; j < n; ++j) {
         if (i == j) continue;
         double g = gbps(i, j, r);
-        if (g < 0) {
+        if (g == kSkip) {
+          set.Add(Pair(i, j, r, 0, 100, v1::RESULT_STATUS_SKIPPED, "left out by preflight"));
+        } else if (g < 0) {
           set.Add(Pair(i, j, r, 0, 100, v1::RESULT_STATUS_ERROR, "agent n" + std::to_string(i) + " unreachable"));
         } else {
           set.Add(Pair(i, j, r, g));
@@ -140,6 +147,9 @@ TEST(Blame, ALowRailIsBlamedAsARail) {
   auto set = Full(6, 3, [](auto, auto, uint32_t r) { return r == 1 ? 45.0 : 95.0; });
   auto o = Judge(set, DefaultPolicy(), nullptr, {});
   EXPECT_THAT(BlameList(o), testing::ElementsAre("rail rail 1"));
+  EXPECT_EQ(BlameLabel(o.blame[0]), "rail 1");
+  EXPECT_THAT(o.summary, HasSubstr("blame: rail 1"));
+  EXPECT_THAT(o.summary, testing::Not(HasSubstr("rail rail")));
 }
 
 TEST(Blame, ANodeLowOnOneRailOnlyIsItsNic) {
@@ -164,6 +174,59 @@ TEST(Verdicts, BaselineRegressionIsLow) {
   EXPECT_EQ(o.low, 1u);
   EXPECT_THAT(set.VerdictMatrices()[0]->reasons.at(2), HasSubstr("below the baseline 95"));
   EXPECT_FALSE(Baseline::FromRun(v1::Run()).ok());
+}
+
+// Two nodes equally bad: n0 and n1 are each low with two of their three
+// partners (n0 with n1 and n2, n1 with n0 and n3). Accepting n0 first used
+// to clear n1 (leaving the link n1<->n3 blamed): a tie names both.
+TEST(Blame, NodesTiedAtTheWorstRatioAreAllNamed) {
+  auto set = Full(4, 1, [](uint32_t i, uint32_t j, auto) {
+    auto is = [&](uint32_t a, uint32_t b) { return (i == a && j == b) || (i == b && j == a); };
+    return is(0, 1) || is(0, 2) || is(1, 3) ? 30.0 : 95.0;
+  });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_THAT(BlameList(o), testing::ElementsAre("node n0", "node n1"));
+}
+
+// Every cell low: nothing singles out a node or a link, and blaming some
+// nodes (two of three, as before) would send the operator to the wrong
+// place. The fleet is named instead, and nothing else.
+TEST(Blame, EveryCellBadBlamesTheFleetNotSomeNodes) {
+  for (uint32_t n : {2u, 3u, 5u}) {
+    auto set = Full(n, 1, [](auto, auto, auto) { return 40.0; });
+    auto o = Judge(set, DefaultPolicy(), nullptr, {});
+    EXPECT_THAT(BlameList(o), testing::ElementsAre("fleet every node")) << n << " nodes";
+    EXPECT_THAT(o.blame[0].reason(), HasSubstr(absl::StrCat("all ", n * (n - 1), " cells")));
+    EXPECT_THAT(o.summary, HasSubstr("blame: every node"));
+  }
+  auto dead = Full(3, 1, [](auto, auto, auto) { return -1.0; });
+  EXPECT_THAT(BlameList(Judge(dead, DefaultPolicy(), nullptr, {})), testing::ElementsAre("fleet every node"));
+  // Two rails, both bad everywhere: each rail says so.
+  auto rails = Full(3, 2, [](auto, auto, auto) { return 40.0; });
+  EXPECT_THAT(BlameList(Judge(rails, DefaultPolicy(), nullptr, {})),
+              testing::ElementsAre("fleet every node on rail 0", "fleet every node on rail 1"));
+  // One rail bad everywhere beside a clean one is still the rail.
+  auto one = Full(3, 2, [](auto, auto, uint32_t r) { return r == 0 ? 40.0 : 95.0; });
+  EXPECT_THAT(BlameList(Judge(one, DefaultPolicy(), nullptr, {})), testing::ElementsAre("rail rail 0"));
+}
+
+// A node left out by preflight: its cells are SKIPPED, counted as skipped
+// (not failed), blame nobody, and the headline names the node.
+TEST(Verdicts, SkippedCellsAreSkippedNotFailedAndBlameNobody) {
+  auto set = Full(3, 1, [](uint32_t i, uint32_t j, auto) { return i == 2 || j == 2 ? kSkip : 95.0; });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {"n2: preflight FAIL (peermem_loaded)"});
+  EXPECT_FALSE(o.passed);
+  EXPECT_EQ(o.skipped, 4u);
+  EXPECT_EQ(o.fail, 0u);
+  EXPECT_TRUE(o.blame.empty()) << BlameList(o)[0];
+  EXPECT_EQ(o.summary, "FAIL: 2/6 cells pass; 4 skipped, 1 node(s) left out (n2)");
+  EXPECT_EQ(set.VerdictMatrices()[0]->at(2, 0).verdict, Verdict::kNone);
+
+  // Both nodes of a pair left out: both named, neither blamed over the other.
+  auto both = Full(2, 1, [](auto, auto, auto) { return kSkip; });
+  auto b = Judge(both, DefaultPolicy(), nullptr, {"a: preflight FAIL (x)", "b: preflight FAIL (x)"});
+  EXPECT_TRUE(b.blame.empty());
+  EXPECT_EQ(b.summary, "FAIL: 0/2 cells pass; 2 skipped, 2 node(s) left out (a, b)");
 }
 
 TEST(Verdicts, ExcludedNodesFailTheRun) {

@@ -32,7 +32,9 @@ TEST(Hostlist, RejectsMalformedExpressions) {
                           "n[1-[2]]"}) {
     auto h = ExpandHostlist(bad);
     EXPECT_FALSE(h.ok()) << bad;
-    if (!h.ok()) EXPECT_THAT(std::string(h.status().message()), HasSubstr("hostlist"));
+    if (!h.ok()) {
+      EXPECT_THAT(std::string(h.status().message()), HasSubstr("hostlist"));
+    }
   }
 }
 

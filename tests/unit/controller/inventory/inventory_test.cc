@@ -77,6 +77,31 @@ TEST(Inventory, ErrorsNameTheLineAndTheField) {
   }
 }
 
+// A wrong guess at the schema is answered with the keys that are accepted
+// there (the "nodes[0]: expected a mapping" said nothing more).
+TEST(Inventory, ErrorsNameTheAcceptedKeys) {
+  const BadCase cases[] = {
+      {"nodes:\n  - node01\n",
+       "inv.yaml:2: nodes[0]: expected a mapping with keys address, dns, hostlist, link_gbps, name, "
+       "rails, got 'node01'"},
+      {"- name: a\n",
+       "inv.yaml:1: inventory: expected a mapping with keys link_gbps, memory, nodes, port, rails, tls, "
+       "got a list"},
+      {"tls: on\nnodes:\n  - name: a\n",
+       "inv.yaml:1: tls: expected a mapping with keys ca, cert, insecure, key, server_name, got 'on'"},
+      {"rails: [mlx5_0]\nnodes:\n  - name: a\n",
+       "inv.yaml:1: rails[0]: expected a mapping with keys gpu, nic, got 'mlx5_0'"},
+      {"nodes:\n  - name: a\n    gpus: 8\n",
+       "inv.yaml:3: nodes[0].gpus: unknown key (allowed: address, dns, hostlist, link_gbps, name, rails)"},
+  };
+  for (const auto& c : cases) {
+    auto inv = ParseInventoryYaml(c.yaml, "inv.yaml");
+    ASSERT_FALSE(inv.ok()) << c.yaml;
+    EXPECT_EQ(inv.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(inv.status().message()), HasSubstr(c.expect)) << c.yaml;
+  }
+}
+
 TEST(Inventory, MissingFileNamesThePath) {
   auto inv = LoadInventoryFile("/nonexistent/inv.yaml");
   ASSERT_FALSE(inv.ok());

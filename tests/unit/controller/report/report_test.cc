@@ -54,6 +54,16 @@ TEST(Report, CsvHasARowPerPairAndSizeWithQuotedReasons) {
   EXPECT_THAT(csv, HasSubstr(",node1,rxe0,node3,rxe2,0,host,1048576,ok,30,31.5,0,100,low,1,"));
 }
 
+// A rail whose every test failed before its first size has a size-0 matrix:
+// its title says so instead of "0 B".
+TEST(Report, AMatrixWithNoSizeMeasuredSaysSoNotZeroBytes) {
+  v1::Run run = SampleRun();
+  for (auto& m : *run.mutable_matrices()) m.set_size_bytes(0);
+  EXPECT_THAT(RenderMatrixText(run), HasSubstr("rail 0, no size measured"));
+  EXPECT_THAT(RenderMarkdown(run), Not(HasSubstr("0 B")));
+  EXPECT_THAT(RenderHtml(run), Not(HasSubstr("at 0 B")));
+}
+
 TEST(Report, JUnitHasATestCasePerPairWithFailuresAndErrors) {
   std::string xml = RenderJUnit(SampleRun());
   EXPECT_THAT(xml, HasSubstr("tests=\"12\" failures=\"1\" errors=\"1\" skipped=\"0\""));
