@@ -10,9 +10,11 @@
 #include "common/version.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/drain_command.h"
+#include "controller/cli/fleet_preflight.h"
 #include "controller/cli/sweep_command.h"
 #include "controller/cli/pair_command.h"
 #include "controller/cli/server_commands.h"
+#include "controller/run/expectations.h"
 
 namespace {
 
@@ -74,26 +76,28 @@ int main(int argc, char** argv) {
   AddCommon(node_info_cmd, node_info.common);
 
   cli::PreflightOptions preflight;
+  cli::FleetPreflightOptions fleet;
   CLI::App* preflight_cmd = app.add_subcommand(
-      "preflight", "one node's GPUDirect RDMA checklist (exit 1 when a check FAILs)");
-  preflight_cmd->add_option("--agent", preflight.agent, "agent HOST:PORT")->required();
-  preflight_cmd->add_option("--checks", preflight.checks, "only these checks (comma-separated ids)")
+      "preflight",
+      "the GPUDirect RDMA checklist of one node (--agent), or of a fleet in parallel: a nodes x "
+      "checks table and the versions that differ (exit 1 when a check FAILs)");
+  auto* pf_nodes = preflight_cmd->add_option_group("nodes", "one node, or a fleet (one of)");
+  pf_nodes->add_option("--agent", preflight.agent, "one agent HOST:PORT: its whole report");
+  pf_nodes->add_option("--inventory", fleet.inventory, "a fleet: YAML inventory (docs/inventory.md)");
+  pf_nodes->add_option("--agents", fleet.agents,
+                       "a fleet: HOST:PORT,... (entries may be hostlists, or dns:NAME[:PORT])");
+  pf_nodes->add_option("--hostlist", fleet.hostlist, "a fleet: Slurm hostlist (agents on --port)");
+  pf_nodes->require_option(1);
+  preflight_cmd->add_option("--port", fleet.port, "a fleet: agent port for entries without one")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  preflight_cmd->add_option("--parallel", fleet.parallel, "a fleet: nodes checked at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  preflight_cmd->add_option("--checks", preflight.checks,
+                            "with --agent: only these checks (comma-separated ids)")
       ->delimiter(',');
-  preflight_cmd->add_option_function<std::string>(
-      "--expect-driver", [&](const std::string& v) { preflight.expect.set_nvidia_driver(v); },
-      "pinned NVIDIA driver version (\"580\" pins a branch)");
-  preflight_cmd->add_option_function<std::string>(
-      "--expect-cuda", [&](const std::string& v) { preflight.expect.set_cuda_driver(v); },
-      "pinned CUDA driver API version, e.g. 13.0");
-  preflight_cmd->add_option_function<std::string>(
-      "--expect-rdma-core", [&](const std::string& v) { preflight.expect.set_rdma_core(v); },
-      "pinned rdma-core version");
-  preflight_cmd->add_option_function<std::string>(
-      "--expect-ofed", [&](const std::string& v) { preflight.expect.set_ofed(v); },
-      "pinned MLNX_OFED/DOCA version");
-  preflight_cmd->add_option_function<uint32_t>(
-      "--min-mtu", [&](uint32_t v) { preflight.expect.set_min_mtu_bytes(v); },
-      "fail ports whose active RDMA MTU is below this (bytes)");
+  cli::AddExpectationFlags(preflight_cmd, fleet.expect);
   AddCommon(preflight_cmd, preflight.common);
 
   cli::PairOptions pair;
@@ -156,7 +160,22 @@ int main(int argc, char** argv) {
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (*node_info_cmd) return cli::NodeInfoCommand(node_info);
   if (*pair_cmd) return cli::PairCommand(pair);
-  if (*preflight_cmd) return cli::PreflightCommand(preflight);
+  if (*preflight_cmd && preflight.agent.empty()) {
+    if (!preflight.checks.empty()) {
+      return cli::PrintError(absl::InvalidArgumentError("--checks is for one node (--agent)"));
+    }
+    fleet.common = preflight.common;
+    return cli::FleetPreflightCommand(fleet);
+  }
+  if (*preflight_cmd) {
+    if (fleet.expect.controller_checks()) {
+      return cli::PrintError(absl::InvalidArgumentError(
+          "--expect-gpus, --expect-rails and --expect-link-* are checked over a fleet "
+          "(--inventory, --agents or --hostlist; one node: --agents HOST:PORT)"));
+    }
+    preflight.expect = gdrbench::controller::run::AgentExpectations(fleet.expect);
+    return cli::PreflightCommand(preflight);
+  }
   if (*sweep_cmd) return cli::SweepCommand(sweep);
   if (*drain_cmd) return cli::DrainCommand(drain);
   if (server_cmd) return server_cmd();

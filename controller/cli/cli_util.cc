@@ -16,6 +16,17 @@ int PrintError(const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
 }
 
+absl::Status UsageIfUnreadable(absl::Status st) {
+  if (absl::IsNotFound(st) || absl::IsPermissionDenied(st)) return absl::InvalidArgumentError(st.message());
+  return st;
+}
+
+absl::StatusOr<inventory::Inventory> LoadInventoryForCli(const std::string& path) {
+  auto inv = inventory::LoadInventoryFile(path);
+  if (!inv.ok()) return UsageIfUnreadable(inv.status());
+  return inv;
+}
+
 AgentClientConfig ClientConfig(const std::string& address, const CommonOptions& common) {
   AgentClientConfig cfg;
   cfg.address = address;

@@ -4,6 +4,23 @@
 
 namespace gdrbench::controller::cli {
 
+void AddExpectationFlags(CLI::App* c, inventory::Expectations& e) {
+  c->add_option_function<uint32_t>("--expect-gpus", [&e](uint32_t v) { e.gpus = v; },
+                                   "fleet expectation: GPUs per node");
+  c->add_option_function<uint32_t>("--expect-rails", [&e](uint32_t v) { e.rails = v; },
+                                   "fleet expectation: rails (rail NICs) per node");
+  c->add_option_function<double>("--expect-link-gbps", [&e](double v) { e.link_gbps = v; },
+                                 "fleet expectation: every rail's link at least this rate (Gb/s)");
+  c->add_option("--expect-link-state", e.link_state, "fleet expectation: every rail's port state")
+      ->check(CLI::IsMember({"PORT_ACTIVE", "PORT_DOWN", "PORT_INIT", "PORT_ARMED"}));
+  c->add_option("--expect-driver", e.nvidia_driver, "pinned NVIDIA driver version (\"580\" pins a branch)");
+  c->add_option("--expect-cuda", e.cuda_driver, "pinned CUDA driver API version, e.g. 13.0");
+  c->add_option("--expect-rdma-core", e.rdma_core, "pinned rdma-core version");
+  c->add_option("--expect-ofed", e.ofed, "pinned MLNX_OFED/DOCA version");
+  c->add_option("--expect-firmware", e.hca_firmware, "pinned HCA firmware, e.g. 28.39.1002 (its family's NICs)");
+  c->add_option("--min-mtu", e.min_mtu_bytes, "fail ports whose active RDMA MTU is below this (bytes)");
+}
+
 CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
   CLI::App* c = app.add_subcommand(
       "sweep", "all-pairs bandwidth sweep over every agent: matrix, verdicts, blame, reports");
@@ -63,6 +80,7 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
                 "(every active NIC; storage and in-band NICs with host memory)")
       ->capture_default_str()
       ->check(CLI::IsMember({"rails", "all"}));
+  AddExpectationFlags(c, o.expect);
 
   c->add_option("--link-gbps", o.link_gbps, "expected link rate for every port (overrides the agents')");
   c->add_option("--min-link-fraction", o.min_link_fraction,
@@ -85,7 +103,13 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
   c->add_option("--out", o.out, "report folder: run.json pairs.csv summary.md report.html junit.xml journal");
   c->add_option("--resume", o.resume, "continue the run recorded in this journal (same inventory and flags)");
   c->add_flag("--dry-run", o.dry_run, "print the plan and its estimated duration; contact no agent");
-  c->add_option("--progress", o.progress, "auto | bar | json | none")->capture_default_str();
+  c->add_option("--estimate-from", o.estimate_from,
+                "run.json of an earlier sweep of this fabric: the estimate uses its measured per-test "
+                "set-up and bandwidth (default: --out DIR/run.json if present, else 0.05 s per test at the "
+                "link rate)");
+  c->add_option("--progress", o.progress,
+                "auto (a bar on a terminal, else a line per finished test) | bar | lines | json | none")
+      ->capture_default_str();
 
   c->add_option("--tls-ca", o.common.tls.ca_file, "PEM CA that signed the agents' certificates");
   c->add_option("--tls-cert", o.common.tls.cert_file, "PEM client certificate (mTLS)");

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "controller/analysis/blame.h"
 #include "controller/cli/cli_util.h"
@@ -24,19 +25,8 @@ namespace {
 
 absl::Status Usage(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
 
-// A file named by a flag that cannot be read (missing, not readable) is bad
-// usage, exit 2, like a malformed one: the command never started its work.
-absl::Status UsageIfUnreadable(absl::Status st) {
-  if (absl::IsNotFound(st) || absl::IsPermissionDenied(st)) return Usage(st.message());
-  return st;
-}
-
 absl::StatusOr<inventory::Inventory> LoadNodes(const SweepOptions& o) {
-  if (!o.inventory.empty()) {
-    auto inv = inventory::LoadInventoryFile(o.inventory);
-    if (!inv.ok()) return UsageIfUnreadable(inv.status());
-    return inv;
-  }
+  if (!o.inventory.empty()) return LoadInventoryForCli(o.inventory);
   if (!o.agents.empty()) return inventory::InventoryFromAgents(o.agents, o.port);
   return inventory::InventoryFromHostlist(o.hostlist, o.port);
 }
@@ -49,11 +39,37 @@ absl::StatusOr<std::string> ReadText(const std::string& path, absl::string_view 
   return ss.str();
 }
 
+// The per-test costs of an earlier run: --estimate-from (an error when it
+// cannot be used), else the run.json a previous sweep left in --out (quietly
+// none when there is no usable one).
+absl::StatusOr<std::optional<sweep::MeasuredCost>> MeasuredFrom(const SweepOptions& o) {
+  std::string path = o.estimate_from;
+  const bool explicit_file = !path.empty();
+  if (!explicit_file && !o.out.empty()) {
+    path = (std::filesystem::path(o.out) / "run.json").string();
+    if (!std::filesystem::exists(path)) return std::nullopt;
+  }
+  if (path.empty()) return std::nullopt;
+  auto run = report::LoadRunJson(path);
+  if (!run.ok()) {
+    if (!explicit_file) return std::nullopt;
+    return UsageIfUnreadable(run.status());
+  }
+  auto cost = sweep::MeasureCost(*run);
+  if (!cost.ok()) {
+    if (!explicit_file) return std::nullopt;
+    return Usage(absl::StrCat("--estimate-from ", path, ": ", cost.status().message()));
+  }
+  cost->source = path;
+  return std::optional<sweep::MeasuredCost>(*cost);
+}
+
 // The flags mapped onto the library's config; files named by flags
 // (inventory, pair list, baseline) are read here.
 absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
   sweep::SweepConfig c;
   ASSIGN_OR_RETURN(c.inventory, LoadNodes(o));
+  c.inventory.expect = inventory::Merge(c.inventory.expect, o.expect);
   ASSIGN_OR_RETURN(c.schedule.mode, schedule::ParseMode(o.mode));
   c.schedule.bidirectional = o.sweep.bidirectional;
   c.schedule.quick_matchings = o.quick_rounds;
@@ -92,6 +108,7 @@ absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
   c.rpc_timeout = client.rpc_timeout;
   c.connect_timeout = client.connect_timeout;
 
+  ASSIGN_OR_RETURN(c.measured, MeasuredFrom(o));
   c.parallel = o.parallel;
   c.retries = o.retries;
   c.retest_low = o.retest_low;
@@ -108,20 +125,30 @@ absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
   return c;
 }
 
+// auto: a bar on a terminal, else a readable line per finished test (logs,
+// cron, tee, the lab); JSON only when asked for.
 ProgressPrinter::Style ProgressStyle(const std::string& p) {
   if (p == "bar") return ProgressPrinter::Style::kBar;
+  if (p == "lines") return ProgressPrinter::Style::kLines;
   if (p == "json") return ProgressPrinter::Style::kJson;
   if (p == "none") return ProgressPrinter::Style::kNone;
-  return isatty(STDERR_FILENO) ? ProgressPrinter::Style::kBar : ProgressPrinter::Style::kJson;
+  return isatty(STDERR_FILENO) ? ProgressPrinter::Style::kBar : ProgressPrinter::Style::kLines;
 }
 
 int DryRun(const SweepOptions& o, const sweep::SweepConfig& c) {
   auto plan = sweep::PlanWithoutAgents(c);
   if (!plan.ok()) return PrintError(plan.status());
+  std::string basis = absl::StrFormat("set-up %.3g s per test (the default; an earlier run's run.json "
+                                       "in --out or --estimate-from measures it)",
+                                       sweep::kDefaultSetupSeconds);
+  if (c.measured) {
+    basis = absl::StrFormat("set-up %.3g s per test and %.3g Gb/s, measured over %zu tests of %s",
+                            c.measured->setup_s, c.measured->gbps, c.measured->tests, c.measured->source);
+  }
   if (o.common.json) {
-    PrintPlanJson(*plan, sweep::Estimate(c), stdout);
+    PrintPlanJson(*plan, sweep::Estimate(c), basis, stdout);
   } else {
-    PrintPlanText(*plan, sweep::Estimate(c), stdout);
+    PrintPlanText(*plan, sweep::Estimate(c), basis, stdout);
   }
   return 0;
 }
@@ -180,6 +207,7 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
       progress.Update(p.tests);
     }
   };
+  hooks.on_result = [&](const v1::PairResult& r) { progress.Result(r); };
   absl::StatusOr<v1::Run> result = [&] {
     CancelOnSignals signals(&cancel);
     return sweep::RunSweep(c, hooks);
@@ -210,8 +238,9 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
 }  // namespace
 
 int SweepCommand(const SweepOptions& o) {
-  if (o.progress != "auto" && o.progress != "bar" && o.progress != "json" && o.progress != "none") {
-    return PrintError(Usage("--progress: expected auto, bar, json or none"));
+  if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" && o.progress != "json" &&
+      o.progress != "none") {
+    return PrintError(Usage("--progress: expected auto, bar, lines, json or none"));
   }
   auto config = ToConfig(o);
   if (!config.ok()) return PrintError(config.status());

@@ -42,6 +42,7 @@ struct SweepOptions {
   bool no_preflight = false;
   bool force = false;             // keep nodes whose preflight FAILs
   std::string nics = "rails";     // rails: GPU rails only; all: every active NIC (others with host memory)
+  inventory::Expectations expect; // --expect-* flags, over the inventory's expect:
 
   double link_gbps = 0;           // override every port's link rate
   double min_link_fraction = 0.9; // absolute verdict; 0 = off
@@ -53,6 +54,8 @@ struct SweepOptions {
   std::string out;                // report folder (required unless --dry-run)
   std::string resume;             // journal of an interrupted run
   bool dry_run = false;
+  std::string estimate_from;      // a run.json whose tests' costs the estimate uses
+                                  // (default: --out DIR/run.json when there is one)
   std::string progress = "auto";  // auto | bar | json | none
 
   // --server: the finished run is stored on gdrbench-server (its regressions
@@ -60,6 +63,12 @@ struct SweepOptions {
   ServerClientConfig server;
   std::string cluster;
 };
+
+// The fleet expectation flags (--expect-gpus, --expect-rails,
+// --expect-link-gbps, --expect-link-state, --expect-driver, --expect-cuda,
+// --expect-rdma-core, --expect-ofed, --expect-firmware, --min-mtu) of
+// `sweep` and `preflight`; each replaces that key of the inventory's expect:.
+void AddExpectationFlags(CLI::App* cmd, inventory::Expectations& expect);
 
 // Registers the `sweep` subcommand and its flags on `app`, filling `options`.
 CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& options);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/report/report_util.h"
 
 namespace gdrbench::controller::cli {
 namespace {
@@ -49,7 +51,8 @@ std::string JsonEscape(const std::string& s) {
   return o;
 }
 
-void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, std::FILE* out) {
+void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, const std::string& basis,
+                   std::FILE* out) {
   const auto& s = plan.schedule;
   const auto& o = plan.schedule_options;
   std::fprintf(out, "plan %s: %s, %zu nodes, %zu rail(s), %s, memory %s\n", plan.fingerprint.c_str(),
@@ -60,8 +63,9 @@ void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, s
                s.MaxRoundSize(),
                o.max_concurrent ? absl::StrFormat(" (cap %u)", o.max_concurrent).c_str() : "");
   const double per_test = schedule::EstimateTestSeconds(est);
-  std::fprintf(out, "estimated duration: %s (%.3g s per round at %.4g Gb/s, rounds in sequence)\n",
-               Hms(schedule::EstimateScheduleSeconds(s, est)).c_str(), per_test, est.link_gbps);
+  std::fprintf(out, "estimated duration: %s (%zu rounds in sequence x %.3g s per test at %.4g Gb/s; %s)\n",
+               Hms(schedule::EstimateScheduleSeconds(s, est)).c_str(), s.rounds(), per_test, est.link_gbps,
+               basis.c_str());
   for (const auto& n : plan.nodes) {
     if (n.excluded) std::fprintf(out, "left out: %s: %s\n", n.name.c_str(), n.excluded_reason.c_str());
   }
@@ -78,18 +82,19 @@ void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, s
   }
 }
 
-void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, std::FILE* out) {
+void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, const std::string& basis,
+                   std::FILE* out) {
   const auto& s = plan.schedule;
   const auto& o = plan.schedule_options;
   std::fprintf(out,
                "{\"fingerprint\":\"%s\",\"mode\":\"%s\",\"bidirectional\":%s,\"memory\":\"%s\","
                "\"rails\":%zu,\"rounds_total\":%zu,\"tests\":%zu,\"max_tests_per_round\":%zu,"
                "\"estimated_seconds\":%.6g,\"estimated_seconds_per_round\":%.6g,"
-               "\"assumed_link_gbps\":%.6g,\n\"nodes\":[",
+               "\"assumed_link_gbps\":%.6g,\"estimate_basis\":\"%s\",\n\"nodes\":[",
                plan.fingerprint.c_str(), schedule::ModeName(o.mode), o.bidirectional ? "true" : "false",
                JsonEscape(plan.memory).c_str(), RailCount(plan), s.rounds(), s.tests(),
                s.MaxRoundSize(), schedule::EstimateScheduleSeconds(s, est),
-               schedule::EstimateTestSeconds(est), est.link_gbps);
+               schedule::EstimateTestSeconds(est), est.link_gbps, JsonEscape(basis).c_str());
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     const auto& n = plan.nodes[i];
     std::fprintf(out, "%s{\"name\":\"%s\",\"address\":\"%s\",\"rails\":[", i ? "," : "",
@@ -116,8 +121,40 @@ void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, s
   std::fprintf(out, "\n]}\n");
 }
 
+std::string ResultLine(const v1::PairResult& r) {
+  std::string line = absl::StrFormat("%s %s %s rail %u: ", r.src().node(), r.reverse_sizes().empty() ? "->" : "<->",
+                                     r.dst().node(), r.rail());
+  if (r.status() != v1::RESULT_STATUS_OK) {
+    const char* word = r.status() == v1::RESULT_STATUS_SKIPPED ? "SKIPPED" : r.status() == v1::RESULT_STATUS_ERROR ? "ERROR" : "FAILED";
+    return absl::StrCat(line, word, r.reason().empty() ? "" : absl::StrCat(": ", r.reason()));
+  }
+  const v1::SizeResult* largest = nullptr;
+  for (const auto& s : r.sizes()) {
+    if (s.status() == v1::RESULT_STATUS_OK && (largest == nullptr || s.size_bytes() > largest->size_bytes())) largest = &s;
+  }
+  if (largest == nullptr) return absl::StrCat(line, "OK, no size measured");
+  const std::string size = report::internal::SizeName(largest->size_bytes());
+  std::string of_link;
+  if (r.expected_gbps() > 0) {
+    of_link = absl::StrFormat(" (%.0f%% of %.4g Gb/s)", 100 * largest->bw_avg_gbps() / r.expected_gbps(), r.expected_gbps());
+  }
+  return absl::StrCat(line, absl::StrFormat("%.3g Gb/s at %s%s, OK", largest->bw_avg_gbps(), size, of_link));
+}
+
+void ProgressPrinter::Result(const v1::PairResult& r) {
+  if (style_ != Style::kLines) return;
+  ++results_;
+  const size_t total = std::max(latest_.tests_total, latest_.tests_done + 1);
+  const size_t done = std::min(latest_.tests_done + 1, total);
+  const int w = static_cast<int>(std::to_string(total).size());
+  std::fprintf(out_, "[%*zu/%zu] %s%s\n", w, done, total, ResultLine(r).c_str(),
+               latest_.eta_s >= 0 && done < total ? absl::StrCat(", ETA ", Hms(latest_.eta_s)).c_str() : "");
+  std::fflush(out_);
+}
+
 void ProgressPrinter::Update(const run::Progress& p) {
-  if (style_ == Style::kNone) return;
+  latest_ = p;
+  if (style_ == Style::kNone || style_ == Style::kLines) return;
   auto now = std::chrono::steady_clock::now();
   bool last = p.tests_done == p.tests_total;
   if (!last && drew_ && now - last_ < interval_) return;

@@ -8,24 +8,33 @@
 #include "controller/run/plan.h"
 #include "controller/run/runner.h"
 #include "controller/schedule/schedule.h"
+#include "gdrbench/v1/run.pb.h"
 
 namespace gdrbench::controller::cli {
 
-// The plan: every round with its pairs and rails, and the estimated duration.
-// Streams to `out` (works for any inventory size).
-void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, std::FILE* out);
-void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, std::FILE* out);
+// The plan: every round with its pairs and rails, and the estimated duration
+// with its `basis` (where the per-test cost comes from). Streams to `out`
+// (works for any inventory size).
+void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, const std::string& basis,
+                   std::FILE* out);
+void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, const std::string& basis,
+                   std::FILE* out);
 
 std::string JsonEscape(const std::string& s);
 
-// Renders runner progress: a bar with ETA (terminal) or JSON lines, at most
-// every `interval` plus the last one. Not thread-safe (the runner serializes).
+// Renders runner progress: a bar with ETA (kBar, a terminal), one readable
+// line per finished test (kLines: logs, cron, tee, the lab's console), or
+// JSON lines (kJson, only when asked). Bar and JSON at most every `interval`
+// plus the last one. Not thread-safe (the sweep serializes its hooks).
 class ProgressPrinter {
  public:
-  enum class Style { kBar, kJson, kNone };
+  enum class Style { kBar, kLines, kJson, kNone };
   ProgressPrinter(Style style, std::FILE* out, std::chrono::milliseconds interval)
       : style_(style), out_(out), interval_(interval) {}
   void Update(const run::Progress& p);
+  // kLines: "[ 3/12] node1 -> node4 rail 0: 0.152 Gb/s at 1 MiB, OK, ETA 1:40"
+  // (the largest size measured; a failed test says why).
+  void Result(const v1::PairResult& result);
   void Finish();
 
  private:
@@ -34,6 +43,12 @@ class ProgressPrinter {
   std::chrono::milliseconds interval_;
   std::chrono::steady_clock::time_point last_{};
   bool drew_ = false;
+  run::Progress latest_;
+  size_t results_ = 0;
 };
+
+// One finished test as a line (no counters): "node1 -> node4 rail 0:
+// 0.152 Gb/s at 1 MiB, OK" or "node1 -> node3 rail 0: FAILED: <reason>".
+std::string ResultLine(const v1::PairResult& result);
 
 }  // namespace gdrbench::controller::cli

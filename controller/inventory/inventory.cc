@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -119,6 +120,44 @@ absl::StatusOr<std::vector<Rail>> GetRails(const Ctx& ctx, const YAML::Node& n,
   return rails;
 }
 
+absl::StatusOr<Expectations> GetExpectations(const Ctx& ctx, const YAML::Node& n) {
+  RETURN_IF_ERROR(CheckKeys(ctx, n, "expect",
+                            {"gpus", "rails", "link_gbps", "link_state", "nvidia_driver", "cuda_driver",
+                             "rdma_core", "ofed", "hca_firmware", "min_mtu"}));
+  Expectations e;
+  for (const char* key : {"gpus", "rails"}) {
+    if (!n[key]) continue;
+    ASSIGN_OR_RETURN(uint64_t v, GetUint(ctx, n[key], absl::StrCat("expect.", key), 4096));
+    (std::string(key) == "gpus" ? e.gpus : e.rails) = static_cast<uint32_t>(v);
+  }
+  if (n["link_gbps"]) {
+    ASSIGN_OR_RETURN(double v, GetRate(ctx, n["link_gbps"], "expect.link_gbps"));
+    e.link_gbps = v;
+  }
+  if (n["link_state"]) {
+    ASSIGN_OR_RETURN(e.link_state, GetString(ctx, n["link_state"], "expect.link_state"));
+    static const std::set<std::string> kStates = {"PORT_DOWN", "PORT_INIT", "PORT_ARMED", "PORT_ACTIVE",
+                                                  "PORT_ACTIVE_DEFER"};
+    if (!kStates.count(e.link_state)) {
+      return ctx.Error(n["link_state"], "expect.link_state",
+                       absl::StrCat("expected a port state as ibv_devinfo prints it (PORT_ACTIVE, "
+                                    "PORT_DOWN, PORT_INIT, PORT_ARMED), got '", e.link_state, "'"));
+    }
+  }
+  const std::pair<const char*, std::string*> versions[] = {
+      {"nvidia_driver", &e.nvidia_driver}, {"cuda_driver", &e.cuda_driver}, {"rdma_core", &e.rdma_core},
+      {"ofed", &e.ofed}, {"hca_firmware", &e.hca_firmware}};
+  for (const auto& [key, out] : versions) {
+    if (!n[key]) continue;
+    ASSIGN_OR_RETURN(*out, GetString(ctx, n[key], absl::StrCat("expect.", key)));
+  }
+  if (n["min_mtu"]) {
+    ASSIGN_OR_RETURN(uint64_t v, GetUint(ctx, n["min_mtu"], "expect.min_mtu", 65536));
+    e.min_mtu_bytes = static_cast<uint32_t>(v);
+  }
+  return e;
+}
+
 absl::Status CheckMemory(const Ctx& ctx, const YAML::Node& n, const std::string& m) {
   if (m == "host" || m == "hugepage" || m == "gpu" || m == "gpu-staged") return absl::OkStatus();
   return ctx.Error(n, "memory", absl::StrCat("expected host, hugepage, gpu or gpu-staged, got '",
@@ -219,7 +258,7 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
         absl::StrCat(source, ":", e.mark.line + 1, ": YAML syntax error: ", e.msg));
   }
   RETURN_IF_ERROR(CheckKeys(ctx, root, "",
-                            {"port", "link_gbps", "memory", "tls", "rails", "nodes"}));
+                            {"port", "link_gbps", "memory", "tls", "rails", "expect", "nodes"}));
   Inventory inv;
   inv.source = std::string(source);
   int port = kDefaultAgentPort;
@@ -262,6 +301,9 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
   std::vector<Rail> default_rails;
   if (root["rails"]) {
     ASSIGN_OR_RETURN(default_rails, GetRails(ctx, root["rails"], "rails"));
+  }
+  if (root["expect"]) {
+    ASSIGN_OR_RETURN(inv.expect, GetExpectations(ctx, root["expect"]));
   }
 
   const YAML::Node nodes = root["nodes"];
@@ -358,6 +400,24 @@ absl::StatusOr<Inventory> InventoryFromHostlist(absl::string_view expression, in
 
 namespace {
 
+// Nodes are named by their host; several agents on one host (one per NIC,
+// as in the lab) are named by their address HOST:PORT instead, all of them.
+// The same address twice is an error.
+absl::StatusOr<Inventory> NameByAddressWhereHostsRepeat(const std::string& flag, Inventory inv) {
+  std::map<std::string, int> per_name;
+  std::set<std::string> addresses;
+  for (const Node& n : inv.nodes) {
+    if (!addresses.insert(n.address).second) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": '", n.address, "' listed twice"));
+    }
+    ++per_name[n.name];
+  }
+  for (Node& n : inv.nodes) {
+    if (per_name[n.name] > 1) n.name = n.address;
+  }
+  return inv;
+}
+
 absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
                                    const std::string& flag, const Resolver* resolver) {
   Inventory inv;
@@ -389,24 +449,15 @@ absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
     } else if (absl::StartsWith(e, "[") && e.find(':') != absl::string_view::npos) {
       RETURN_IF_ERROR(SplitHostPort(e, &host, &port));
       if (port < 0) port = default_port;
-      Node n{host, WithPort(host, port), {}, 0, 0};
-      if (!names.insert(n.name).second) {
-        return absl::InvalidArgumentError(absl::StrCat(flag, ": '", host, "' listed twice"));
-      }
-      inv.nodes.push_back(std::move(n));
+      inv.nodes.push_back(Node{host, WithPort(host, port), {}, 0, 0});
       continue;
     }
     if (port < 0) port = default_port;
     auto hosts = ExpandHostlist(hostpart);
     if (!hosts.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", hosts.status().message()));
-    for (const auto& h : *hosts) {
-      if (!names.insert(h).second) {
-        return absl::InvalidArgumentError(absl::StrCat(flag, ": '", h, "' listed twice"));
-      }
-      inv.nodes.push_back(Node{h, WithPort(h, port), {}, 0, 0});
-    }
+    for (const auto& h : *hosts) inv.nodes.push_back(Node{h, WithPort(h, port), {}, 0, 0});
   }
-  return inv;
+  return NameByAddressWhereHostsRepeat(flag, std::move(inv));
 }
 
 }  // namespace

@@ -18,6 +18,15 @@
 //       rails: [...]
 //     - dns: agents.gdrbench.svc.cluster.local   # one node per A/AAAA
 //                               # record (NAME[:PORT]); named by its agent
+//   expect:                     # fleet expectations (expectations.h)
+//     gpus: 8
+//     rails: 8
+//     link_gbps: 400            # every rail at least this
+//     link_state: PORT_ACTIVE
+//     nvidia_driver: "580"      # exact or prefix; also cuda_driver,
+//                               # rdma_core, ofed, hca_firmware
+//     min_mtu: 4096
+// The whole reference, with examples: docs/inventory.md.
 // Errors name the source, the line and the field:
 //   "inv.yaml:7: nodes[1].rails[0].gpu: expected a non-negative integer, got 'x'".
 #pragma once
@@ -30,6 +39,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/rpc/tls.h"
+#include "controller/inventory/expectations.h"
 #include "controller/inventory/resolver.h"
 
 namespace gdrbench::controller::inventory {
@@ -60,6 +70,7 @@ struct Inventory {
   bool has_tls = false;            // the file had a tls: section
   std::string memory = "host";
   std::string source;              // file name, "--agents" or "--hostlist"
+  Expectations expect;             // what every node must have (expect:)
 };
 
 // INVALID_ARGUMENT "<source>:<line>: <field>: <problem>" for schema errors,

@@ -1,4 +1,8 @@
-// CSV (a row per pair and size) and JUnit XML (a test case per pair).
+// CSV (a row per pair and size) and JUnit XML (a test case per tested link).
+#include <map>
+#include <tuple>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/report/report.h"
@@ -14,7 +18,7 @@ std::string RenderCsv(const v1::Run& run) {
   internal::CellIndex index(run);
   std::string out =
       "run_id,round,src,src_nic,dst,dst_nic,rail,memory,size_bytes,status,bw_avg_gbps,bw_peak_gbps,"
-      "msg_rate_mpps,expected_gbps,verdict,attempts,reason\n";
+      "msg_rate_mpps,expected_gbps,verdict,attempts,reason,src_memory_used,dst_memory_used\n";
   for (const auto& p : run.pairs()) {
     auto row = [&](uint64_t size, v1::ResultStatus st, double avg, double peak, double rate,
                    const std::string& reason) {
@@ -25,7 +29,8 @@ std::string RenderCsv(const v1::Run& run) {
                       ",", size, ",", StatusName(st), ",", absl::StrFormat("%.6g", avg), ",",
                       absl::StrFormat("%.6g", peak), ",", absl::StrFormat("%.6g", rate), ",",
                       absl::StrFormat("%.6g", p.expected_gbps()), ",", c ? c->verdict() : "", ",",
-                      p.attempts(), ",", CsvField(reason), "\n");
+                      p.attempts(), ",", CsvField(reason), ",", CsvField(internal::MemoryUsed(p.src())), ",",
+                      CsvField(internal::MemoryUsed(p.dst())), "\n");
     };
     if (p.sizes().empty()) {
       row(0, p.status(), 0, 0, 0, p.reason());
@@ -38,12 +43,35 @@ std::string RenderCsv(const v1::Run& run) {
   return out;
 }
 
+namespace {
+
+// One test case per tested link (src, dst, rail): an outlier retest of a low
+// cell replaces its first result (the retest is what the verdict counts), so
+// a CI gate sees as many tests as the matrix has cells.
+std::vector<const v1::PairResult*> LastResultPerLink(const v1::Run& run) {
+  std::map<std::tuple<std::string, std::string, uint32_t>, size_t> last;
+  std::vector<const v1::PairResult*> out;
+  for (const auto& p : run.pairs()) {
+    auto [it, fresh] = last.try_emplace({p.src().node(), p.dst().node(), p.rail()}, out.size());
+    if (fresh) {
+      out.push_back(&p);
+    } else {
+      out[it->second] = &p;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RenderJUnit(const v1::Run& run) {
   internal::CellIndex index(run);
   size_t failures = 0, errors = 0, skipped = 0;
   std::string cases;
   double total_s = 0;
-  for (const auto& p : run.pairs()) {
+  const std::vector<const v1::PairResult*> tests = LastResultPerLink(run);
+  for (const v1::PairResult* pp : tests) {
+    const v1::PairResult& p = *pp;
     const v1::MatrixCell* c = index.FindVerdict(p.src().node(), p.dst().node(), p.rail());
     double secs = p.duration_ns() / 1e9;
     total_s += secs;
@@ -73,10 +101,10 @@ std::string RenderJUnit(const v1::Run& run) {
     }
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  absl::StrAppend(&out, "<testsuites name=\"gdrbench\" tests=\"", run.pairs_size(), "\" failures=\"",
+  absl::StrAppend(&out, "<testsuites name=\"gdrbench\" tests=\"", tests.size(), "\" failures=\"",
                   failures, "\" errors=\"", errors, "\" skipped=\"", skipped, "\">\n");
   absl::StrAppend(&out, "  <testsuite name=\"gdrbench sweep ", XmlEscape(run.run_id()), " (",
-                  XmlEscape(run.mode()), ")\" tests=\"", run.pairs_size(), "\" failures=\"", failures,
+                  XmlEscape(run.mode()), ")\" tests=\"", tests.size(), "\" failures=\"", failures,
                   "\" errors=\"", errors, "\" skipped=\"", skipped, "\" time=\"",
                   absl::StrFormat("%.3f", total_s), "\">\n");
   if (!run.excluded_nodes().empty()) {

@@ -103,8 +103,7 @@ std::string RenderHtml(const v1::Run& run) {
   absl::StrAppend(&out, "<p><span class=\"verdict ", run.passed() ? "pass\">PASS" : "fail\">FAIL",
                   "</span> ", HtmlEscape(run.summary()), "</p>\n");
   absl::StrAppend(&out, "<p class=\"muted\">mode ", HtmlEscape(run.mode()), " &middot; ",
-                  run.pairs_size(), " pair tests &middot; memory ",
-                  HtmlEscape(run.params().memory().empty() ? "host" : run.params().memory()),
+                  run.pairs_size(), " pair tests &middot; ", HtmlEscape(internal::TestedMemory(run)),
                   " &middot; ",
                   run.policy().min_fraction_of_link() > 0
                       ? absl::StrCat("pass &ge; ", absl::StrFormat("%.0f", 100 * run.policy().min_fraction_of_link()),
@@ -113,6 +112,18 @@ std::string RenderHtml(const v1::Run& run) {
                   run.policy().mad_k() > 0 ? absl::StrCat(" &middot; fleet-relative k = ", run.policy().mad_k())
                                            : std::string(""),
                   "</p>\n");
+  if (auto rows = internal::NodeRows(run); !rows.empty()) {
+    out += "<h2>Nodes</h2>\n<table><tr><th>node</th><th>host</th><th>kernel</th><th>NVIDIA driver</th><th>CUDA</th>"
+           "<th>rdma-core / OFED</th><th>HCA firmware</th><th>preflight</th></tr>\n";
+    for (const auto& r : rows) {
+      out += "<tr>";
+      for (const std::string* v : {&r.name, &r.host, &r.kernel, &r.driver, &r.cuda, &r.rdma, &r.firmware, &r.preflight}) {
+        absl::StrAppend(&out, "<td>", v->empty() ? "&mdash;" : HtmlEscape(*v), "</td>");
+      }
+      out += "</tr>\n";
+    }
+    out += "</table>\n";
+  }
   if (!run.excluded_nodes().empty()) {
     out += "<h2>Nodes left out</h2><ul>\n";
     for (const auto& e : run.excluded_nodes()) absl::StrAppend(&out, "<li>", HtmlEscape(e), "</li>\n");

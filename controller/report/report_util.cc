@@ -1,7 +1,13 @@
 #include "controller/report/report_util.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace gdrbench::controller::report::internal {
 
@@ -56,6 +62,68 @@ std::string StatusName(v1::ResultStatus s) {
     case v1::RESULT_STATUS_SKIPPED: return "skipped";
     default: return "";
   }
+}
+
+std::vector<NodeRow> NodeRows(const v1::Run& run) {
+  std::vector<NodeRow> rows;
+  for (int i = 0; i < run.preflight_size(); ++i) {
+    const v1::PreflightReport& pre = run.preflight(i);
+    NodeRow r;
+    r.name = pre.hostname();
+    r.preflight = pre.overall() == v1::CHECK_STATUS_FAIL   ? "FAIL"
+                  : pre.overall() == v1::CHECK_STATUS_WARN ? "WARN"
+                  : pre.overall() == v1::CHECK_STATUS_SKIP ? "SKIP"
+                  : pre.overall() == v1::CHECK_STATUS_PASS ? "PASS"
+                                                           : "";
+    if (i < run.nodes_size() && run.preflight_size() == run.nodes_size()) {
+      const v1::NodeInfo& n = run.nodes(i);
+      const v1::SoftwareVersions& v = n.software();
+      r.host = n.hostname().empty() ? "unreachable" : n.hostname();
+      r.kernel = v.kernel();
+      r.driver = v.nvidia_driver();
+      r.cuda = v.cuda_driver();
+      r.rdma = v.ofed().empty() ? v.rdma_core() : absl::StrCat(v.rdma_core(), " / OFED ", v.ofed());
+      std::set<std::string> fw;
+      for (const auto& nic : n.nics()) {
+        if (!nic.firmware_version().empty()) fw.insert(nic.firmware_version());
+      }
+      r.firmware = absl::StrJoin(fw, ", ");
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string MemoryUsed(const v1::Endpoint& e) {
+  if (e.memory_kind().empty()) return e.memory().empty() ? "host" : e.memory();
+  return e.registration().empty() ? e.memory_kind() : absl::StrCat(e.memory_kind(), " (", e.registration(), ")");
+}
+
+std::string TestedMemory(const v1::Run& run) {
+  std::map<std::string, size_t> used;  // "gpu (ibv_reg_dmabuf_mr)" -> tests (either end)
+  size_t tests = 0;
+  bool gpu = false;
+  for (const auto& p : run.pairs()) {
+    if (p.status() != v1::RESULT_STATUS_OK) continue;
+    ++tests;
+    std::set<std::string> ends = {MemoryUsed(p.src()), MemoryUsed(p.dst())};
+    for (const auto& e : ends) {
+      ++used[e];
+      gpu |= absl::StartsWith(e, "gpu");
+    }
+  }
+  const std::string asked = run.params().memory().empty() ? "host" : run.params().memory();
+  if (tests == 0) {
+    return absl::StrCat("memory asked: ", asked, absl::StartsWith(asked, "gpu") ? "" : "; GPU path not tested: host memory");
+  }
+  std::vector<std::pair<std::string, size_t>> order(used.begin(), used.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [what, n] : order) {
+    parts.push_back(n == tests ? absl::StrCat(what, " on all ", tests, " tests") : absl::StrCat(what, " on ", n));
+  }
+  return absl::StrCat("memory: ", absl::StrJoin(parts, ", "),
+                      gpu ? "" : absl::StrCat("; GPU path not tested: ", asked, " memory"));
 }
 
 std::string MatrixSizeName(const v1::BandwidthMatrix& m) {

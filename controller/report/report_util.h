@@ -20,6 +20,25 @@ std::string SizeName(uint64_t bytes);         // "64 KiB"
 // the size-0 matrix of a rail whose every test failed before its first size
 // (a title saying "0 B" reads like a measurement).
 std::string MatrixSizeName(const v1::BandwidthMatrix& m);
+
+// What memory the run's tests really used, from each test's endpoints (what
+// the agents answered, not what was asked): "memory: host (ibv_reg_mr) on
+// all 12 tests; GPU path not tested: host memory" or "memory: gpu
+// (ibv_reg_dmabuf_mr) on 10 tests, host (ibv_reg_mr) on 2". Without pair
+// results (a run kept without them) it says what was asked.
+std::string TestedMemory(const v1::Run& run);
+
+// The run's nodes as a report shows them: the inventory's name, the agent's
+// host, versions and HCA firmware, the preflight's overall status. From
+// Run.preflight[i] and Run.nodes[i] (inventory node i, sweep.h).
+struct NodeRow {
+  std::string name, host, kernel, driver, cuda, rdma, firmware, preflight;
+};
+std::vector<NodeRow> NodeRows(const v1::Run& run);
+
+// One endpoint's memory as used: "gpu (ibv_reg_dmabuf_mr)", or the spec asked
+// for when the agent did not say.
+std::string MemoryUsed(const v1::Endpoint& e);
 std::string Gbps(double v);                   // "%.3g"
 std::string RegressionKindName(v1::RegressionKind k);       // "link", "node", "nic", "rail"
 std::string RegressionReferenceName(v1::RegressionReference r);  // "the baseline", "the last passing run"

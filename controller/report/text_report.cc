@@ -66,8 +66,8 @@ std::string RenderMarkdown(const v1::Run& run) {
   const auto vms = internal::VerdictMatrices(run);
   absl::StrAppend(&out, "- mode: ", run.mode(), ", nodes: ", vms.empty() ? 0 : vms[0]->nodes_size(),
                   ", pair tests: ", run.pairs_size(), "\n");
-  absl::StrAppend(&out, "- memory: ", run.params().memory().empty() ? "host" : run.params().memory(),
-                  run.params().bidirectional() ? ", bidirectional" : ", one direction per test",
+  absl::StrAppend(&out, "- ", internal::TestedMemory(run),
+                  run.params().bidirectional() ? "; bidirectional" : "; one direction per test",
                   "\n");
   const auto& p = run.policy();
   absl::StrAppend(&out, "- verdicts: pass >= ", absl::StrFormat("%.0f", 100 * p.min_fraction_of_link()),
@@ -76,6 +76,16 @@ std::string RenderMarkdown(const v1::Run& run) {
                   p.baseline_run().empty() ? "" : absl::StrCat("; baseline ", p.baseline_run(), " -",
                                                                100 * p.baseline_tolerance(), " %"),
                   "\n\n");
+  if (auto rows = internal::NodeRows(run); !rows.empty()) {
+    out += "## Nodes\n\n| node | host | kernel | NVIDIA driver | CUDA | rdma-core / OFED | HCA firmware | preflight |\n"
+           "|---|---|---|---|---|---|---|---|\n";
+    auto cell = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
+    for (const auto& r : rows) {
+      absl::StrAppend(&out, "| ", r.name, " | ", cell(r.host), " | ", cell(r.kernel), " | ", cell(r.driver), " | ",
+                      cell(r.cuda), " | ", cell(r.rdma), " | ", cell(r.firmware), " | ", cell(r.preflight), " |\n");
+    }
+    out += "\n";
+  }
   if (!run.excluded_nodes().empty()) {
     out += "## Nodes left out\n\n";
     for (const auto& e : run.excluded_nodes()) absl::StrAppend(&out, "- ", e, "\n");

@@ -19,6 +19,10 @@ class FakeCluster::Agent final : public AgentApi {
 
   absl::StatusOr<v1::NodeInfo> GetNodeInfo() override {
     RETURN_IF_DOWN();
+    return Info();
+  }
+
+  v1::NodeInfo Info() const {
     v1::NodeInfo info;
     info.set_hostname(absl::StrCat("node", index_));
     for (uint32_t r = 0; r < c_->rails_; ++r) {
@@ -32,13 +36,14 @@ class FakeCluster::Agent final : public AgentApi {
       rail->set_nic_device(nic->device());
       rail->set_gpu_index(r);
     }
+    if (edit_) edit_(info);
     return info;
   }
 
   absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest&) override {
     RETURN_IF_DOWN();
     v1::PreflightReport rep;
-    rep.set_hostname(absl::StrCat("node", index_));
+    rep.set_hostname(Info().hostname());
     auto* c = rep.add_checks();
     c->set_id("fake_check");
     c->set_status(preflight_);
@@ -131,6 +136,7 @@ class FakeCluster::Agent final : public AgentApi {
   bool down_ = false;
   absl::Status open_error_;
   v1::CheckStatus preflight_ = v1::CHECK_STATUS_PASS;
+  std::function<void(v1::NodeInfo&)> edit_;
 
  private:
   FakeCluster* c_;
@@ -159,6 +165,9 @@ void FakeCluster::SetOpenTargetError(uint32_t node, absl::Status status) {
 }
 void FakeCluster::SetPreflight(uint32_t node, v1::CheckStatus status) {
   agents_[node]->preflight_ = status;
+}
+void FakeCluster::EditNodeInfo(uint32_t node, std::function<void(v1::NodeInfo&)> edit) {
+  agents_[node]->edit_ = std::move(edit);
 }
 
 }  // namespace gdrbench::controller::run

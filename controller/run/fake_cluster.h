@@ -33,6 +33,9 @@ class FakeCluster {
   void SetDown(uint32_t node, bool down);
   void SetOpenTargetError(uint32_t node, absl::Status status);
   void SetPreflight(uint32_t node, v1::CheckStatus status);
+  // Edits what node's GetNodeInfo answers (hostname, versions, GPUs, ports);
+  // its preflight report carries the edited hostname.
+  void EditNodeInfo(uint32_t node, std::function<void(v1::NodeInfo&)> edit);
   // Sizes reported by each sweep (default: one, 65536 B).
   void SetSizes(std::vector<uint64_t> sizes) { sizes_ = std::move(sizes); }
 

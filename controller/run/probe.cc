@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "controller/run/expectations.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::controller::run {
@@ -96,7 +97,22 @@ ProbeResult ProbeNodes(const inventory::Inventory& inv, const std::vector<AgentA
       for (const auto& r : pn.rails) {
         pn.rail_gbps.push_back(in.link_gbps > 0 ? in.link_gbps : LinkRateGbps(*info, r.nic));
       }
-      if (!options.preflight) continue;
+      // Runs last, whatever happened to the preflight: its result joins the report.
+      auto expectations = [&] {
+        if (!options.expect.controller_checks()) return;
+        v1::CheckResult c = CheckExpectations(options.expect, *info, pn.rails);
+        const bool failed = c.status() == v1::CHECK_STATUS_FAIL;
+        *pre.add_checks() = c;
+        if (failed) pre.set_overall(v1::CHECK_STATUS_FAIL);
+        if (failed && !options.force && !pn.excluded) {
+          pn.excluded = true;
+          pn.excluded_reason = c.summary();
+        }
+      };
+      if (!options.preflight) {
+        expectations();
+        continue;
+      }
       v1::RunPreflightRequest req;
       *req.mutable_expectations() = options.expectations;
       if (named_rails) {
@@ -118,10 +134,14 @@ ProbeResult ProbeNodes(const inventory::Inventory& inv, const std::vector<AgentA
           pn.excluded = true;
           pn.excluded_reason = absl::StrCat("preflight did not run: ", report.status().message());
         }
+        expectations();
         continue;
       }
       pre = *report;
-      if (pre.hostname().empty()) pre.set_hostname(in.name);
+      // Keyed by the inventory's name, like every per-node result: several
+      // agents may share one host (or be listed by IP); the agent's own
+      // hostname stays in its NodeInfo.
+      pre.set_hostname(in.name);
       if (pre.overall() == v1::CHECK_STATUS_FAIL && !options.force && !pn.excluded) {
         std::vector<std::string> failed;
         for (const auto& c : pre.checks()) {
@@ -130,6 +150,7 @@ ProbeResult ProbeNodes(const inventory::Inventory& inv, const std::vector<AgentA
         pn.excluded = true;
         pn.excluded_reason = absl::StrCat("preflight FAIL (", absl::StrJoin(failed, ", "), ")");
       }
+      expectations();
     }
   };
   size_t threads = std::max<size_t>(1, std::min<size_t>(options.parallelism, n));

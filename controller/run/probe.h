@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "controller/inventory/expectations.h"
 #include "controller/inventory/inventory.h"
 #include "controller/run/agent_api.h"
 #include "controller/run/plan.h"
@@ -26,13 +27,17 @@ struct ProbeOptions {
   bool all_nics = false;
   bool force = false;                  // keep nodes whose preflight FAILed
   uint32_t parallelism = 32;
-  v1::PreflightExpectations expectations;
+  v1::PreflightExpectations expectations;  // the agent's half, sent with RunPreflight
+  // The controller's half (GPU and rail count, link rate and state), checked
+  // from GetNodeInfo even without a preflight: a miss is a FAIL check
+  // "fleet_expectations" in the node's report and leaves it out (unless force).
+  inventory::Expectations expect;
 };
 
 struct ProbeResult {
   std::vector<PlanNode> nodes;                 // inventory order
   std::vector<v1::NodeInfo> infos;             // per node; empty hostname = unreachable
-  std::vector<v1::PreflightReport> preflight;  // per node (hostname = node name when absent)
+  std::vector<v1::PreflightReport> preflight;  // per node; hostname = the node's inventory name
 };
 
 // `agents[i]` serves inventory node i.

@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/run/discover.h"
+#include "controller/run/expectations.h"
 #include "controller/run/probe.h"
 #include "controller/sweep/retest.h"
 #include "spdlog/spdlog.h"
@@ -64,6 +65,18 @@ absl::Status NameDiscovered(const SweepConfig& c, inventory::Inventory* inv,
                                                    ")"));
   }
   return absl::OkStatus();
+}
+
+// What the agents are asked to check: the inventory's expectations, each
+// field replaced by the config's when the config sets it.
+v1::PreflightExpectations MergedAgentExpectations(const inventory::Expectations& inv,
+                                                  const v1::PreflightExpectations& config) {
+  v1::PreflightExpectations e = run::AgentExpectations(inv);
+  v1::PreflightExpectations over = config;
+  over.clear_rail_nics();
+  e.MergeFrom(over);  // proto3 MergeFrom: set (non-empty) scalars win
+  for (const auto& nic : config.rail_nics()) e.add_rail_nics(nic);
+  return e;
 }
 
 // The config resolved: link-rate override applied, memory chosen, params
@@ -265,6 +278,32 @@ const char* PhaseName(Phase phase) {
   return "?";
 }
 
+absl::StatusOr<FleetPreflight> RunFleetPreflight(const SweepConfig& c) {
+  inventory::Inventory inv = c.inventory;
+  if (inv.nodes.empty()) return absl::InvalidArgumentError(absl::StrCat(inv.source, ": no nodes"));
+  ASSIGN_OR_RETURN(Agents agents, ConnectAgents(c, inv));
+  if (HasDiscovered(inv)) {
+    ASSIGN_OR_RETURN(std::vector<size_t> kept, run::NameDiscoveredNodes(&inv, agents.api, c.parallel));
+    std::vector<run::AgentApi*> named;
+    for (size_t i : kept) named.push_back(agents.api[i]);
+    agents.api = std::move(named);
+  }
+  run::ProbeOptions po;
+  po.preflight = true;
+  po.force = c.force;
+  po.parallelism = c.parallel;
+  po.all_nics = c.all_nics;
+  po.expect = inv.expect;
+  po.expectations = MergedAgentExpectations(inv.expect, c.expectations);
+  FleetPreflight out;
+  out.probe = run::ProbeNodes(inv, agents.api, po);
+  std::vector<std::string> names;
+  for (const auto& n : out.probe.nodes) names.push_back(n.name);
+  for (const auto& info : out.probe.infos) out.answering += !info.hostname().empty();
+  out.uniformity = analysis::FleetUniformity(names, out.probe.infos);
+  return out;
+}
+
 schedule::EstimateParams Estimate(const SweepConfig& c) {
   schedule::EstimateParams e;
   const v1::SweepParams& p = c.params;
@@ -280,7 +319,34 @@ schedule::EstimateParams Estimate(const SweepConfig& c) {
     }
   }
   e.link_gbps = rate > 0 ? rate : 100;
+  e.per_test_overhead_s = kDefaultSetupSeconds;
+  if (c.measured && c.measured->gbps > 0) {
+    e.per_test_overhead_s = c.measured->setup_s;
+    e.link_gbps = c.measured->gbps;
+  }
   return e;
+}
+
+absl::StatusOr<MeasuredCost> MeasureCost(const v1::Run& run) {
+  MeasuredCost m;
+  double setup = 0, wire_s = 0, bits = 0;
+  for (const auto& p : run.pairs()) {
+    if (p.status() != v1::RESULT_STATUS_OK || p.sizes().empty() || p.duration_ns() <= 0) continue;
+    double test_wire = 0;
+    for (const auto& s : p.sizes()) {
+      test_wire += s.duration_ns() / 1e9;
+      bits += 8.0 * static_cast<double>(s.size_bytes()) * static_cast<double>(s.iterations());
+    }
+    wire_s += test_wire;
+    setup += std::max(0.0, p.duration_ns() / 1e9 - test_wire);
+    ++m.tests;
+  }
+  if (m.tests == 0 || wire_s <= 0 || bits <= 0) {
+    return absl::NotFoundError(absl::StrCat("run ", run.run_id(), " has no OK test with measured sizes"));
+  }
+  m.setup_s = setup / static_cast<double>(m.tests);
+  m.gbps = bits / wire_s / 1e9;
+  return m;
 }
 
 absl::StatusOr<run::Plan> PlanWithoutAgents(const SweepConfig& c) {
@@ -309,7 +375,8 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   po.force = c.force;
   po.all_nics = c.all_nics;
   po.parallelism = c.parallel;
-  po.expectations = c.expectations;
+  po.expect = r.inventory.expect;
+  po.expectations = MergedAgentExpectations(r.inventory.expect, c.expectations);
   spdlog::info("probing {} agents", agents.api.size());
   run::ProbeResult probe = run::ProbeNodes(r.inventory, agents.api, po);
   if (Cancelled(hooks)) return absl::CancelledError("sweep cancelled before its first test");
@@ -389,9 +456,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   *result.mutable_finished_at() = Now();
   result.set_mode(schedule::ModeName(plan.schedule_options.mode));
   *result.mutable_params() = plan.params;
-  for (const auto& info : probe.infos) {
-    if (!info.hostname().empty()) *result.add_nodes() = info;
-  }
+  for (const auto& info : probe.infos) *result.add_nodes() = info;  // aligned with preflight
   for (const auto& rep : probe.preflight) *result.add_preflight() = rep;
   result.mutable_pairs()->Reserve(static_cast<int>(collect.pairs().size()));
   for (auto& p : collect.pairs()) *result.add_pairs() = std::move(p);

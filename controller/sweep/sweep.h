@@ -45,6 +45,12 @@
 //   FAILED_PRECONDITION  a schedule broke its invariant (a bug; nothing ran).
 // A failed or slow test, an unreachable agent, a preflight FAIL: data (cells
 // FAILED/ERROR/SKIPPED, nodes left out, blame), with Run.passed = false.
+//
+// Per-node results are keyed by the inventory's node names: Run.preflight[i]
+// and Run.nodes[i] are inventory node i (after DNS naming), the report's
+// `hostname` is that name, the NodeInfo's `hostname` the agent's own host
+// (empty when the agent did not answer), so several agents on one host stay
+// apart and every cell links to its node's findings.
 #pragma once
 
 #include <chrono>
@@ -57,11 +63,13 @@
 
 #include "absl/status/statusor.h"
 #include "common/rpc/tls.h"
+#include "controller/analysis/uniformity.h"
 #include "controller/inventory/inventory.h"
 #include "controller/run/agent_api.h"
 #include "controller/run/cancel.h"
 #include "controller/run/journal.h"
 #include "controller/run/plan.h"
+#include "controller/run/probe.h"
 #include "controller/run/runner.h"
 #include "controller/schedule/schedule.h"
 #include "gdrbench/v1/preflight.pb.h"
@@ -69,6 +77,23 @@
 #include "gdrbench/v1/sweep.pb.h"
 
 namespace gdrbench::controller::sweep {
+
+// What a test of this fabric really costs, measured by an earlier run: the
+// set-up of a test (its duration minus its sizes' wire time: RPCs,
+// connection, registration, warm-up, verify) and the bandwidth its tests
+// moved. The duration estimate (--dry-run, the default sweep timeout) uses
+// it instead of kDefaultSetupSeconds and the link rate.
+struct MeasuredCost {
+  double setup_s = 0;
+  double gbps = 0;
+  size_t tests = 0;          // OK tests it was measured over
+  std::string source;        // the run's file, for the plan's text
+};
+// Per-test set-up when no earlier run says better (docs/architecture.md).
+inline constexpr double kDefaultSetupSeconds = 0.05;
+// NOT_FOUND when the run has no OK test with measured sizes (a run kept
+// without pairs, or one where nothing ran).
+absl::StatusOr<MeasuredCost> MeasureCost(const v1::Run& run);
 
 struct SweepConfig {
   // Nodes: names, agent addresses, rails, link rates, default memory and TLS
@@ -127,6 +152,8 @@ struct SweepConfig {
   // messages); the matrices, blame and summary are complete either way, and
   // hooks.on_result sees every pair.
   bool keep_pairs = true;
+  // Set: the estimate (and the default sweep timeout) from an earlier run.
+  std::optional<MeasuredCost> measured;
 
   static v1::SweepParams DefaultParams();  // 64K and 1M, 1000 iterations, 1 QP, depth 128
   static v1::VerdictPolicy DefaultPolicy();
@@ -163,6 +190,21 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& config, const SweepHooks& ho
 // without rails in the inventory get one rail with an empty NIC ("auto").
 // INVALID_ARGUMENT as RunSweep.
 absl::StatusOr<run::Plan> PlanWithoutAgents(const SweepConfig& config);
+
+// The preflight fan-out alone, for `gdrbench preflight --inventory|--agents|
+// --hostlist`: every node's info and preflight in parallel (up to
+// config.parallel), the fleet expectations checked (the inventory's, with
+// config.expectations' fields over them), and the fleet's version spread.
+// Nothing is left out of the result: a node that would be left out of a
+// sweep has its PlanNode::excluded_reason. Errors: INVALID_ARGUMENT for an
+// empty inventory, a malformed agent address or TLS setting; a DNS entry
+// whose agents do not answer drops out as in RunSweep.
+struct FleetPreflight {
+  run::ProbeResult probe;  // inventory order; keyed by the inventory's node names
+  std::vector<analysis::VersionSpread> uniformity;
+  size_t answering = 0;    // nodes whose agent answered GetNodeInfo
+};
+absl::StatusOr<FleetPreflight> RunFleetPreflight(const SweepConfig& config);
 
 // The inputs of the duration estimate (schedule::EstimateScheduleSeconds).
 schedule::EstimateParams Estimate(const SweepConfig& config);

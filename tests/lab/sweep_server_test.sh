@@ -3,6 +3,7 @@
 # gdrbench sweep over 4 lab agents, every run stored in a gdrbench-server (embedded SQLite
 # store in the guest); one boot for what were three tests (sweep_allpairs, sweep_blame,
 # server_regression):
+# 0. gdrbench preflight --agents over the 4 agents: the nodes x checks table and the uniformity;
 # 1. the plan (--dry-run), then an all-pairs sweep whose 12 cells are real rxe traffic (each
 #    node's veth carries its tests' bytes), every report written, exit 0 (fleet-relative
 #    verdicts: the lab is far below any port rate); stored and made the cluster's baseline;
@@ -53,6 +54,23 @@ for name in ("REGRESSION_REFERENCE_BASELINE", "REGRESSION_REFERENCE_LAST_PASS"):
     assert rep.get("linksOmitted", 0) == 0, rep
 PY
 }
+
+# The fleet preflight over the same 4 agents: one row per node (named by its address: they share
+# the guest's one host), the checks, and the uniformity section: one kernel, one version of all.
+lab_log "gdrbench preflight --agents (the 4 agents)"
+agents=$(printf '%s,' "${DP_ADDR[node1]}" "${DP_ADDR[node2]}" "${DP_ADDR[node3]}" "${DP_ADDR[node4]}")
+"$GDRBENCH_BIN/gdrbench" preflight --insecure --agents "${agents%,}" >"$DP_DIR/preflight.txt" 2>&1
+rc=$?
+sed 's/^/  /' "$DP_DIR/preflight.txt"
+((rc == 0)) || lab_fail "fleet preflight exit $rc (a check FAILed on a lab node)"
+grep -q "^preflight of 4 nodes (--agents): 4 answering" "$DP_DIR/preflight.txt" || lab_fail "no fleet preflight header"
+for n in node1 node2 node3 node4; do
+  grep -Eq "^${DP_ADDR[$n]} +[^ ]+ .*(PASS|WARN)$" "$DP_DIR/preflight.txt" ||
+    lab_fail "no passing table row for $n (${DP_ADDR[$n]})"
+done
+grep -q "^fleet uniformity (4 nodes answering): every component is on one version" "$DP_DIR/preflight.txt" ||
+  lab_fail "the lab nodes (one kernel) are not uniform"
+grep -q "^  kernel .* on all 4 nodes" "$DP_DIR/preflight.txt" || lab_fail "no kernel line in the uniformity section"
 
 lab_log "dry run"
 "$GDRBENCH_BIN/gdrbench" sweep --inventory "$DP_DIR/inv.yaml" --dry-run "${SW_FLAGS[@]}" >"$DP_DIR/plan.txt" ||

@@ -33,6 +33,7 @@ levels=(
   $'tls:\n  zz: 1\nnodes:\n  - name: a\n'
   $'rails:\n  - {nic: m, zz: 1}\nnodes:\n  - name: a\n'
   $'nodes:\n  - name: a\n    zz: 1\n'
+  $'expect:\n  zz: 1\nnodes:\n  - name: a\n'
 )
 total=0
 for level in "${levels[@]}"; do

@@ -85,8 +85,8 @@ TEST(Inventory, ErrorsNameTheAcceptedKeys) {
        "inv.yaml:2: nodes[0]: expected a mapping with keys address, dns, hostlist, link_gbps, name, "
        "rails, got 'node01'"},
       {"- name: a\n",
-       "inv.yaml:1: inventory: expected a mapping with keys link_gbps, memory, nodes, port, rails, tls, "
-       "got a list"},
+       "inv.yaml:1: inventory: expected a mapping with keys expect, link_gbps, memory, nodes, port, rails, "
+       "tls, got a list"},
       {"tls: on\nnodes:\n  - name: a\n",
        "inv.yaml:1: tls: expected a mapping with keys ca, cert, insecure, key, server_name, got 'on'"},
       {"rails: [mlx5_0]\nnodes:\n  - name: a\n",
@@ -99,6 +99,41 @@ TEST(Inventory, ErrorsNameTheAcceptedKeys) {
     ASSERT_FALSE(inv.ok()) << c.yaml;
     EXPECT_EQ(inv.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(inv.status().message()), HasSubstr(c.expect)) << c.yaml;
+  }
+}
+
+TEST(Inventory, ExpectationsOfTheFleet) {
+  auto inv = ParseInventoryYaml(
+      "expect:\n  gpus: 8\n  rails: 8\n  link_gbps: 400\n  link_state: PORT_ACTIVE\n"
+      "  nvidia_driver: \"580\"\n  cuda_driver: \"13.0\"\n  rdma_core: \"44\"\n  ofed: 24.10-1.1.4.0\n"
+      "  hca_firmware: 28.39.1002\n  min_mtu: 4096\nnodes:\n  - name: a\n",
+      "inv.yaml");
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  const Expectations& e = inv->expect;
+  EXPECT_EQ(*e.gpus, 8u);
+  EXPECT_EQ(*e.rails, 8u);
+  EXPECT_EQ(*e.link_gbps, 400);
+  EXPECT_EQ(e.link_state, "PORT_ACTIVE");
+  EXPECT_EQ(e.nvidia_driver, "580");
+  EXPECT_EQ(e.cuda_driver, "13.0");
+  EXPECT_EQ(e.rdma_core, "44");
+  EXPECT_EQ(e.ofed, "24.10-1.1.4.0");
+  EXPECT_EQ(e.hca_firmware, "28.39.1002");
+  EXPECT_EQ(e.min_mtu_bytes, 4096u);
+  EXPECT_TRUE(e.controller_checks());
+  auto none = ParseInventoryYaml("nodes:\n  - name: a\n", "inv.yaml");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->expect.controller_checks());
+  const BadCase bad[] = {
+      {"expect:\n  gpu: 8\nnodes:\n  - name: a\n", "inv.yaml:2: expect.gpu: unknown key (allowed: cuda_driver, gpus,"},
+      {"expect:\n  link_state: ACTIVE\nnodes:\n  - name: a\n",
+       "inv.yaml:2: expect.link_state: expected a port state as ibv_devinfo prints it"},
+      {"expect:\n  gpus: eight\nnodes:\n  - name: a\n", "inv.yaml:2: expect.gpus: expected an integer"},
+  };
+  for (const auto& c : bad) {
+    auto r = ParseInventoryYaml(c.yaml, "inv.yaml");
+    ASSERT_FALSE(r.ok()) << c.yaml;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.expect)) << c.yaml;
   }
 }
 
@@ -119,8 +154,22 @@ TEST(Inventory, AgentsListTakesPortsAndHostlists) {
   EXPECT_EQ(inv->nodes[4].address, "[::1]:7003");
 }
 
+// Several agents on one host (one per NIC, as in the lab): each node is
+// named by its address, so every result stays keyed to its own agent.
+TEST(Inventory, AgentsOnOneHostAreNamedByTheirAddress) {
+  auto inv = InventoryFromAgents("127.0.0.1:7001,127.0.0.1:7002,solo:7003", 1);
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  ASSERT_EQ(inv->nodes.size(), 3u);
+  EXPECT_EQ(inv->nodes[0].name, "127.0.0.1:7001");
+  EXPECT_EQ(inv->nodes[1].name, "127.0.0.1:7002");
+  EXPECT_EQ(inv->nodes[2].name, "solo");
+  auto same = InventoryFromAgents("127.0.0.1:7001,127.0.0.1:7001", 1);
+  ASSERT_FALSE(same.ok());
+  EXPECT_THAT(std::string(same.status().message()), HasSubstr("'127.0.0.1:7001' listed twice"));
+}
+
 TEST(Inventory, AgentsListRejectsDuplicatesAndBadPorts) {
-  EXPECT_FALSE(InventoryFromAgents("a:1,a:2", 1).ok());
+  EXPECT_FALSE(InventoryFromAgents("a:1,a:1", 1).ok());
   EXPECT_FALSE(InventoryFromAgents("a:0", 1).ok());
   EXPECT_FALSE(InventoryFromAgents("", 1).ok());
   auto h = InventoryFromHostlist("node[01-16]:9000", 1);

@@ -54,6 +54,64 @@ TEST(Report, CsvHasARowPerPairAndSizeWithQuotedReasons) {
   EXPECT_THAT(csv, HasSubstr(",node1,rxe0,node3,rxe2,0,host,1048576,ok,30,31.5,0,100,low,1,"));
 }
 
+// The reports say what was tested: host memory on every test means the GPU
+// path (GPUDirect RDMA) was not, whatever passed.
+TEST(Report, TheyNameTheMemoryUsedAndSayWhenTheGpuPathWasNotTested) {
+  v1::Run run = SampleRun();
+  for (auto& p : *run.mutable_pairs()) {
+    for (v1::Endpoint* e : {p.mutable_src(), p.mutable_dst()}) {
+      e->set_memory_kind("host");
+      e->set_registration("ibv_reg_mr");
+    }
+  }
+  const std::string md = RenderMarkdown(run);
+  EXPECT_THAT(md, HasSubstr("- memory: host (ibv_reg_mr) on all 11 tests; GPU path not tested: host memory"));
+  EXPECT_THAT(RenderHtml(run), HasSubstr("GPU path not tested: host memory"));
+  EXPECT_THAT(RenderCsv(run), HasSubstr(",host (ibv_reg_mr),host (ibv_reg_mr)\n"));
+  for (auto& p : *run.mutable_pairs()) {
+    p.mutable_dst()->set_memory_kind("gpu");
+    p.mutable_dst()->set_registration("ibv_reg_dmabuf_mr");
+  }
+  run.mutable_params()->set_memory("gpu");
+  const std::string gpu = RenderMarkdown(run);
+  EXPECT_THAT(gpu, HasSubstr("memory: gpu (ibv_reg_dmabuf_mr) on all 11 tests, host (ibv_reg_mr) on all 11 tests"));
+  EXPECT_THAT(gpu, Not(HasSubstr("not tested")));
+  // A run kept without its pairs says what was asked.
+  run.clear_pairs();
+  run.mutable_params()->set_memory("host");
+  EXPECT_THAT(RenderMarkdown(run), HasSubstr("memory asked: host; GPU path not tested: host memory"));
+}
+
+// The node table: the inventory's name (the key of the preflight report),
+// the agent's host beside it, versions and firmware.
+TEST(Report, TheNodeTableHasTheNameTheHostVersionsAndFirmware) {
+  v1::Run run = SampleRun();
+  run.clear_preflight();
+  run.clear_nodes();
+  for (const char* name : {"a", "b"}) {
+    v1::PreflightReport* p = run.add_preflight();
+    p->set_hostname(name);
+    p->set_overall(v1::CHECK_STATUS_FAIL);
+    auto* c = p->add_checks();
+    c->set_id("peermem_loaded");
+    c->set_status(v1::CHECK_STATUS_FAIL);
+    c->set_summary("nvidia-peermem is not loaded");
+    c->set_remediation("modprobe nvidia-peermem");
+    v1::NodeInfo* n = run.add_nodes();
+    n->set_hostname("vm");
+    n->mutable_software()->set_kernel("6.1.0-28-amd64");
+    n->mutable_software()->set_nvidia_driver("580.95.05");
+    n->mutable_software()->set_rdma_core("44.0-2");
+    n->add_nics()->set_firmware_version("28.39.1002");
+  }
+  const std::string md = RenderMarkdown(run);
+  EXPECT_THAT(md, HasSubstr("| a | vm | 6.1.0-28-amd64 | 580.95.05 | - | 44.0-2 | 28.39.1002 | FAIL |"));
+  EXPECT_THAT(md, HasSubstr("| b | vm |"));
+  EXPECT_THAT(md, HasSubstr("- a: FAIL peermem_loaded: nvidia-peermem is not loaded -> fix: modprobe nvidia-peermem"));
+  EXPECT_THAT(md, HasSubstr("- b: FAIL peermem_loaded"));
+  EXPECT_THAT(RenderHtml(run), HasSubstr("<td>a</td><td>vm</td><td>6.1.0-28-amd64</td>"));
+}
+
 // A rail whose every test failed before its first size has a size-0 matrix:
 // its title says so instead of "0 B".
 TEST(Report, AMatrixWithNoSizeMeasuredSaysSoNotZeroBytes) {
@@ -62,6 +120,18 @@ TEST(Report, AMatrixWithNoSizeMeasuredSaysSoNotZeroBytes) {
   EXPECT_THAT(RenderMatrixText(run), HasSubstr("rail 0, no size measured"));
   EXPECT_THAT(RenderMarkdown(run), Not(HasSubstr("0 B")));
   EXPECT_THAT(RenderHtml(run), Not(HasSubstr("at 0 B")));
+}
+
+// An outlier retest replaces its link's first result: one test case per
+// link (lab.sweep_allpairs saw tests="13" for 12 cells after a retest).
+TEST(Report, JUnitCountsARetestedLinkOnce) {
+  v1::Run run = SampleRun();
+  v1::PairResult retest = run.pairs(0);
+  retest.set_round(99);
+  *run.add_pairs() = retest;
+  const std::string xml = RenderJUnit(run);
+  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"gdrbench\" tests=\"12\""));
+  EXPECT_THAT(xml, HasSubstr("(round 99)"));
 }
 
 TEST(Report, JUnitHasATestCasePerPairWithFailuresAndErrors) {

@@ -10,11 +10,14 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "controller/run/fake_cluster.h"
+#include "google/protobuf/util/json_util.h"
 
 namespace gdrbench::controller::sweep {
 namespace {
@@ -199,6 +202,145 @@ TEST(Sweep, NodesThatFailPreflightAreLeftOutAndFailTheRun) {
   auto forced = RunSweep(c);
   ASSERT_TRUE(forced.ok());
   EXPECT_TRUE(forced->passed()) << forced->summary();
+}
+
+// "8 rails at 400 Gb/s": a node whose rail trained at 200 is left out with
+// the reason, its report carries the check, with or without the preflight.
+TEST(Sweep, ANodeThatMissesAFleetExpectationIsLeftOutWithTheReason) {
+  run::FakeCluster cluster(3, 2, 400);
+  cluster.EditNodeInfo(1, [](v1::NodeInfo& n) { n.mutable_nics(1)->mutable_ports(0)->set_active_rate_gbps(200); });
+  SweepConfig c = Config(cluster);
+  c.inventory.expect.rails = 2;
+  c.inventory.expect.link_gbps = 400;
+  c.inventory.expect.link_state = "PORT_ACTIVE";
+  auto run = RunSweep(c);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(run->passed());
+  ASSERT_EQ(run->excluded_nodes_size(), 1);
+  EXPECT_THAT(run->excluded_nodes(0),
+              HasSubstr("node1: missed the fleet's expectations: rail 1 nic1 at 200 Gb/s, expected at least 400"));
+  bool failed_check = false;
+  for (const auto& chk : run->preflight(1).checks()) {
+    failed_check |= chk.id() == "fleet_expectations" && chk.status() == v1::CHECK_STATUS_FAIL;
+  }
+  EXPECT_TRUE(failed_check);
+  EXPECT_EQ(run->preflight(1).overall(), v1::CHECK_STATUS_FAIL);
+  c.preflight = false;
+  auto without = RunSweep(c);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(without->excluded_nodes_size(), 1);
+  c.inventory.expect.link_gbps = 200;
+  auto met = RunSweep(c);
+  ASSERT_TRUE(met.ok());
+  EXPECT_TRUE(met->passed()) << met->summary();
+}
+
+// Several agents on one host (one per NIC, as in the lab; or IPs in the
+// inventory): each node's results are keyed by its inventory name, its
+// agent's host beside it, so a cell links to its own node's findings.
+TEST(Sweep, PerNodeResultsAreKeyedByTheInventoryNameWithSeveralAgentsOnOneHost) {
+  run::FakeCluster cluster(3, 1, 100);
+  for (uint32_t i : {0u, 1u}) cluster.EditNodeInfo(i, [](v1::NodeInfo& n) { n.set_hostname("vm"); });
+  cluster.SetPreflight(0, v1::CHECK_STATUS_FAIL);
+  cluster.SetPreflight(1, v1::CHECK_STATUS_FAIL);
+  SweepConfig c = Config(cluster);
+  auto run = RunSweep(c);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->preflight_size(), 3);
+  ASSERT_EQ(run->nodes_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(run->preflight(i).hostname(), "node" + std::to_string(i));  // the key
+    EXPECT_EQ(run->nodes(i).hostname(), i < 2 ? "vm" : "node2");          // the agent's host
+  }
+  EXPECT_EQ(run->preflight(0).overall(), v1::CHECK_STATUS_FAIL);
+  EXPECT_EQ(run->preflight(2).overall(), v1::CHECK_STATUS_PASS);
+  ASSERT_EQ(run->excluded_nodes_size(), 2);
+  EXPECT_THAT(run->excluded_nodes(0), HasSubstr("node0: preflight FAIL (fake_check)"));
+  EXPECT_THAT(run->excluded_nodes(1), HasSubstr("node1: preflight FAIL (fake_check)"));
+  EXPECT_THAT(run->summary(), HasSubstr("2 node(s) left out (node0, node1)"));
+  EXPECT_EQ(run->blame_size(), 0) << run->blame(0).subject();  // skipped cells blame nobody
+}
+
+// Acceptance: a fake agent with another driver version is named the odd one.
+TEST(FleetPreflight, TheNodeOnAnotherDriverIsNamedTheOddOneOut) {
+  run::FakeCluster cluster(4, 1, 100);
+  for (uint32_t i = 0; i < 4; ++i) {
+    cluster.EditNodeInfo(i, [i](v1::NodeInfo& n) {
+      n.mutable_software()->set_kernel("6.1.0-28-amd64");
+      n.mutable_software()->set_nvidia_driver(i == 2 ? "570.133.20" : "580.95.05");
+    });
+  }
+  SweepConfig c = Config(cluster);
+  auto f = RunFleetPreflight(c);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->answering, 4u);
+  ASSERT_EQ(f->probe.preflight.size(), 4u);
+  EXPECT_EQ(cluster.sweeps(), 0u);  // no test ran
+  const analysis::VersionSpread* driver = nullptr;
+  const analysis::VersionSpread* kernel = nullptr;
+  for (const auto& s : f->uniformity) {
+    if (s.component == "NVIDIA driver") driver = &s;
+    if (s.component == "kernel") kernel = &s;
+  }
+  ASSERT_NE(driver, nullptr);
+  EXPECT_THAT(driver->odd_nodes, testing::ElementsAre("node2"));
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_TRUE(kernel->uniform());
+  EXPECT_THAT(analysis::FormatUniformity(f->uniformity, f->answering),
+              HasSubstr("580.95.05 on 3 nodes; 570.133.20 on node2: odd one(s) out: node2"));
+}
+
+v1::Run LoadRun(const std::string& name) {
+  std::ifstream in(std::string(GDRBENCH_SOURCE_DIR) + "/tests/testdata/runs/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  v1::Run run;
+  google::protobuf::util::JsonParseOptions o;
+  o.ignore_unknown_fields = true;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ss.str(), &run, o).ok()) << name;
+  return run;
+}
+
+double Seconds(const google::protobuf::Timestamp& t) { return t.seconds() + t.nanos() / 1e9; }
+
+// --dry-run's estimate: a per-test set-up cost plus wire time. From a real
+// run's own measured costs (the demo in the lab, and lab.slurm's run) the
+// estimate of the same plan lands within 2x of how long that run took; the
+// wire-time-only estimate it replaced said "0:01" for runs of minutes.
+TEST(Estimate, FromAnEarlierRunsCostsIsWithinTwiceOfItsRealDuration) {
+  struct Case {
+    const char* file;
+    std::vector<uint64_t> sizes;
+    uint64_t iterations, warmup;
+  };
+  for (const Case& k : {Case{"lab-demo-4node.json", {4096, 65536, 1048576}, 60, 5},
+                        Case{"slurm-lab-node4.json", {65536}, 60, 10}}) {
+    const v1::Run last = LoadRun(k.file);
+    auto cost = MeasureCost(last);
+    ASSERT_TRUE(cost.ok()) << cost.status();
+    EXPECT_GE(cost->tests, 12u) << k.file;
+    SweepConfig c;
+    c.inventory.source = k.file;
+    for (int i = 1; i <= 4; ++i) {
+      c.inventory.nodes.push_back({"node" + std::to_string(i), "10.0.0." + std::to_string(i) + ":7070",
+                                   {{"rxe" + std::to_string(i), std::nullopt}}, 10.3125, 0});
+    }
+    c.params.clear_sizes_bytes();
+    for (uint64_t s : k.sizes) c.params.add_sizes_bytes(s);
+    c.params.set_iterations(k.iterations);
+    c.params.set_warmup_iterations(k.warmup);
+    c.schedule.max_concurrent = 1;  // as both runs
+    auto plan = PlanWithoutAgents(c);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    const double real = Seconds(last.finished_at()) - Seconds(last.started_at());
+    const double wire_only = schedule::EstimateScheduleSeconds(plan->schedule, Estimate(c));
+    c.measured = *cost;
+    const double estimate = schedule::EstimateScheduleSeconds(plan->schedule, Estimate(c));
+    EXPECT_GT(estimate, real / 2) << k.file << ": real " << real << " s";
+    EXPECT_LT(estimate, real * 2) << k.file << ": real " << real << " s";
+    EXPECT_LT(wire_only, real / 10) << k.file;
+  }
+  EXPECT_EQ(MeasureCost(v1::Run()).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(Sweep, ConfigErrorsAreInvalidArgumentBeforeAnyAgentIsCalled) {
