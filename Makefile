@@ -2,7 +2,7 @@
 #   make demo   the main job (installs what is missing, builds, runs)
 #   make test   every test tier this machine can run
 #   make deps | build | unit | integration | lab | clean
-.PHONY: all deps build demo test unit integration lab gpu clean
+.PHONY: all deps build demo test unit integration lab gpu fuzz sanitize clean
 
 BUILD := build
 # ccache (wired in CMakeLists.txt) hits across clones at different paths.
@@ -35,9 +35,21 @@ integration: build
 lab: build
 	@$(CTEST) -L lab
 
+# The fuzzers, 300 s each (make test runs them 20 s each): tests/fuzz/run.sh.
+fuzz: deps
+	@tests/fuzz/run.sh $(BUILD)/fuzz $${FUZZ_SECONDS:-300}
+
+# The unit and integration tiers built and run under ASan and UBSan (a
+# second full build in build-sanitize; not part of make test: see README).
+sanitize: deps
+	@[ -f build-sanitize/build.ninja ] || cmake --preset sanitize
+	@cmake --build build-sanitize -j $(JOBS)
+	@ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-sanitize --output-on-failure -j $(JOBS) -L 'unit|integration'
+
 # On a GPU machine without gRPC: the hardware libraries and the gpu tier.
 gpu:
 	@cmake --preset gpu && cmake --build build-gpu -j $(JOBS) && ctest --preset gpu
 
 clean:
-	@rm -rf $(BUILD) build-gpu
+	@rm -rf $(BUILD) build-gpu build-sanitize

@@ -12,6 +12,7 @@
 #include "common/cli_exit.h"
 #include "common/limits.h"
 #include "agent/service/preflight_offline.h"
+#include "agent/preflight/temp_tree.h"
 #include "agent/service/server.h"
 #include "common/logging.h"
 #include "common/rpc/grpc_logging.h"
@@ -81,6 +82,10 @@ int main(int argc, char** argv) {
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
+  if (*preflight_cmd || *capture_cmd) {
+    // Their temporary trees go on SIGINT/SIGTERM/SIGHUP too.
+    gdrbench::agent::preflight::RemoveTempTreesOnSignals("gdrbench-agent");
+  }
   if (*preflight_cmd) {
     once.run.devices = cfg.agent.devices;  // gdrbench-agent --devices a,b preflight
     auto out = gdrbench::agent::service::RunPreflightOnce(once);

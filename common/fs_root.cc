@@ -1,6 +1,7 @@
 #include "common/fs_root.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/ascii.h"
+#include "common/bounded_read.h"
 #include "common/status.h"
 
 namespace gdrbench {
@@ -35,14 +37,22 @@ std::string FsRoot::HostPath(const std::string& path) const {
   return root_ == "/" ? path : absl::StrCat(root_, path);
 }
 
-absl::StatusOr<std::string> FsRoot::ReadFile(const std::string& path) const {
-  std::string host = Resolve(path);
-  std::ifstream in(host, std::ios::binary);
-  if (!in) return ErrnoToStatus(errno, absl::StrCat("open ", host));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return ErrnoToStatus(errno, absl::StrCat("read ", host));
-  return ss.str();
+absl::StatusOr<std::string> FsRoot::HostPathInside(const std::string& path) const {
+  if (root_ == "/") return path;
+  ASSIGN_OR_RETURN(std::string real, RealPath(path));
+  return absl::StrCat(root_, real);
+}
+
+absl::StatusOr<std::string> FsRoot::ReadFile(const std::string& path, size_t max_bytes) const {
+  ASSIGN_OR_RETURN(std::string host, HostPathInside(path));
+  // O_NONBLOCK: a FIFO must not wait for a writer; O_NOFOLLOW offline: the
+  // last component was resolved inside the tree, it is no link.
+  int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (is_live() ? 0 : O_NOFOLLOW);
+  int fd = open(host.c_str(), flags);
+  if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("open ", host));
+  absl::StatusOr<std::string> content = ReadRegularFd(fd, host, max_bytes);
+  close(fd);
+  return content;
 }
 
 absl::StatusOr<std::string> FsRoot::ReadLine(const std::string& path) const {
@@ -53,23 +63,36 @@ absl::StatusOr<std::string> FsRoot::ReadLine(const std::string& path) const {
 }
 
 bool FsRoot::Exists(const std::string& path) const {
+  auto host = HostPathInside(path);
   struct stat st;
-  return lstat(Resolve(path).c_str(), &st) == 0;
+  return host.ok() && lstat(host->c_str(), &st) == 0;
 }
 
 bool FsRoot::IsDirectory(const std::string& path) const {
+  auto host = HostPathInside(path);
   struct stat st;
-  return stat(Resolve(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  return host.ok() && stat(host->c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 absl::StatusOr<std::vector<std::string>> FsRoot::ListDir(const std::string& path) const {
-  std::string host = Resolve(path);
-  DIR* dir = opendir(host.c_str());
-  if (dir == nullptr) return ErrnoToStatus(errno, absl::StrCat("opendir ", host));
+  ASSIGN_OR_RETURN(std::string host, HostPathInside(path));
+  int fd = open(host.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (is_live() ? 0 : O_NOFOLLOW));
+  DIR* dir = fd < 0 ? nullptr : fdopendir(fd);
+  if (dir == nullptr) {
+    int err = errno;
+    if (fd >= 0) close(fd);
+    return ErrnoToStatus(err, absl::StrCat("opendir ", host));
+  }
   std::vector<std::string> names;
   while (struct dirent* e = readdir(dir)) {
     std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(std::move(name));
+    if (name == "." || name == "..") continue;
+    if (names.size() == limits::kMaxDirEntries) {
+      closedir(dir);
+      return absl::FailedPreconditionError(absl::StrCat(
+          host, " has more than ", limits::kMaxDirEntries, " entries (the most read from one directory)"));
+    }
+    names.push_back(std::move(name));
   }
   closedir(dir);
   std::sort(names.begin(), names.end());
@@ -97,23 +120,32 @@ absl::StatusOr<std::string> FsRoot::RealPath(const std::string& path) const {
     todo.pop_back();
     if (part == ".") continue;
     if (part == "..") {
-      if (!done.empty()) done.pop_back();
+      if (!done.empty()) done.pop_back();  // ".." at the root stays at the root
       continue;
     }
     done.push_back(part);
     std::string cur = "/" + absl::StrJoin(done, "/");
     struct stat st;
     if (lstat(HostPath(cur).c_str(), &st) != 0) {
-      return ErrnoToStatus(errno, absl::StrCat("lstat ", HostPath(cur)));
+      if (hops > 0 && errno == ENOENT && !is_live()) {
+        return absl::NotFoundError(absl::StrCat(
+            HostPath(path), " is a symlink to ", cur,
+            ", which is not in the captured tree (never read from this host)"));
+      }
+      return ErrnoToStatus(errno, absl::StrCat(HostPath(path), ": lstat ", HostPath(cur)));
     }
     if (S_ISLNK(st.st_mode)) {
-      if (++hops > 64) return absl::InternalError(absl::StrCat("symlink loop at ", HostPath(cur)));
+      if (++hops > limits::kMaxSymlinkHops) {
+        return absl::FailedPreconditionError(absl::StrCat("symlink loop at ", HostPath(cur)));
+      }
       ASSIGN_OR_RETURN(std::string target, ReadLink(cur));
       done.pop_back();
       if (!target.empty() && target[0] == '/') done.clear();
       std::vector<std::string> parts;
       for (auto p : absl::StrSplit(target, '/', absl::SkipEmpty())) parts.emplace_back(p);
       for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
+    } else if (!todo.empty() && !S_ISDIR(st.st_mode)) {
+      return absl::NotFoundError(absl::StrCat(HostPath(cur), " is not a directory"));
     }
   }
   return "/" + absl::StrJoin(done, "/");

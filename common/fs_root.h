@@ -2,12 +2,20 @@
 // so checks and inventory run unchanged against a captured tree in tests and
 // support tickets (`--fs-root DIR`). Paths are always absolute ("/sys/...");
 // the root is prepended. Thread-safe: it holds only the root path.
+//
+// A captured tree is untrusted (support tickets): every path is resolved
+// component by component inside the root, so a link that leaves the root or
+// whose target is missing in it is NOT_FOUND naming the link, never followed
+// on this host; a symlink loop is FAILED_PRECONDITION. Only regular files
+// are read (a FIFO, a device or a directory is FAILED_PRECONDITION, opened
+// without blocking), and only up to a cap (common/limits.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/limits.h"
 
 namespace gdrbench {
 
@@ -19,16 +27,20 @@ class FsRoot {
   bool is_live() const { return root_ == "/"; }
 
   // The host path of `path` under the root, with symlinks inside a captured
-  // tree resolved against the root.
+  // tree resolved against the root; for messages (reads use HostPathInside).
   std::string Resolve(const std::string& path) const;
 
-  // Whole file. NOT_FOUND when absent, PERMISSION_DENIED, or INTERNAL.
-  absl::StatusOr<std::string> ReadFile(const std::string& path) const;
+  // Whole file, at most `max_bytes`. NOT_FOUND when absent (or, offline,
+  // resolving outside the tree), PERMISSION_DENIED, FAILED_PRECONDITION
+  // when not a regular file or larger than `max_bytes`, INTERNAL.
+  absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                       size_t max_bytes = limits::kMaxFileBytes) const;
   // First line, whitespace trimmed.
   absl::StatusOr<std::string> ReadLine(const std::string& path) const;
   bool Exists(const std::string& path) const;
   bool IsDirectory(const std::string& path) const;
-  // Entry names (no "." or ".."), sorted. NOT_FOUND when the directory is absent.
+  // Entry names (no "." or ".."), sorted. NOT_FOUND when the directory is
+  // absent; FAILED_PRECONDITION past limits::kMaxDirEntries.
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) const;
   // The target of a symlink, as stored (relative targets stay relative).
   absl::StatusOr<std::string> ReadLink(const std::string& path) const;
@@ -40,6 +52,9 @@ class FsRoot {
  private:
   // Root + path, no symlink resolution (lstat/readlink of the link itself).
   std::string HostPath(const std::string& path) const;
+  // The host path to open for `path`: itself live; offline root + RealPath,
+  // every component inside the tree and none of them a symlink.
+  absl::StatusOr<std::string> HostPathInside(const std::string& path) const;
   std::string root_;
 };
 

@@ -67,6 +67,16 @@ inline constexpr int64_t kPreflightRunDeadlineMs = 60'000;
 inline constexpr int kMaxPreflightRuns = 2;
 inline constexpr int kMaxStuckChecks = 8;
 
+// --- The controller: what agents answer ---------------------------------
+// A rate above the link's times this is impossible (bidirectional: twice);
+// with the link rate unknown, above kMaxPlausibleGbps (2 x 800G NICs).
+inline constexpr double kAnswerRateMargin = 1.25;
+inline constexpr double kMaxPlausibleGbps = 1600;
+
+// Nodes in one plan (inventory, --agents, --hostlist, all their elements
+// together): the largest GPU clusters have ~12,500 8-GPU nodes.
+inline constexpr size_t kMaxNodes = 32'768;
+
 // --- Signals --------------------------------------------------------------
 // SIGTERM/SIGINT: the time a long-running binary takes to drain (stop
 // accepting, cancel work, free targets, flush) before it exits anyway.

@@ -1,9 +1,6 @@
 #include "agent/preflight/capture.h"
 
-#include <ftw.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,13 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_join.h"
+#include "agent/preflight/extract.h"
 #include "agent/preflight/kernel_log.h"
 #include "agent/preflight/kernel_modules.h"
 #include "agent/topology/pci.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
-
-extern char** environ;
 
 namespace gdrbench::agent::preflight {
 namespace {
@@ -121,28 +117,6 @@ std::string FilterDpkg(const std::string& status) {
   return out;
 }
 
-absl::Status Spawn(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
-  if (rc != 0) return ErrnoToStatus(rc, absl::StrCat("spawn ", argv[0]));
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return ErrnoToStatus(errno, "waitpid tar");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::InternalError(absl::StrCat(argv[0], " ", argv[1], " failed (status ", status, ")"));
-  }
-  return absl::OkStatus();
-}
-
-std::string MakeTempDir(const char* prefix) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = absl::StrCat(tmp ? tmp : "/tmp", "/", prefix, "XXXXXX");
-  if (mkdtemp(templ.data()) == nullptr) return "";
-  return templ;
-}
-
 // modules.dep of the running kernel (the NVIDIA and RDMA lines: what
 // FindModuleFile reads) and the tail of the nvidia-peermem module file,
 // where a module signature ends (ModuleFileSigned reads the tail only).
@@ -188,7 +162,7 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
   } else {
     s.File(kCapturedDmesg);
   }
-  if (auto dpkg = src.ReadFile("/var/lib/dpkg/status"); dpkg.ok()) {
+  if (auto dpkg = src.ReadFile("/var/lib/dpkg/status", limits::kMaxPackageDbBytes); dpkg.ok()) {
     s.Write("/var/lib/dpkg/status", FilterDpkg(*dpkg));
   }
   if (auto rel = src.ReadLine("/proc/sys/kernel/osrelease"); rel.ok()) {
@@ -320,33 +294,22 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
 
 absl::Status CaptureTree(const FsRoot& src, const std::string& out_tar_gz) {
   if (out_tar_gz.empty()) return absl::InvalidArgumentError("capture needs --out FILE.tar.gz");
-  std::string dir = MakeTempDir("gdrbench-capture-");
+  std::string dir = MakeTempTree("gdrbench-capture-");
   if (dir.empty()) return ErrnoToStatus(errno, "mkdtemp for the capture");
   absl::Status st = StageTree(src, dir);
-  if (st.ok()) st = Spawn({"tar", "-C", dir, "-czf", out_tar_gz, "."});
+  if (st.ok()) st = PackCapture(dir, out_tar_gz);
   RemoveTree(dir);
   return st;
 }
 
 absl::StatusOr<std::string> ExtractTree(const std::string& tarball) {
-  struct stat st;
-  if (stat(tarball.c_str(), &st) != 0) return ErrnoToStatus(errno, absl::StrCat("capture ", tarball));
-  std::string dir = MakeTempDir("gdrbench-tree-");
+  std::string dir = MakeTempTree("gdrbench-tree-");  // 0700, removed on signals too
   if (dir.empty()) return ErrnoToStatus(errno, "mkdtemp for the capture");
-  if (auto s = Spawn({"tar", "-C", dir, "-xzf", tarball}); !s.ok()) {
+  if (absl::Status st = ExtractCapture(tarball, dir); !st.ok()) {
     RemoveTree(dir);
-    return s;
+    return st;
   }
   return dir;
-}
-
-void RemoveTree(const std::string& dir) {
-  if (dir.empty() || dir == "/") return;
-  int rc = nftw(
-      dir.c_str(),
-      [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 32,
-      FTW_DEPTH | FTW_PHYS);
-  if (rc != 0) spdlog::warn("could not remove {} completely", dir);
 }
 
 }  // namespace gdrbench::agent::preflight

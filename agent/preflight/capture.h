@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "agent/preflight/temp_tree.h"
 #include "common/fs_root.h"
 
 namespace gdrbench::agent::preflight {
@@ -27,12 +28,10 @@ absl::Status CaptureTree(const FsRoot& src, const std::string& out_tar_gz);
 // Copies into an existing empty directory `dest` (what CaptureTree tars).
 absl::Status StageTree(const FsRoot& src, const std::string& dest);
 
-// Unpacks a capture into a new temporary directory and returns its path; the
-// caller removes it with RemoveTree. NOT_FOUND when `tarball` is absent,
-// INTERNAL when tar fails.
+// Unpacks a capture as data only (extract.h) into a new private (0700)
+// temporary directory and returns its path; the caller removes it with
+// RemoveTree (temp_tree.h). NOT_FOUND when `tarball` is absent,
+// INVALID_ARGUMENT naming the tarball and entry when it is refused.
 absl::StatusOr<std::string> ExtractTree(const std::string& tarball);
-
-// rm -r of a directory this module created. Logs, never fails.
-void RemoveTree(const std::string& dir);
 
 }  // namespace gdrbench::agent::preflight

@@ -12,6 +12,7 @@
 
 int main(int argc, char** argv) {
   namespace pf = gdrbench::agent::preflight;
+  pf::RemoveTempTreesOnSignals("gdrbench-preflight");  // before any thread starts
   CLI::App app{"gdrbench-preflight: the GPUDirect RDMA checklist of this node (or of a captured tree)"};
   std::string fs_root = "/";
   pf::RunOptions options;

@@ -100,7 +100,11 @@ absl::StatusOr<Report> RunPreflightAt(const std::string& root, const RunOptions&
   if (stat(root.c_str(), &st) != 0) {
     return absl::InvalidArgumentError(absl::StrCat("--fs-root ", root, " does not exist"));
   }
-  if (!S_ISREG(st.st_mode)) return RunPreflightOn(FsRoot(root), options);
+  if (S_ISDIR(st.st_mode)) return RunPreflightOn(FsRoot(root), options);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--fs-root ", root, " is neither a directory nor a capture .tar.gz"));
+  }
   if (!absl::EndsWith(root, ".tar.gz") && !absl::EndsWith(root, ".tgz")) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--fs-root ", root, " is a file but not a capture (.tar.gz from gdrbench-agent capture)"));

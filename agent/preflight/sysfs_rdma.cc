@@ -38,6 +38,8 @@ absl::StatusOr<std::vector<verbs::DeviceInfo>> SysfsRdma::ListDevices(std::strin
   }
   for (const auto& name : *names) {
     std::string sys = absl::StrCat("/sys/class/infiniband/", name);
+    // A dangling link or a symlink loop is no device (a damaged capture).
+    if (!fs_.IsDirectory(sys)) continue;
     verbs::DeviceInfo d;
     d.name = name;
     if (auto fw = fs_.ReadLine(sys + "/fw_ver"); fw.ok()) d.firmware_version = *fw;

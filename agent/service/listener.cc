@@ -22,6 +22,12 @@
 namespace gdrbench::agent::service {
 namespace {
 
+// Connections at once (about: counted by fd number above those open when the
+// agent began serving). A controller holds one or two per agent; fewer
+// admitted also means less for gRPC to tear down after a flood. (To move
+// into common/limits.h with its next change: editing it rebuilds the tree.)
+constexpr int kMaxConnections = 256;
+
 absl::Status CannotListen(const std::string& address, int err) {
   return absl::UnavailableError(
       absl::StrCat("cannot listen on ", address, ": ", std::strerror(err),
@@ -66,11 +72,12 @@ void SetPort(sockaddr* a, int port) {
 // The fds a connection may take: the soft file limit less the reserve, and
 // never more than kMaxOpenFds. Read per accept: the limit can change
 // (prlimit) while the agent runs.
-int FdBudget() {
+int FdBudget(int baseline) {
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);
   int64_t soft = rl.rlim_cur == RLIM_INFINITY ? limits::kMaxOpenFds : static_cast<int64_t>(rl.rlim_cur);
-  return static_cast<int>(std::min<int64_t>(soft - limits::kReservedFds, limits::kMaxOpenFds));
+  return static_cast<int>(std::min<int64_t>({soft - limits::kReservedFds, limits::kMaxOpenFds,
+                                             static_cast<int64_t>(baseline) + kMaxConnections}));
 }
 
 // Warns at most once every 10 s about shed connections.
@@ -151,6 +158,7 @@ void Listener::Start(std::unique_ptr<grpc::experimental::ExternalConnectionAccep
   acceptor_ = std::move(acceptor);
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
   reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  baseline_fd_ = reserve_fd_;  // the lowest free number once serving: connections start here
   thread_ = std::thread([this] { AcceptLoop(); });
 }
 
@@ -205,7 +213,7 @@ void Listener::AcceptOne(int listen_fd) {
       }
       return;
     }
-    if (int budget = FdBudget(); fd >= budget) {
+    if (int budget = FdBudget(baseline_fd_); fd >= budget) {
       close(fd);
       WarnShed(++shed_, absl::StrCat(fd, " files open, budget ", budget,
                                      " (RLIMIT_NOFILE less ", limits::kReservedFds, ")").c_str());

@@ -7,8 +7,9 @@
 // ExternalConnectionAcceptor (TLS and all happen in gRPC as before). It never
 // stops on an error: EMFILE/ENFILE drain the backlog through a reserved fd,
 // and a connection whose fd number reaches the fd budget (RLIMIT_NOFILE less
-// limits::kReservedFds, at most limits::kMaxOpenFds) is closed at once:
-// Linux hands out the lowest free number, so that many files are open.
+// limits::kReservedFds, at most limits::kMaxOpenFds, and about
+// kMaxConnections (listener.cc) above the fds open when serving began) is closed
+// at once: Linux hands out the lowest free number, so that many are open.
 //
 // Thread safety: Start/Stop from one thread; the accept loop is internal.
 #pragma once
@@ -49,7 +50,7 @@ class Listener {
   int port_ = 0;
   int wake_[2] = {-1, -1};  // a pipe: Stop() wakes the poll
   int reserve_fd_ = -1;     // closed to drain the backlog when out of fds
-  int fd_budget_ = 0;
+  int baseline_fd_ = 0;     // fd numbers below it were open before any connection
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor_;
   std::thread thread_;
   std::atomic<uint64_t> shed_{0};

@@ -1,5 +1,7 @@
 #include "agent/service/server.h"
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -56,6 +58,9 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfi
   }
   ASSIGN_OR_RETURN(auto creds, rpc::MakeServerCredentials(config.tls));
 
+  if (struct stat st; stat(config.agent.fs_root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat("--fs-root ", config.agent.fs_root, " is not a directory"));
+  }
   std::unique_ptr<AgentServer> s(new AgentServer());
   s->handler_ = config.make_handler ? config.make_handler(config.agent)
                                     : std::make_unique<AgentHandler>(config.agent);

@@ -1,12 +1,18 @@
 #include "common/rpc/status.h"
 
+#include "common/limits.h"
+
 #include "absl/strings/str_cat.h"
 
 namespace gdrbench::rpc {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  // Cut: a message quoting an 8 KiB request string would pass the client's
+  // 8 KiB metadata limit, and the client would see that instead.
+  std::string msg(status.message().substr(0, limits::kMaxErrorMessageBytes));
+  if (status.message().size() > msg.size()) msg += "... (cut)";
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), msg);
 }
 
 absl::Status FromGrpc(const grpc::Status& status, const std::string& what) {

@@ -1,5 +1,6 @@
 // The one place where absl::Status becomes grpc::Status and back (service
-// edge and client edge). Codes map one to one; messages are kept.
+// edge and client edge). Codes map one to one; messages are kept, cut at
+// limits::kMaxErrorMessageBytes on the way out.
 #pragma once
 
 #include <string>

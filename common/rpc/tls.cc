@@ -4,6 +4,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/fs_root.h"
+#include "common/rpc/cert_check.h"
 #include "common/status.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -47,6 +48,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
   ASSIGN_OR_RETURN(pair.cert_chain, ReadPem("--tls-cert", config.cert_file));
   ASSIGN_OR_RETURN(pair.private_key, ReadPem("--tls-key", config.key_file));
+  RETURN_IF_ERROR(CheckCertAndKey("--tls-cert", config.cert_file, pair.cert_chain, "--tls-key",
+                                  pair.private_key, CertUse::kServer));
   opts.pem_key_cert_pairs.push_back(std::move(pair));
   if (!config.client_ca_file.empty()) {
     ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem("--tls-client-ca", config.client_ca_file));
@@ -74,6 +77,8 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
   if (!config.cert_file.empty()) {
     ASSIGN_OR_RETURN(opts.pem_cert_chain, ReadPem("--tls-cert", config.cert_file));
     ASSIGN_OR_RETURN(opts.pem_private_key, ReadPem("--tls-key", config.key_file));
+    RETURN_IF_ERROR(CheckCertAndKey("--tls-cert", config.cert_file, opts.pem_cert_chain, "--tls-key",
+                                    opts.pem_private_key, CertUse::kClient));
   }
   return grpc::SslCredentials(opts);
 }

@@ -30,6 +30,10 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
                  "HOST:PORT,... (entries may be hostlists: node[1-4]:7000, or dns:NAME[:PORT]: one node per A/AAAA record, named by its agent)");
   src->add_option("--hostlist", o.hostlist, "Slurm hostlist, e.g. node[01-16] (agents on --port)");
   src->require_option(1);
+  // An empty value is an error of that flag (`--agents ''` used to blame --hostlist).
+  for (CLI::Option* opt : src->get_options()) {
+    opt->check([](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); });
+  }
   c->add_option("--port", o.port, "agent port for --hostlist/--agents entries without one")
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
@@ -46,14 +50,15 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
 
   SweepFlags& f = o.sweep;
   f.sizes = "64K,1M";
-  f.iterations = 1000;
+  f.iterations = 0;  // 1000 unless --duration (sweep_command.cc)
   c->add_option("--sizes", f.sizes, "message sizes: 'all', '2,64K,1M' or '2-8M'")->capture_default_str();
-  c->add_option("--iterations", f.iterations, "per size and QP (0 with --duration)")->capture_default_str();
+  c->add_option("--iterations", f.iterations, "per size and QP (default 1000; none with --duration)")
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--duration", f.duration_s, "seconds per size instead of --iterations");
-  c->add_option("--warmup", f.warmup, "warm-up iterations per size")->capture_default_str();
+  c->add_option("--warmup", f.warmup, "warm-up iterations per size")->capture_default_str()->check(CLI::NonNegativeNumber);
   c->add_option("--qps", f.qps, "QPs per test")->capture_default_str()->check(CLI::Range(1, 64));
-  c->add_option("--tx-depth", f.tx_depth, "send queue depth")->capture_default_str();
-  c->add_option("--post-list", f.post_list, "work requests per ibv_post_send")->capture_default_str();
+  c->add_option("--tx-depth", f.tx_depth, "send queue depth")->capture_default_str()->check(CLI::NonNegativeNumber);
+  c->add_option("--post-list", f.post_list, "work requests per ibv_post_send")->capture_default_str()->check(CLI::NonNegativeNumber);
   c->add_flag("--bidirectional", f.bidirectional,
               "bidirectional tests (half the rounds); default one direction per sub-round");
   c->add_flag("--verify", f.verify, "checksum the target buffer after each test");

@@ -85,7 +85,8 @@ absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
     return Usage("--pairs is only for --mode pairs");
   }
   SweepFlags f = o.sweep;
-  if (f.duration_s > 0) f.iterations = 0;
+  // 1000 iterations unless --duration; both given is refused (ToSweepParams).
+  if (f.duration_s == 0 && f.iterations == 0) f.iterations = 1000;
   ASSIGN_OR_RETURN(c.params, ToSweepParams(f));
   c.memory = o.memory;
   c.link_gbps = o.link_gbps;

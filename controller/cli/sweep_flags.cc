@@ -1,5 +1,7 @@
 #include "controller/cli/sweep_flags.h"
 
+#include "agent/bench/sweep_options.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -12,6 +14,12 @@
 
 namespace gdrbench::controller::cli {
 namespace {
+
+// The agent's limits, one definition (header-only constants).
+using agent::bench::kMaxIterations;
+using agent::bench::kMaxPostList;
+using agent::bench::kMaxQps;
+using agent::bench::kMaxTxDepth;
 
 constexpr absl::string_view kForms =
     "expected 'all', a list like '2,64K,1M' or a power-of-two range like '2-8M' "
@@ -95,6 +103,15 @@ absl::StatusOr<v1::SweepParams> ToSweepParams(const SweepFlags& f) {
   }
   if (f.duration_s > 0 && f.iterations > 0) {
     return bad("--iterations and --duration exclude each other: give one");
+  }
+  // The agent's own limits (agent/bench/sweep_options.h), checked before any
+  // agent is contacted: past them every test would fail after probing.
+  if (f.iterations > kMaxIterations) return bad("--iterations ", f.iterations, ": at most ", kMaxIterations);
+  if (f.warmup > kMaxIterations) return bad("--warmup ", f.warmup, ": at most ", kMaxIterations);
+  if (f.qps > kMaxQps) return bad("--qps ", f.qps, ": at most ", kMaxQps);
+  if (f.tx_depth > kMaxTxDepth) return bad("--tx-depth ", f.tx_depth, ": at most ", kMaxTxDepth);
+  if (f.post_list == 0 || f.post_list > kMaxPostList) {
+    return bad("--post-list ", f.post_list, ": give 1 .. ", kMaxPostList);
   }
   p.set_iterations(f.iterations);
   p.set_duration_ns(static_cast<int64_t>(std::llround(f.duration_s * 1e9)));

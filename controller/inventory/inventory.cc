@@ -9,6 +9,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "common/bounded_read.h"
+#include "common/limits.h"
+#include "common/printable.h"
 #include "controller/inventory/hostlist.h"
 #include "yaml-cpp/yaml.h"
 
@@ -166,8 +169,19 @@ absl::Status CheckMemory(const Ctx& ctx, const YAML::Node& n, const std::string&
 
 absl::Status AddNode(const Ctx& ctx, const YAML::Node& at, Node node, std::set<std::string>* names,
                      Inventory* inv) {
+  if (!IsPrintable(node.name)) {
+    return ctx.Error(at, "nodes", absl::StrCat("node name '", Printable(node.name),
+                                               "' holds control bytes or is longer than 256"));
+  }
   if (!names->insert(node.name).second) {
     return ctx.Error(at, "nodes", absl::StrCat("node '", node.name, "' is listed twice"));
+  }
+  // Two names for one agent would test it against itself.
+  for (const Node& other : inv->nodes) {
+    if (other.address == node.address && !node.name_from_agent) {
+      return ctx.Error(at, "nodes", absl::StrCat("node '", node.name, "' has the address of node '", other.name,
+                                                 "' (", node.address, "): one agent cannot be two nodes"));
+    }
   }
   inv->nodes.push_back(std::move(node));
   return absl::OkStatus();
@@ -373,13 +387,9 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
 }
 
 absl::StatusOr<Inventory> LoadInventoryFile(const std::string& path, const Resolver& resolver) {
-  std::ifstream in(path);
-  if (!in) {
-    return ErrnoToStatus(errno, absl::StrCat("inventory ", path));
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseInventoryYaml(ss.str(), path, resolver);
+  auto text = ReadBoundedFile(path);  // a FIFO or /dev/zero is refused, not read
+  if (!text.ok()) return absl::Status(text.status().code(), absl::StrCat("inventory ", text.status().message()));
+  return ParseInventoryYaml(*text, path, resolver);
 }
 
 namespace {
@@ -400,22 +410,26 @@ absl::StatusOr<Inventory> InventoryFromHostlist(absl::string_view expression, in
 
 namespace {
 
-// Nodes are named by their host; several agents on one host (one per NIC,
-// as in the lab) are named by their address HOST:PORT instead, all of them.
-// The same address twice is an error.
-absl::StatusOr<Inventory> NameByAddressWhereHostsRepeat(const std::string& flag, Inventory inv) {
+// Nodes from a list are one per HOST:PORT (several agents per kernel are a
+// documented use): one address twice is an error; a host listed with several
+// ports names its nodes HOST:PORT.
+absl::Status KeyByAddress(const std::string& flag, Inventory* inv) {
+  if (inv->nodes.size() > limits::kMaxNodes) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", inv->nodes.size(), " nodes; a plan holds at most ",
+                                                   limits::kMaxNodes));
+  }
   std::map<std::string, int> per_name;
   std::set<std::string> addresses;
-  for (const Node& n : inv.nodes) {
+  for (const Node& n : inv->nodes) {
     if (!addresses.insert(n.address).second) {
       return absl::InvalidArgumentError(absl::StrCat(flag, ": '", n.address, "' listed twice"));
     }
     ++per_name[n.name];
   }
-  for (Node& n : inv.nodes) {
+  for (Node& n : inv->nodes) {
     if (per_name[n.name] > 1) n.name = n.address;
   }
-  return inv;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
@@ -453,11 +467,12 @@ absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
       continue;
     }
     if (port < 0) port = default_port;
-    auto hosts = ExpandHostlist(hostpart);
+    auto hosts = ExpandHostlist(hostpart, limits::kMaxNodes);
     if (!hosts.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", hosts.status().message()));
     for (const auto& h : *hosts) inv.nodes.push_back(Node{h, WithPort(h, port), {}, 0, 0});
   }
-  return NameByAddressWhereHostsRepeat(flag, std::move(inv));
+  RETURN_IF_ERROR(KeyByAddress(flag, &inv));
+  return inv;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "controller/run/discover.h"
 
+#include "common/printable.h"
+
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -64,7 +66,7 @@ absl::StatusOr<std::vector<size_t>> NameDiscoveredNodes(inventory::Inventory* in
     inventory::Node node = inv->nodes[i];
     std::string identity;
     if (infos[i]) {
-      node.name = infos[i]->hostname();
+      node.name = Printable(infos[i]->hostname());  // the agent's word: no control bytes
       identity = Identity(*infos[i]);
     }
     auto [it, fresh] = by_name.try_emplace(node.name, Seen{i, identity});

@@ -1,5 +1,7 @@
 #include "controller/run/pair_tester.h"
 
+#include "controller/run/answer_bounds.h"
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -130,8 +132,10 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   sweep.mutable_params()->set_memory(initiator.memory.data(), initiator.memory.size());
   sweep.mutable_params()->set_bidirectional(bidirectional);
   bool got_summary = false;
+  AnswerBounds bounds(p, r->expected_gbps());
   absl::Status st = initiator.agent->RunWriteSweep(
       sweep, o.sweep_timeout, [&](const v1::RunWriteSweepResponse& m) {
+        if (!bounds.Check(m).ok()) return;  // dropped, never kept
         if (m.has_size()) *r->add_sizes() = m.size();
         if (m.has_summary()) {
           *r->mutable_summary() = m.summary();
@@ -171,7 +175,11 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
                  std::string(target.name), std::string(closed.message()));
   }
 
-  if (!st.ok()) {
+  if (!bounds.first_error().ok()) {
+    r->clear_sizes();
+    Fail(r, v1::RESULT_STATUS_ERROR, absl::StrCat("RunWriteSweep on ", initiator.name, ": ",
+                                                  bounds.first_error().message()));
+  } else if (!st.ok()) {
     Fail(r, st.code() == absl::StatusCode::kDeadlineExceeded ? v1::RESULT_STATUS_FAILED
                                                               : v1::RESULT_STATUS_ERROR,
          absl::StrCat("RunWriteSweep on ", initiator.name, ": ", st.message()));

@@ -4,12 +4,19 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "tests/integration/process_util.h"
@@ -90,6 +97,43 @@ TEST(AgentHardening, SecondAgentOnAPortInUseRefusesToStart) {
   EXPECT_EQ(second.err.find("gdrbench-agent: cannot listen"), second.err.rfind('\n', second.err.size() - 2) + 1)
       << second.err;
   EXPECT_EQ(first.Stop(), 0) << first.log();
+}
+
+// Item 2: a capture run killed by a signal left its unpacked tree behind.
+TEST(AgentHardening, OfflinePreflightInterruptedRemovesItsTemporaryTree) {
+  TempDir work;
+  std::string make = "python3 " GDRBENCH_SOURCE_DIR "/tests/unit/agent/preflight/hostile_captures.py " +
+                     work.path() + " --slow";
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  std::string tmp = work.path() + "/tmp";
+  ASSERT_EQ(mkdir(tmp.c_str(), 0700), 0);
+  setenv("TMPDIR", tmp.c_str(), 1);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    int err = open((work.path() + "/stderr").c_str(), O_WRONLY | O_CREAT, 0644);
+    dup2(err, 2);
+    execl((BinDir() + "/gdrbench-agent").c_str(), "gdrbench-agent", "preflight", "--fs-root",
+          (work.path() + "/slow.tar.gz").c_str(), nullptr);
+    _exit(127);
+  }
+  unsetenv("TMPDIR");
+  // Wait until the tree exists (the extraction is under way), then SIGTERM.
+  bool seen = false;
+  for (int i = 0; i < 1000 && !seen; ++i) {
+    seen = !std::filesystem::is_empty(tmp);
+    if (!seen) usleep(10'000);
+  }
+  ASSERT_TRUE(seen) << "no temporary tree appeared within 10 s";
+  kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  std::ifstream err_in(work.path() + "/stderr");
+  std::string err((std::istreambuf_iterator<char>(err_in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << status << " " << err;
+  EXPECT_THAT(err, HasSubstr("interrupted by SIGTERM; removed 1 temporary tree")) << err;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "left behind in " << tmp;
 }
 
 }  // namespace

@@ -170,6 +170,9 @@ TEST(Inventory, AgentsOnOneHostAreNamedByTheirAddress) {
 
 TEST(Inventory, AgentsListRejectsDuplicatesAndBadPorts) {
   EXPECT_FALSE(InventoryFromAgents("a:1,a:1", 1).ok());
+  // Several agents per host on different ports are nodes of their own
+  // (issue 12, item 14; inventory_keys_test.cc).
+  EXPECT_TRUE(InventoryFromAgents("a:1,a:2", 1).ok());
   EXPECT_FALSE(InventoryFromAgents("a:0", 1).ok());
   EXPECT_FALSE(InventoryFromAgents("", 1).ok());
   auto h = InventoryFromHostlist("node[01-16]:9000", 1);

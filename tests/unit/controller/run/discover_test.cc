@@ -63,6 +63,17 @@ TEST(NameDiscoveredNodes, HostnamesReplaceAddressesAndDualStackIsOneNode) {
   EXPECT_EQ(s.inv.nodes[2].name, "10.244.3.3");  // unreachable: keeps its address
 }
 
+// Issue 12, item 16: an agent's hostname with NUL and ESC bytes was echoed
+// to the terminal as is.
+TEST(NameDiscoveredNodes, ControlBytesInAnAgentsHostnameAreEscaped) {
+  Agents s;
+  s.inv.source = "--agents";
+  s.Add(Found("10.244.1.7"), Info(std::string("evil\0\x1b[2Jname\n", 14), "0c42:a103:00aa:0001"));
+  auto kept = NameDiscoveredNodes(&s.inv, s.agents, 1);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(s.inv.nodes[0].name, "evil\\x00\\x1b[2Jname\\x0a");
+}
+
 TEST(NameDiscoveredNodes, TwoMachinesWithOneHostnameAreAnError) {
   Agents s;
   s.inv.source = "--agents";

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace gdrbench::controller::run {
@@ -133,6 +134,35 @@ TEST_F(PairTest, RunsTheSequenceAndRecordsWhatEachSideReallyUsed) {
   EXPECT_EQ(result.dst().registration(), "ibv_reg_dmabuf_mr");
   EXPECT_EQ(result.src().registration(), "peermem");
   EXPECT_GT(result.started_at().seconds(), 0);
+}
+
+// Issue 12, item 7: NaN passed ("2/2 cells pass"), +Inf passed, and 200,000
+// results for a 2-size sweep were all kept.
+TEST_F(PairTest, ImpossibleAnswersAreTheTestsErrorNotItsResult) {
+  v1::RunWriteSweepResponse nan = Size(65536, std::nan(""));
+  v1::RunWriteSweepResponse inf = Size(65536, HUGE_VAL);
+  for (const auto& bad : {nan, inf, Size(65536, -1), Size(65536, 5000)}) {
+    client.stream = {bad, Size(1 << 20, 95), Summary()};
+    ASSERT_TRUE(Run(Params()).ok());
+    EXPECT_EQ(result.status(), v1::RESULT_STATUS_ERROR) << result.reason();
+    EXPECT_THAT(result.reason(), HasSubstr("the agent answered the impossible"));
+    EXPECT_EQ(result.sizes_size(), 0);
+  }
+  // With the link rate known, the ceiling is the link's (x 1.25).
+  client.stream = {Size(65536, 90), Size(1 << 20, 130), Summary()};
+  result.set_expected_gbps(100);
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_THAT(result.reason(), HasSubstr("above what the link can carry (125.0 Gb/s)"));
+}
+
+TEST_F(PairTest, AStreamOfSizesNotAskedForIsCutAtTheFirst) {
+  client.stream.clear();
+  for (int i = 0; i < 200'000; ++i) client.stream.push_back(Size(65536, 90));
+  client.stream.push_back(Summary());
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_ERROR);
+  EXPECT_THAT(result.reason(), HasSubstr("65536 B, a size not asked for or already answered"));
+  EXPECT_EQ(result.sizes_size(), 0);
 }
 
 TEST_F(PairTest, AGivenLeaseIsUsed) {

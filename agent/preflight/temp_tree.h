@@ -1,0 +1,28 @@
+// Private temporary trees (capture staging, unpacked captures): 0700,
+// registered while they exist, and removed on every exit path: by their
+// owner (RemoveTree), and on SIGINT/SIGTERM/SIGHUP in the one-shot tools
+// that call RemoveTempTreesOnSignals() (SIGKILL cannot be caught: such a
+// tree stays in $TMPDIR as gdrbench-tree-*).
+//
+// Thread safety: all functions may be called concurrently.
+#pragma once
+
+#include <string>
+
+namespace gdrbench::agent::preflight {
+
+// mkdtemp under $TMPDIR (default /tmp) named `prefix`XXXXXX, mode 0700,
+// registered. Empty with errno set on failure.
+std::string MakeTempTree(const char* prefix);
+
+// rm -r of a tree made by MakeTempTree (or any directory this module made),
+// unregistered. Logs, never fails.
+void RemoveTree(const std::string& dir);
+
+// Call first in main(), before any thread starts: blocks the stop signals
+// and starts a thread that, on one, removes every registered tree, prints
+// "<program>: interrupted by SIG...; removed N temporary trees" and exits
+// 128 + the signal number.
+void RemoveTempTreesOnSignals(const char* program);
+
+}  // namespace gdrbench::agent::preflight
