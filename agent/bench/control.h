@@ -33,6 +33,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -98,14 +99,40 @@ absl::Status SendControl(Ops& ops, uint32_t qp, ControlMessage m, int64_t timeou
   }
 }
 
+// Messages that arrived while a side waited for another kind, kept for its
+// next wait: out of band, a short bidirectional test's "reverse sweep done"
+// can reach the initiator in the same poll as "ready".
+struct ControlMailbox {
+  std::vector<std::pair<uint32_t, uint32_t>> early;  // (QP, message)
+};
+
 // Waits until `m` arrived on each of the QPs in `from` (indices), re-arming
-// a receive for every message consumed. Messages of another kind that were
-// already under way are consumed too.
+// a receive for every message consumed. Messages of another kind go to
+// `box` when given (dropped otherwise); `m`s already in it count.
 template <typename Ops>
 absl::Status WaitControl(Ops& ops, ControlMessage m, const std::vector<uint32_t>& from,
-                         const std::atomic<bool>& cancelled, int64_t timeout_ns) {
+                         const std::atomic<bool>& cancelled, int64_t timeout_ns,
+                         ControlMailbox* box = nullptr) {
   std::vector<uint8_t> seen(ops.qps(), 0);
   size_t got = 0;
+  auto count = [&](uint32_t q) {
+    bool wanted = false;
+    for (uint32_t f : from) wanted = wanted || f == q;
+    if (wanted && q < seen.size() && !seen[q]) {
+      seen[q] = 1;
+      ++got;
+    }
+  };
+  if (box != nullptr) {
+    for (auto it = box->early.begin(); it != box->early.end();) {
+      if (it->second != static_cast<uint32_t>(m)) {
+        ++it;
+        continue;
+      }
+      count(it->first);
+      it = box->early.erase(it);
+    }
+  }
   const int64_t deadline = ops.NowNs() + timeout_ns;
   ibv_wc wc[8];
   while (got < from.size()) {
@@ -124,14 +151,11 @@ absl::Status WaitControl(Ops& ops, ControlMessage m, const std::vector<uint32_t>
                                                    ": ", std::strerror(rc)));
       }
       if (wc[i].imm_data == static_cast<uint32_t>(m)) {
-        bool wanted = false;
-        for (uint32_t f : from) wanted = wanted || f == q;
-        if (wanted && !seen[q]) {
-          seen[q] = 1;
-          ++got;
-        }
-      } else if (wc[i].imm_data != static_cast<uint32_t>(ControlMessage::kReady) &&
-                 wc[i].imm_data != static_cast<uint32_t>(ControlMessage::kReverseDone)) {
+        count(q);
+      } else if (wc[i].imm_data == static_cast<uint32_t>(ControlMessage::kReady) ||
+                 wc[i].imm_data == static_cast<uint32_t>(ControlMessage::kReverseDone)) {
+        if (box != nullptr) box->early.emplace_back(q, wc[i].imm_data);
+      } else {
         return absl::InternalError(absl::StrCat("unknown control message 0x",
                                                 absl::Hex(wc[i].imm_data), " on QP ", q));
       }

@@ -5,44 +5,43 @@
 #include "absl/strings/str_cat.h"
 #include "agent/bench/control.h"
 #include "agent/bench/endpoint_common.h"
+#include "agent/bench/side.h"
 #include "agent/verbs/device_info.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::agent::bench {
 
-int DeviceNumaNode(const FsRoot& fs, const std::string& device) {
-  std::string reason;
-  auto devs = verbs::ListDevices(fs, {device}, &reason);
-  if (!devs.ok() || devs->empty()) return -1;
-  return devs->front().numa_node;
+absl::StatusOr<uint64_t> CheckRemoteSlices(const std::vector<RemoteSlice>& remote,
+                                           const SweepOptions& o) {
+  if (remote.size() != o.qps) {
+    return absl::InvalidArgumentError(absl::StrCat("the target offers ", remote.size(),
+                                                   " buffers for ", o.qps, " QPs"));
+  }
+  BufferLayout layout = PlanLayout(o);
+  const uint64_t stride = remote.empty() ? 0 : remote.front().length;
+  for (size_t q = 0; q < remote.size(); ++q) {
+    if (remote[q].length != stride) {
+      return absl::InvalidArgumentError("the target's per-QP buffers differ in length");
+    }
+    if (remote[q].length < layout.slice_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the target's buffer for QP ", q, " has ", remote[q].length, " B; this sweep needs ",
+          layout.slice_bytes, " B (open the target with the same sizes and verify setting)"));
+    }
+  }
+  return stride;
 }
 
 absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
                                                               const InitiatorConfig& c) {
   const SweepOptions& o = c.options;
-  if (c.remote.size() != o.qps) {
-    return absl::InvalidArgumentError(absl::StrCat("the target offers ", c.remote.size(),
-                                                   " buffers for ", o.qps, " QPs"));
-  }
-  BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
-  // The local buffer is sliced with the target's stride, so that a verify
-  // region sits at the same buffer offset on both sides (the pattern is a
-  // function of the offset).
-  const uint64_t stride = c.remote.empty() ? 0 : c.remote.front().length;
-  for (size_t q = 0; q < c.remote.size(); ++q) {
-    if (c.remote[q].length != stride) {
-      return absl::InvalidArgumentError("the target's per-QP buffers differ in length");
-    }
-    if (c.remote[q].length < layout.slice_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the target's buffer for QP ", q, " has ", c.remote[q].length, " B; this sweep needs ",
-          layout.slice_bytes, " B (open the target with the same sizes and verify setting)"));
-    }
-  }
+  const std::string& device = c.device.name;
+  ASSIGN_OR_RETURN(const uint64_t stride, CheckRemoteSlices(c.remote, o));
+  BufferLayout layout = PlanLayout(o);
   std::string bind = c.bind_address;
   if (bind.empty()) {
-    ASSIGN_OR_RETURN(bind, verbs::DeviceIpv4(fs, c.device));
+    ASSIGN_OR_RETURN(bind, verbs::DeviceIpv4(c.device));
   }
   ASSIGN_OR_RETURN(sockaddr_storage src, verbs::ParseSockAddr(bind, 0));
   ASSIGN_OR_RETURN(sockaddr_storage dst, verbs::ParseSockAddr(c.target_address, c.target_port));
@@ -57,12 +56,12 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
     ASSIGN_OR_RETURN(verbs::CmIdPtr id, verbs::CreateCmId(in->channel_.get()));
     RETURN_IF_ERROR(verbs::ResolveRoute(id.get(), in->channel_.get(), src, dst, c.timeout_ms));
     RETURN_IF_ERROR(verbs::SetAckTimeout(id.get(), static_cast<uint8_t>(o.qp_timeout)));
-    spdlog::debug("initiator {}: QP {} route to {}:{} resolved", c.device, q, c.target_address,
+    spdlog::debug("initiator {}: QP {} route to {}:{} resolved", device, q, c.target_address,
                   c.target_port);
     std::string dev = verbs::DeviceName(id->verbs);
-    if (dev != c.device) {
+    if (dev != device) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "source address ", bind, " belongs to RDMA device ", dev, ", not ", c.device));
+          "source address ", bind, " belongs to RDMA device ", dev, ", not ", device));
     }
     if (!in->ids_.empty() && id->verbs != in->ids_.front()->verbs) {
       return absl::InternalError("rdma_cm resolved the QPs of one test onto different contexts");
@@ -71,8 +70,7 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   }
   ibv_context* ctx = in->ids_.front()->verbs;
   ASSIGN_OR_RETURN(in->pd_, verbs::AllocPd(ctx));
-  ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(c.memory, stride * o.qps,
-                                                 DeviceNumaNode(fs, c.device)));
+  ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(c.memory, stride * o.qps, c.device.numa_node));
   ASSIGN_OR_RETURN(memory::Registration reg,
                    memory::Register(in->pd_.get(), *in->buffer_,
                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
@@ -87,7 +85,8 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
                      verbs::CreateRcQp(in->ids_[q].get(), in->pd_.get(), in->cq_.get(),
                                        in->recv_cq_.get(),
                                        verbs::QpCaps{.max_send_wr = o.tx_depth,
-                                                     .max_recv_wr = kControlReceives}));
+                                                     .max_recv_wr = kControlReceives,
+                                                     .max_inline_data = o.inline_size}));
     raw.push_back(qp->qp);
     in->qps_.push_back(std::move(qp));
   }
@@ -103,7 +102,7 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
     cd.Encode(wire);
     absl::Status st = verbs::Connect(in->ids_[q].get(), in->channel_.get(), wire, sizeof(wire),
                                c.timeout_ms);
-    spdlog::debug("initiator {}: QP {} connect: {}", c.device, q, st.ok() ? "ok" : "failed");
+    spdlog::debug("initiator {}: QP {} connect: {}", device, q, st.ok() ? "ok" : "failed");
     if (!st.ok()) {
       return absl::Status(st.code(), absl::StrCat("connecting QP ", q, " to ", c.target_address,
                                                   ":", c.target_port, ": ", st.message()));
@@ -111,29 +110,16 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   }
   ASSIGN_OR_RETURN(in->path_, verbs::QueryPath(fs, in->ids_.front().get()));
   spdlog::info("initiator {}: {} QP(s) to {} established, qpn {}, GID index {} ({}), MTU {}",
-               c.device, o.qps, in->path_.remote_address, in->ids_.front()->qp->qp_num,
+               device, o.qps, in->path_.remote_address, in->ids_.front()->qp->qp_num,
                in->path_.gid_index, in->path_.gid_type, in->path_.path_mtu_bytes);
   return in;
 }
 
 SweepEndpoint Initiator::endpoint() {
-  SweepEndpoint ep;
-  ep.slice_bytes = slice_bytes_;
-  auto* base = static_cast<uint8_t*>(buffer_->data());
-  for (size_t q = 0; q < qps_.size(); ++q) {
-    ep.slices.push_back(QpTarget{.qp = qps_[q]->qp,
-                                 .local_addr = reinterpret_cast<uint64_t>(base + q * slice_bytes_),
-                                 .lkey = mr_->lkey,
-                                 .remote_addr = remote_[q].addr,
-                                 .rkey = remote_[q].rkey});
-  }
-  ep.verify_offsets = layout_.verify_offsets;
-  ep.fill_pattern = [this](uint64_t off, uint64_t len, std::string* err) {
-    absl::Status st = buffer_->FillPattern(off, len, seed_);
-    if (!st.ok()) *err = std::string(st.message());
-    return st.ok();
-  };
-  return ep;
+  std::vector<ibv_qp*> qps;
+  for (const auto& qp : qps_) qps.push_back(qp->qp);
+  return MakeEndpoint(LocalSlices{buffer_.get(), slice_bytes_, mr_->lkey}, qps, remote_,
+                      layout_.verify_offsets, seed_);
 }
 
 absl::Status Initiator::WaitReverseDone(const std::atomic<bool>& cancelled, int timeout_ms) {

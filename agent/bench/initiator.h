@@ -20,6 +20,7 @@
 #include "agent/bench/write_sweep.h"
 #include "agent/memory/memory.h"
 #include "agent/verbs/cm.h"
+#include "agent/verbs/device_info.h"
 #include "agent/verbs/handles.h"
 #include "common/fs_root.h"
 
@@ -40,7 +41,7 @@ struct ReverseCheck {
 };
 
 struct InitiatorConfig {
-  std::string device;
+  verbs::DeviceInfo device;  // resolved once per test
   std::string bind_address;  // empty: the device's first IPv4 address
   std::string target_address;
   uint16_t target_port = 0;
@@ -101,7 +102,10 @@ std::vector<ReverseCheck> CheckRegions(memory::Buffer& buffer, const std::vector
                                        const std::vector<uint64_t>& offsets, uint64_t slice_bytes,
                                        uint32_t qps, uint64_t seed);
 
-// The NUMA node of an RDMA device (-1 when unknown).
-int DeviceNumaNode(const FsRoot& fs, const std::string& device);
+// Checks the target's per-QP slices against the layout of `options` and
+// returns their common length, the stride of both sides' buffers (a region
+// sits at the same offset on both). INVALID_ARGUMENT naming what differs.
+absl::StatusOr<uint64_t> CheckRemoteSlices(const std::vector<RemoteSlice>& remote,
+                                           const SweepOptions& options);
 
 }  // namespace gdrbench::agent::bench

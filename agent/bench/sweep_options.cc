@@ -6,12 +6,6 @@
 
 namespace gdrbench::agent::bench {
 
-std::vector<uint64_t> AllSizes() {
-  std::vector<uint64_t> out;
-  for (uint64_t s = 2; s <= (8ull << 20); s <<= 1) out.push_back(s);
-  return out;
-}
-
 std::string FormatSize(uint64_t bytes) {
   if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return absl::StrCat(bytes >> 30, "G");
   if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return absl::StrCat(bytes >> 20, "M");
@@ -70,7 +64,17 @@ absl::Status Validate(const SweepOptions& o) {
     return bad("QP timeout ", o.qp_timeout, " outside 1 .. ", kMaxQpTimeout,
                " (4.096 us x 2^N; perftest's default is ", kDefaultQpTimeout, ")");
   }
-  BufferLayout layout = PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
+  if (o.test == TestKind::kWriteLat) {
+    if (o.qps != 1) return bad("write_lat is a ping-pong on one QP (qps ", o.qps, ")");
+    if (o.bidirectional) return bad("write_lat is a ping-pong: --bidirectional does not apply");
+    if (o.verify) return bad("write_lat does not verify data (verify a write_bw test)");
+    if (o.duration_ns > 0) return bad("write_lat runs iterations, not a duration");
+    if (o.post_list != 1) return bad("write_lat posts one WRITE at a time (post list ", o.post_list, ")");
+    if (o.inline_size > sweep_limits::kMaxInline) {
+      return bad("inline size ", o.inline_size, " above ", sweep_limits::kMaxInline);
+    }
+  }
+  BufferLayout layout = PlanLayout(o);
   if (layout.slice_bytes > kMaxBufferBytes / o.qps) {
     return bad("the sweep needs ", layout.slice_bytes * o.qps, " B of buffer (", o.qps,
                " QPs); the limit is ", FormatSize(kMaxBufferBytes));
@@ -99,6 +103,24 @@ BufferLayout PlanLayout(const std::vector<uint64_t>& sizes, bool verify, bool bi
   }
   l.slice_bytes = std::max<uint64_t>(off, 64);
   return l;
+}
+
+BufferLayout PlanLayout(const SweepOptions& o) {
+  if (o.test != TestKind::kWriteLat) return PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
+  BufferLayout l = PlanLayout(o.sizes_bytes, false, false);
+  l.recv_offset = l.slice_bytes;
+  l.slice_bytes *= 2;
+  return l;
+}
+
+std::string PerftestLatCommand(const SweepOptions& o, uint64_t size, const std::string& device,
+                               int gid_index, const std::string& server_address) {
+  std::string cmd = absl::StrCat("ib_write_lat -d ", device);
+  if (gid_index >= 0) absl::StrAppend(&cmd, " -x ", gid_index);
+  absl::StrAppend(&cmd, " -s ", size, " -n ", o.iterations, " -I ", o.inline_size);
+  if (o.qp_timeout != kDefaultQpTimeout) absl::StrAppend(&cmd, " -u ", o.qp_timeout);
+  if (!server_address.empty()) absl::StrAppend(&cmd, " ", server_address);
+  return cmd;
 }
 
 std::string PerftestCommand(const SweepOptions& o, uint64_t size, const std::string& device,

@@ -9,37 +9,34 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/sweep_limits.h"
 
 namespace gdrbench::agent::bench {
 
-// Defaults: perftest ib_write_bw's (DEF_ITERS_WB 5000, tx depth 128, CQ
-// moderation 100, post list 1, one QP). Every default lives here.
-inline constexpr uint64_t kDefaultIterations = 5000;
-inline constexpr uint32_t kDefaultTxDepth = 128;
-inline constexpr uint32_t kDefaultCqModeration = 100;
-inline constexpr uint32_t kDefaultPostList = 1;
-inline constexpr uint32_t kDefaultQps = 1;
-// The QP's local ACK timeout exponent (4.096 us x 2^N; perftest -u, default 14: 67 ms).
-inline constexpr uint32_t kDefaultQpTimeout = 14;
-inline constexpr uint32_t kMaxQpTimeout = 31;  // 5 bits in the QP context; 0 would be infinite
+// Defaults and limits: common/sweep_limits.h, the one home the controller
+// shares.
+using sweep_limits::AllSizes;
+using sweep_limits::kDefaultCqModeration;
+using sweep_limits::kDefaultIterations;
+using sweep_limits::kDefaultPostList;
+using sweep_limits::kDefaultQps;
+using sweep_limits::kDefaultQpTimeout;
+using sweep_limits::kDefaultTxDepth;
+using sweep_limits::kMaxBufferBytes;
+using sweep_limits::kMaxDurationNs;
+using sweep_limits::kMaxIterations;
+using sweep_limits::kMaxPostList;
+using sweep_limits::kMaxQps;
+using sweep_limits::kMaxQpTimeout;
+using sweep_limits::kMaxSizeBytes;
+using sweep_limits::kMaxSizes;
+using sweep_limits::kMaxTxDepth;
+using sweep_limits::kMinSizeBytes;
 
-// Limits every request is checked against (a bad request gets
-// INVALID_ARGUMENT, never a crash or an hour-long sweep).
-inline constexpr uint64_t kMinSizeBytes = 1;
-inline constexpr uint64_t kMaxSizeBytes = 1ull << 30;        // 1 GiB per message
-inline constexpr size_t kMaxSizes = 64;
-inline constexpr uint64_t kMaxIterations = 100'000'000;
-inline constexpr int64_t kMaxDurationNs = 600'000'000'000;   // 10 min per size
-inline constexpr uint32_t kMaxQps = 64;
-inline constexpr uint32_t kMaxTxDepth = 8192;
-inline constexpr uint32_t kMaxPostList = 64;
-inline constexpr uint64_t kMaxBufferBytes = 16ull << 30;      // per test, all QPs
-
-// perftest -a: 2 B .. 8 MiB, powers of two. (Parsing size flags is the
-// controller's: controller/cli/sweep_flags.h.)
-std::vector<uint64_t> AllSizes();
+enum class TestKind { kWriteBw, kWriteLat };
 
 struct SweepOptions {
+  TestKind test = TestKind::kWriteBw;
   std::vector<uint64_t> sizes_bytes;  // ascending
   uint64_t iterations = kDefaultIterations;  // per size, per QP; 0 with duration_ns > 0
   int64_t duration_ns = 0;                   // per size; > 0 selects duration mode
@@ -52,6 +49,9 @@ struct SweepOptions {
   bool verify = false;
   uint64_t seed = 1;
   uint32_t qp_timeout = kDefaultQpTimeout;  // 1 .. 31
+  // write_lat: WRITEs of at most this many bytes go inline (perftest -I).
+  uint32_t inline_size = 0;
+  int gid_index = -1;  // both ends' GID index (perftest -x); -1: chosen
 };
 
 // Checks every field against the limits and the loop's invariants
@@ -74,11 +74,16 @@ absl::Status Validate(const SweepOptions& options);
 // wrote there, and checking it would prove nothing about the reverse wire.
 struct BufferLayout {
   uint64_t slice_bytes = 0;                     // per QP
+  // write_lat: the peer's WRITEs land at [recv_offset, +size); this side's
+  // come from [0, size). 0 for bandwidth tests.
+  uint64_t recv_offset = 0;
   std::vector<uint64_t> verify_offsets;         // per size, within a slice
   std::vector<uint64_t> reverse_verify_offsets; // per size; bidirectional + verify only
 };
 BufferLayout PlanLayout(const std::vector<uint64_t>& sizes_bytes, bool verify,
                         bool bidirectional = false);
+// The layout of `options` (write_lat: a send and a receive area).
+BufferLayout PlanLayout(const SweepOptions& options);
 // The per-QP slice a target allocates: the layout's, at least `floor_bytes`
 // (what the controller asked for), rounded up to 4 KiB. The initiator slices
 // its own buffer with the same stride, so a region sits at the same offset
@@ -97,6 +102,12 @@ inline uint64_t ReverseSeed(uint64_t seed) { return seed ^ 0x7265766572736521ull
 std::string PerftestCommand(const SweepOptions& options, uint64_t size_bytes,
                             const std::string& device, int gid_index,
                             const std::string& server_address);
+
+// The ib_write_lat command line for one size of a latency sweep, e.g.
+// "ib_write_lat -d rxe0 -x 1 -s 2 -n 1000 -I 0 10.0.0.2".
+std::string PerftestLatCommand(const SweepOptions& options, uint64_t size_bytes,
+                               const std::string& device, int gid_index,
+                               const std::string& server_address);
 
 // "64K", "8M", "2" (for tables).
 std::string FormatSize(uint64_t bytes);

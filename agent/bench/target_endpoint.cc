@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/bench/control.h"
 #include "agent/bench/endpoint_common.h"
+#include "agent/bench/side.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
 
@@ -14,9 +15,10 @@ absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoo
                                                                      const TargetConfig& c) {
   std::unique_ptr<TargetEndpoint> t(new TargetEndpoint(c));
   t->fs_ = fs;
+  const std::string& device = c.device.name;
   std::string bind = c.bind_address;
   if (bind.empty()) {
-    ASSIGN_OR_RETURN(bind, verbs::DeviceIpv4(fs, c.device));
+    ASSIGN_OR_RETURN(bind, verbs::DeviceIpv4(c.device));
   }
   ASSIGN_OR_RETURN(sockaddr_storage addr, verbs::ParseSockAddr(bind, 0));
   ASSIGN_OR_RETURN(t->channel_, verbs::CreateEventChannel());
@@ -26,10 +28,10 @@ absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoo
   }
   ibv_context* ctx = t->listen_id_->verbs;
   std::string dev = verbs::DeviceName(ctx);
-  if (ctx == nullptr || dev != c.device) {
+  if (ctx == nullptr || dev != device) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bind address ", bind, " belongs to ", dev.empty() ? "no RDMA device" : dev, ", not ",
-        c.device));
+        device));
   }
   if (rdma_listen(t->listen_id_.get(), static_cast<int>(c.qps) + 4) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("rdma_listen on ", bind));
@@ -37,8 +39,8 @@ absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoo
   t->address_ = bind;
   t->cm_port_ = ntohs(rdma_get_src_port(t->listen_id_.get()));
   ASSIGN_OR_RETURN(t->pd_, verbs::AllocPd(ctx));
-  ASSIGN_OR_RETURN(t->buffer_, memory::Allocate(c.memory, c.slice_bytes * c.qps,
-                                                DeviceNumaNode(fs, c.device)));
+  ASSIGN_OR_RETURN(t->buffer_,
+                   memory::Allocate(c.memory, c.slice_bytes * c.qps, c.device.numa_node));
   ASSIGN_OR_RETURN(memory::Registration reg,
                    memory::Register(t->pd_.get(), *t->buffer_,
                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
@@ -49,7 +51,7 @@ absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoo
   t->child_ids_.resize(c.qps);
   t->qps_.resize(c.qps);
   t->peers_.resize(c.qps);
-  spdlog::info("target on {} listening at {}:{}, {} x {} B of {} memory ({})", c.device, bind,
+  spdlog::info("target on {} listening at {}:{}, {} x {} B of {} memory ({})", device, bind,
                t->cm_port_, c.qps, c.slice_bytes, t->buffer_->kind_name(), t->registration_);
   return t;
 }
@@ -96,7 +98,8 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
         ASSIGN_OR_RETURN(verbs::QpPtr qp,
                          verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(), recv_cq_.get(),
                                            verbs::QpCaps{.max_send_wr = config_.tx_depth,
-                                                         .max_recv_wr = kControlReceives}));
+                                                         .max_recv_wr = kControlReceives,
+                                                         .max_inline_data = config_.inline_size}));
         // Receives for the control messages before the QP can get any.
         for (uint32_t i = 0; i < kControlReceives; ++i) {
           ibv_recv_wr wr{};
@@ -148,25 +151,10 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
 }
 
 SweepEndpoint TargetEndpoint::ReverseEndpoint(const BufferLayout& layout, uint64_t seed) {
-  SweepEndpoint ep;
-  ep.slice_bytes = config_.slice_bytes;
-  auto* base = static_cast<uint8_t*>(buffer_->data());
-  for (uint32_t q = 0; q < config_.qps; ++q) {
-    ep.slices.push_back(QpTarget{
-        .qp = qps_[q] ? qps_[q]->qp : nullptr,
-        .local_addr = reinterpret_cast<uint64_t>(base + q * config_.slice_bytes),
-        .lkey = mr_->lkey,
-        .remote_addr = peers_[q].addr,
-        .rkey = peers_[q].rkey});
-  }
-  ep.verify_offsets = layout.reverse_verify_offsets;
-  const uint64_t reverse_seed = ReverseSeed(seed);
-  ep.fill_pattern = [this, reverse_seed](uint64_t off, uint64_t len, std::string* err) {
-    absl::Status st = buffer_->FillPattern(off, len, reverse_seed);
-    if (!st.ok()) *err = std::string(st.message());
-    return st.ok();
-  };
-  return ep;
+  std::vector<ibv_qp*> qps;
+  for (const auto& qp : qps_) qps.push_back(qp ? qp->qp : nullptr);
+  return MakeEndpoint(LocalSlices{buffer_.get(), config_.slice_bytes, mr_->lkey}, qps, peers_,
+                      layout.reverse_verify_offsets, ReverseSeed(seed));
 }
 
 }  // namespace gdrbench::agent::bench

@@ -22,13 +22,14 @@
 #include "agent/bench/write_sweep.h"
 #include "agent/memory/memory.h"
 #include "agent/verbs/cm.h"
+#include "agent/verbs/device_info.h"
 #include "agent/verbs/handles.h"
 #include "common/fs_root.h"
 
 namespace gdrbench::agent::bench {
 
 struct TargetConfig {
-  std::string device;
+  verbs::DeviceInfo device;  // resolved once per test
   std::string bind_address;  // empty: the device's first IPv4 address
   memory::MemorySpec memory;
   uint64_t slice_bytes = 0;  // per QP
@@ -37,6 +38,7 @@ struct TargetConfig {
   uint32_t tx_depth = kDefaultTxDepth;
   uint32_t cq_moderation = kDefaultCqModeration;
   uint32_t qp_timeout = kDefaultQpTimeout;
+  uint32_t inline_size = 0;
 };
 
 class TargetEndpoint {

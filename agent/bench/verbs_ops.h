@@ -52,7 +52,7 @@ class VerbsOps {
         wr.sg_list = &sges_[k];
         wr.num_sge = 1;
         wr.opcode = IBV_WR_RDMA_WRITE;
-        wr.send_flags = 0;
+        wr.send_flags = inline_flag_;
         wr.wr.rdma.remote_addr = targets[q].remote_addr;
         wr.wr.rdma.rkey = targets[q].rkey;
         wr.next = i + 1 < post_list_ ? &wrs_[k + 1] : nullptr;
@@ -63,13 +63,17 @@ class VerbsOps {
   int Post(uint32_t qp, uint64_t /*first*/, uint32_t count, bool signal, uint64_t wr_id) {
     ibv_send_wr* head = &wrs_[qp * post_list_];
     ibv_send_wr& last = head[count - 1];
-    last.send_flags = signal ? IBV_SEND_SIGNALED : 0;
+    last.send_flags = (signal ? IBV_SEND_SIGNALED : 0) | inline_flag_;
     last.wr_id = wr_id;
     ibv_send_wr* bad = nullptr;
     return ibv_post_send(loop_qps_[qp], head, &bad);
   }
 
   int Poll(int max, ibv_wc* wc) { return ibv_poll_cq(cq_, max, wc); }
+
+  // Later Configure()d WRs carry their payload inline (write_lat's small
+  // messages; the QPs must have been created with enough max_inline_data).
+  void SetInline(bool on) { inline_flag_ = on ? IBV_SEND_INLINE : 0; }
 
   int64_t NowNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -113,6 +117,7 @@ class VerbsOps {
   ibv_cq* recv_cq_;
   std::vector<ibv_qp*> qps_;
   uint32_t post_list_ = 1;
+  unsigned inline_flag_ = 0;
   std::vector<ibv_qp*> loop_qps_;
   std::vector<ibv_send_wr> wrs_;
   std::vector<ibv_sge> sges_;

@@ -25,6 +25,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct LoopParams {
   uint64_t iterations = 0;       // WRs per QP; 0 selects duration mode
   int64_t duration_ns = 0;       // duration mode: post until this long after the first post
   int64_t stall_timeout_ns = 30'000'000'000;  // no completion for this long: give up
+  // Set by another thread to end the loop (the caller went away, the target
+  // is closed, the port went down); read only while no completion arrives.
+  const std::atomic<bool>* abort = nullptr;
 };
 
 // Preallocated by the caller (Prepare) so the loop itself never allocates.
@@ -56,7 +60,7 @@ struct LoopScratch {
   void Prepare(const LoopParams& params, size_t max_samples = 1 << 20);
 };
 
-enum class LoopOutcome { kOk, kPostFailed, kPollFailed, kCompletionError, kStalled };
+enum class LoopOutcome { kOk, kPostFailed, kPollFailed, kCompletionError, kStalled, kAborted };
 
 struct LoopResult {
   LoopOutcome outcome = LoopOutcome::kOk;
@@ -149,6 +153,10 @@ LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
         int64_t now = ops.NowNs();
         if (now - last_progress > p.stall_timeout_ns) {
           r.outcome = LoopOutcome::kStalled;
+          goto done;
+        }
+        if (p.abort != nullptr && p.abort->load(std::memory_order_relaxed)) {
+          r.outcome = LoopOutcome::kAborted;
           goto done;
         }
         if (duration_mode && now >= deadline) stop_posting = true;

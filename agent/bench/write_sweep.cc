@@ -25,6 +25,9 @@ std::string DescribeFailure(const LoopResult& loop, uint64_t size) {
     case LoopOutcome::kStalled:
       return absl::StrCat("no completion for 30 s at ", size, " B (", loop.completed, " of ",
                           loop.posted, " WRs completed): the peer or the fabric stopped");
+    case LoopOutcome::kAborted:
+      return absl::StrCat("stopped at ", size, " B (", loop.completed, " of ", loop.posted,
+                          " WRs completed): cancelled");
   }
   return "unknown loop outcome";
 }

@@ -14,6 +14,7 @@
 #include "agent/bench/sweep_options.h"
 #include "agent/bench/verbs_ops.h"
 #include "absl/strings/str_cat.h"
+#include "agent/bench/write_lat.h"
 #include "agent/bench/write_loop.h"
 
 namespace gdrbench::agent::bench {
@@ -29,6 +30,8 @@ struct SizeOutcome {
   std::string error;           // "completion error at 65536 B on QP 0: remote access error ..."
   bool pattern_written = false;  // the verify pass wrote this size's region
   std::string perftest_command;
+  bool latency_test = false;     // write_lat: `latency` holds the result
+  LatencyStats latency;
 };
 
 // Turns one measured loop into a result (pure; unit-tested).
@@ -99,7 +102,8 @@ size_t RunSweep(Ops& ops, const SweepOptions& o, const SweepEndpoint& ep, const 
                       .cq_moderation = o.cq_moderation,
                       .post_list = o.post_list,
                       .iterations = o.iterations,
-                      .duration_ns = o.duration_ns};
+                      .duration_ns = o.duration_ns,
+                      .abort = &cancelled};
   LoopScratch scratch;
   scratch.Prepare(measured);
   LoopScratch small;
@@ -113,6 +117,7 @@ size_t RunSweep(Ops& ops, const SweepOptions& o, const SweepEndpoint& ep, const 
       LoopParams warm = measured;
       warm.iterations = o.warmup_iterations;
       warm.duration_ns = 0;
+      warm.abort = &cancelled;
       small.Prepare(warm);
       LoopResult w = RunWriteLoop(ops, warm, small);
       if (w.outcome != LoopOutcome::kOk) {

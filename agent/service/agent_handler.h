@@ -19,6 +19,11 @@
 namespace gdrbench::agent::service {
 
 class TargetRegistry;  // target_registry.h
+}  // namespace gdrbench::agent::service
+namespace gdrbench::agent::bench {
+class SessionFactory;  // bench/session.h
+}  // namespace gdrbench::agent::bench
+namespace gdrbench::agent::service {
 
 struct AgentConfig {
   std::string fs_root = "/";
@@ -28,6 +33,8 @@ struct AgentConfig {
 class AgentHandler {
  public:
   explicit AgentHandler(AgentConfig config);
+  // With the data path's sessions made by `sessions` (tests: the fake NIC's).
+  AgentHandler(AgentConfig config, std::shared_ptr<bench::SessionFactory> sessions);
   virtual ~AgentHandler() = default;
 
   virtual absl::StatusOr<v1::NodeInfo> GetNodeInfo(const v1::GetNodeInfoRequest& request);
@@ -40,6 +47,9 @@ class AgentHandler {
       const v1::RunWriteSweepRequest& request,
       const std::function<bool(const v1::RunWriteSweepResponse&)>& emit,
       const std::atomic<bool>& cancelled);
+  // Out of band: the initiator's half (RunWriteSweep's first message).
+  virtual absl::StatusOr<v1::ConnectTargetResponse> ConnectTarget(
+      const v1::ConnectTargetRequest& request);
   virtual absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(
       const v1::VerifyTargetRequest& request);
   virtual absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const v1::CloseTargetRequest& request);
@@ -52,6 +62,7 @@ class AgentHandler {
   const FsRoot fs_;
 
  private:
+  std::shared_ptr<bench::SessionFactory> sessions_;
   std::once_flag targets_once_;
   std::shared_ptr<TargetRegistry> targets_;  // shared_ptr: the type is incomplete here
 };

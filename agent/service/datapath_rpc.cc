@@ -1,9 +1,10 @@
-// OpenTarget, RunWriteSweep, VerifyTarget, CloseTarget: the data path RPCs.
-// Validation and conversion here; hardware in agent/bench and agent/verbs;
-// targets and their leases in target_registry.cc.
+// OpenTarget, ConnectTarget, RunWriteSweep, VerifyTarget, CloseTarget: the
+// data path RPCs. Validation and conversion here; the test itself in
+// bench::InitiatorSession / TargetSession (agent/bench/session.h); targets
+// and their leases in target_registry.cc.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "agent/bench/initiator.h"
+#include "agent/bench/session.h"
 #include "agent/bench/write_sweep.h"
 #include "agent/service/agent_handler.h"
 #include "agent/service/sweep_convert.h"
@@ -15,10 +16,12 @@
 namespace gdrbench::agent::service {
 namespace {
 
-// The ib_write_bw line for the whole sweep: "-a" when the sizes are perftest's.
+// The perftest line for the whole sweep: "-a" when the sizes are perftest's.
 std::string SweepPerftestCommand(const bench::SweepOptions& o, const std::string& device,
                                  int gid_index, const std::string& server) {
-  std::string one = bench::PerftestCommand(o, o.sizes_bytes.front(), device, gid_index, server);
+  const bool lat = o.test == bench::TestKind::kWriteLat;
+  std::string one = lat ? bench::PerftestLatCommand(o, o.sizes_bytes.front(), device, gid_index, server)
+                        : bench::PerftestCommand(o, o.sizes_bytes.front(), device, gid_index, server);
   if (o.sizes_bytes == bench::AllSizes()) {
     std::string needle = absl::StrCat(" -s ", o.sizes_bytes.front());
     if (auto pos = one.find(needle); pos != std::string::npos) one.replace(pos, needle.size(), " -a");
@@ -34,17 +37,86 @@ int ReverseWaitMs(const bench::SweepOptions& o) {
       std::min<int64_t>(per_size_ms * static_cast<int64_t>(o.sizes_bytes.size()), 3'600'000));
 }
 
+// Everything a RunWriteSweep request must get right, before any hardware.
+absl::StatusOr<bench::InitiatorSpec> ValidateSweep(const v1::RunWriteSweepRequest& r,
+                                                   const bench::SweepOptions& options) {
+  bench::InitiatorSpec spec;
+  spec.options = options;
+  ASSIGN_OR_RETURN(spec.memory, memory::MemorySpec::Parse(r.params().memory().empty()
+                                                              ? "host"
+                                                              : r.params().memory()));
+  RETURN_IF_ERROR(CheckMemoryForTest(spec.memory, options));
+  spec.cm = FromProto(r.params().cm());
+  if (spec.cm == bench::CmMode::kAuto) spec.cm = bench::CmMode::kRdmaCm;  // pre-oob controllers
+  if (spec.cm == bench::CmMode::kOob) {
+    ASSIGN_OR_RETURN(spec.target, FromProto(r.target_oob()));
+  } else {
+    if (r.target_address().empty()) {
+      return absl::InvalidArgumentError("no target_address given (the target's rdma_cm address)");
+    }
+    RETURN_IF_ERROR(verbs::ParseSockAddr(r.target_address(), 0).status());
+    if (r.target_cm_port() == 0 || r.target_cm_port() > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target_cm_port ", r.target_cm_port(), " is not a port (1 .. 65535)"));
+    }
+    spec.target_address = r.target_address();
+    spec.target_port = static_cast<uint16_t>(r.target_cm_port());
+  }
+  if (!r.bind_address().empty()) RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
+  spec.bind_address = r.bind_address();
+  if (static_cast<uint32_t>(r.remote_buffers_size()) != options.qps) {
+    return absl::InvalidArgumentError(absl::StrCat(r.remote_buffers_size(),
+                                                   " remote buffers for ", options.qps,
+                                                   " QPs: give one per QP (from OpenTarget)"));
+  }
+  for (const v1::RemoteBuffer& b : r.remote_buffers()) {
+    if (b.addr() == 0 || b.length_bytes() == 0) {
+      return absl::InvalidArgumentError("a remote buffer has no address or length");
+    }
+    if (b.length_bytes() > bench::kMaxBufferBytes / options.qps) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "remote buffers of ", b.length_bytes(), " B x ", options.qps,
+          " QPs exceed the limit of ", bench::kMaxBufferBytes, " B"));
+    }
+    spec.remote.push_back(bench::RemoteSlice{b.addr(), b.rkey(), b.length_bytes()});
+  }
+  return spec;
+}
+
+void FillPath(const bench::InitiatorSession& in, v1::SweepSummary& summary) {
+  const verbs::PathInfo& path = in.path();
+  summary.set_memory_kind(in.memory_kind());
+  summary.set_registration(in.registration());
+  summary.set_port(path.port);
+  summary.set_gid_index(path.gid_index);
+  summary.set_gid(path.gid);
+  summary.set_gid_type(path.gid_type);
+  summary.set_local_address(path.local_address);
+  summary.set_remote_address(path.remote_address);
+  summary.set_path_mtu_bytes(path.path_mtu_bytes);
+}
+
 }  // namespace
 
 TargetRegistry& AgentHandler::targets() {
   std::call_once(targets_once_, [this] {
-    targets_ = std::make_shared<TargetRegistry>(fs_, config_.devices, TargetLimits{});
+    targets_ = std::make_shared<TargetRegistry>(
+        [this](const std::string& device) {
+          return CheckDevice(*sessions_, config_.devices, device);
+        },
+        sessions_, TargetLimits{});
   });
   return *targets_;
 }
 
 absl::StatusOr<v1::OpenTargetResponse> AgentHandler::OpenTarget(const v1::OpenTargetRequest& r) {
   return targets().Open(r);
+}
+
+absl::StatusOr<v1::ConnectTargetResponse> AgentHandler::ConnectTarget(
+    const v1::ConnectTargetRequest& r) {
+  RETURN_IF_ERROR(targets().Connect(r));
+  return v1::ConnectTargetResponse{};
 }
 
 absl::StatusOr<v1::VerifyTargetResponse> AgentHandler::VerifyTarget(
@@ -65,100 +137,74 @@ absl::Status AgentHandler::RunWriteSweep(
     const std::atomic<bool>& cancelled) {
   // Validation: every field, before any hardware is touched.
   ASSIGN_OR_RETURN(bench::SweepOptions options, ToSweepOptions(r.params()));
-  ASSIGN_OR_RETURN(memory::MemorySpec spec,
-                   memory::MemorySpec::Parse(r.params().memory().empty() ? "host"
-                                                                         : r.params().memory()));
-  if (r.target_address().empty()) {
-    return absl::InvalidArgumentError("no target_address given (the target's rdma_cm address)");
-  }
-  RETURN_IF_ERROR(verbs::ParseSockAddr(r.target_address(), 0).status());
-  if (!r.bind_address().empty()) RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
-  if (r.target_cm_port() == 0 || r.target_cm_port() > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("target_cm_port ", r.target_cm_port(), " is not a port (1 .. 65535)"));
-  }
-  if (static_cast<uint32_t>(r.remote_buffers_size()) != options.qps) {
-    return absl::InvalidArgumentError(absl::StrCat(r.remote_buffers_size(),
-                                                   " remote buffers for ", options.qps,
-                                                   " QPs: give one per QP (from OpenTarget)"));
-  }
-  std::vector<bench::RemoteSlice> remote;
-  for (const v1::RemoteBuffer& b : r.remote_buffers()) {
-    if (b.addr() == 0 || b.length_bytes() == 0) {
-      return absl::InvalidArgumentError("a remote buffer has no address or length");
-    }
-    if (b.length_bytes() > bench::kMaxBufferBytes / options.qps) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "remote buffers of ", b.length_bytes(), " B x ", options.qps,
-          " QPs exceed the limit of ", bench::kMaxBufferBytes, " B"));
-    }
-    remote.push_back(bench::RemoteSlice{b.addr(), b.rkey(), b.length_bytes()});
-  }
-  RETURN_IF_ERROR(CheckDevice(fs_, config_.devices, r.device()));
+  ASSIGN_OR_RETURN(bench::InitiatorSpec spec, ValidateSweep(r, options));
+  ASSIGN_OR_RETURN(spec.device, CheckDevice(*sessions_, config_.devices, r.device()));
 
   v1::RunWriteSweepResponse summary_msg;
   v1::SweepSummary& summary = *summary_msg.mutable_summary();
   summary.set_device(r.device());
   summary.set_qps(options.qps);
-  summary.set_remote_address(absl::StrCat(r.target_address(), ":", r.target_cm_port()));
-
-  bench::InitiatorConfig ic{.device = r.device(),
-                            .bind_address = r.bind_address(),
-                            .target_address = r.target_address(),
-                            .target_port = static_cast<uint16_t>(r.target_cm_port()),
-                            .memory = spec,
-                            .options = options,
-                            .remote = remote};
-  auto initiator = bench::Initiator::Connect(fs_, ic);
-  if (!initiator.ok()) {
+  summary.set_cm(ToProto(spec.cm));
+  summary.set_remote_address(spec.cm == bench::CmMode::kOob
+                                 ? std::string("out of band")
+                                 : absl::StrCat(r.target_address(), ":", r.target_cm_port()));
+  auto fail = [&](const absl::Status& st) {
     // A test that could not run is data, not a failed RPC.
     summary.set_status(v1::RESULT_STATUS_ERROR);
-    summary.set_error(std::string(initiator.status().message()));
-    spdlog::warn("sweep {} -> {}: {}", r.device(), r.target_address(),
-                 std::string(initiator.status().message()));
+    summary.set_error(std::string(st.message()));
+    spdlog::warn("sweep {} -> {}: {}", r.device(), summary.remote_address(),
+                 std::string(st.message()));
     emit(summary_msg);
     return absl::OkStatus();
+  };
+  auto session = sessions_->OpenInitiator(spec);
+  if (!session.ok()) return fail(session.status());
+  bench::InitiatorSession& in = **session;
+  if (std::optional<bench::OobPeer> me = in.connect_info(); me.has_value()) {
+    v1::RunWriteSweepResponse msg;
+    ToProto(*me, in.gid_choice(), msg.mutable_connect());
+    summary.set_gid_choice(in.gid_choice());
+    if (!emit(msg)) return absl::OkStatus();
+    // The controller hands it to the target (ConnectTarget), which answers
+    // in band once its QPs are up.
+    absl::Status ready = in.WaitReady(cancelled, spec.timeout_ms);
+    if (!ready.ok()) {
+      return fail(absl::Status(ready.code(), absl::StrCat("out-of-band connect: ", ready.message())));
+    }
   }
-  bench::Initiator& in = **initiator;
+  FillPath(in, summary);
   const verbs::PathInfo& path = in.path();
-  summary.set_memory_kind(in.memory_kind());
-  summary.set_registration(in.registration());
-  summary.set_port(path.port);
-  summary.set_gid_index(path.gid_index);
-  summary.set_gid(path.gid);
-  summary.set_gid_type(path.gid_type);
-  summary.set_local_address(path.local_address);
-  summary.set_remote_address(path.remote_address);
-  summary.set_path_mtu_bytes(path.path_mtu_bytes);
-  summary.set_perftest_command(
-      SweepPerftestCommand(options, r.device(), path.gid_index, r.target_address()));
+  const std::string server = spec.cm == bench::CmMode::kOob ? "" : r.target_address();
+  summary.set_perftest_command(SweepPerftestCommand(options, r.device(), path.gid_index, server));
 
-  bench::SweepIdentity ident{r.device(), path.gid_index, r.target_address()};
+  bench::SweepIdentity ident{r.device(), path.gid_index, server};
   uint64_t total_bytes = 0;
   int64_t total_ns = 0;
   double best = 0;
   std::string first_error;
   bool caller_gone = false;
-  size_t ran = bench::RunSweep(in.ops(), options, in.endpoint(), ident, cancelled,
-                               [&](const bench::SizeOutcome& o) {
-                                 v1::RunWriteSweepResponse msg;
-                                 ToProto(o, msg.mutable_size());
-                                 if (o.ok) {
-                                   total_bytes += o.iterations * o.size_bytes;
-                                   total_ns += o.duration_ns;
-                                   best = std::max(best, o.bw_avg_gbps);
-                                 } else if (first_error.empty()) {
-                                   first_error = o.error;
-                                 }
-                                 if (!emit(msg)) caller_gone = true;
-                               });
+  auto on_size = [&](const bench::SizeOutcome& o) {
+    v1::RunWriteSweepResponse msg;
+    ToProto(o, msg.mutable_size());
+    if (o.ok) {
+      total_bytes += o.iterations * o.size_bytes;
+      total_ns += o.duration_ns;
+      best = std::max(best, o.bw_avg_gbps);
+    } else if (first_error.empty()) {
+      first_error = o.error;
+    }
+    if (!emit(msg)) caller_gone = true;
+  };
+  const bool latency = options.test == bench::TestKind::kWriteLat;
+  size_t ran = latency ? in.RunLatency(ident, cancelled, on_size)
+                       : in.RunSweep(ident, cancelled, on_size);
   if (options.bidirectional && !caller_gone && first_error.empty() &&
       ran == options.sizes_bytes.size()) {
     absl::Status w = in.WaitReverseDone(cancelled, ReverseWaitMs(options));
     if (!w.ok()) {
       first_error = absl::StrCat("bidirectional: ", w.message());
     } else if (options.verify) {
-      for (const bench::ReverseCheck& c : in.CheckReverse(options)) {
+      for (const bench::ReverseCheck& c : in.CheckReverse()) {
         v1::SizeResult* rc = summary.add_reverse_checks();
         rc->set_size_bytes(c.size_bytes);
         rc->set_verified(c.verified);
@@ -184,9 +230,9 @@ absl::Status AgentHandler::RunWriteSweep(
   } else {
     summary.set_status(v1::RESULT_STATUS_OK);
   }
-  spdlog::info("sweep {} -> {}: {} of {} sizes, best {:.3f} Gb/s, {}", r.device(),
-               path.remote_address, ran, options.sizes_bytes.size(), best,
-               v1::ResultStatus_Name(summary.status()));
+  spdlog::info("sweep {} -> {} ({}): {} of {} sizes, best {:.3f} Gb/s, {}", r.device(),
+               path.remote_address, bench::CmModeName(spec.cm), ran, options.sizes_bytes.size(),
+               best, v1::ResultStatus_Name(summary.status()));
   if (!caller_gone) emit(summary_msg);
   return absl::OkStatus();
 }

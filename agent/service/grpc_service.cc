@@ -113,6 +113,12 @@ grpc::ServerWriteReactor<v1::RunWriteSweepResponse>* GrpcAgentService::RunWriteS
   return new SweepReactor(handler_, *request);  // deleted by itself in OnDone()
 }
 
+grpc::ServerUnaryReactor* GrpcAgentService::ConnectTarget(grpc::CallbackServerContext* ctx,
+                                                          const v1::ConnectTargetRequest* request,
+                                                          v1::ConnectTargetResponse* response) {
+  return Unary(ctx, response, [&] { return handler_.ConnectTarget(*request); });
+}
+
 grpc::ServerUnaryReactor* GrpcAgentService::VerifyTarget(grpc::CallbackServerContext* ctx,
                                                          const v1::VerifyTargetRequest* request,
                                                          v1::VerifyTargetResponse* response) {

@@ -24,6 +24,9 @@ class GrpcAgentService final : public v1::Agent::CallbackService {
                                        v1::OpenTargetResponse* response) override;
   grpc::ServerWriteReactor<v1::RunWriteSweepResponse>* RunWriteSweep(
       grpc::CallbackServerContext* ctx, const v1::RunWriteSweepRequest* request) override;
+  grpc::ServerUnaryReactor* ConnectTarget(grpc::CallbackServerContext* ctx,
+                                          const v1::ConnectTargetRequest* request,
+                                          v1::ConnectTargetResponse* response) override;
   grpc::ServerUnaryReactor* VerifyTarget(grpc::CallbackServerContext* ctx,
                                          const v1::VerifyTargetRequest* request,
                                          v1::VerifyTargetResponse* response) override;

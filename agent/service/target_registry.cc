@@ -4,9 +4,6 @@
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
-#include "agent/bench/control.h"
-#include "agent/bench/target_endpoint.h"
-#include "agent/bench/write_sweep.h"
 #include "agent/memory/memory.h"
 #include "agent/service/sweep_convert.h"
 #include "agent/verbs/cm.h"
@@ -17,9 +14,9 @@ namespace gdrbench::agent::service {
 
 using Clock = std::chrono::steady_clock;
 
-// One open target. The worker thread accepts the initiator's QPs and, for a
-// bidirectional test, runs the sweep back; the destructor stops and joins it
-// before the endpoint (QPs, MR, buffer) is freed.
+// One open target. The worker thread waits for the initiator's QPs and runs
+// the target's part of the test; the destructor stops and joins it before
+// the session (QPs, MR, buffer) is freed.
 class Target {
  public:
   ~Target() {
@@ -29,15 +26,16 @@ class Target {
 
   std::string id;
   uint64_t bytes = 0;
-  bench::SweepOptions options;   // sizes, verify, qps; the reverse sweep for bidirectional
+  bench::SweepOptions options;
   bench::BufferLayout layout;
   int64_t lease_ns = 0;
-  std::unique_ptr<bench::TargetEndpoint> endpoint;
+  std::unique_ptr<bench::TargetSession> session;
   std::atomic<bool> stop{false};
 
   std::mutex mu;
   std::condition_variable cv;
   Clock::time_point expires;          // guarded by mu
+  bool accept_returned = false;       // guarded by mu
   bool accepted = false;              // guarded by mu
   bool worker_done = false;           // guarded by mu
   absl::Status accept_status;         // guarded by mu
@@ -45,41 +43,30 @@ class Target {
 
   std::thread worker;  // last: joined first
 
-  void Renew() {
+  void Renew(Clock::time_point now) {
     std::lock_guard lock(mu);
-    expires = Clock::now() + std::chrono::nanoseconds(lease_ns);
+    expires = now + std::chrono::nanoseconds(lease_ns);
   }
 
-  // The reverse direction of a bidirectional test (verified when the test
-  // verifies), then the "reverse sweep done" message to the initiator, which
-  // keeps its QPs and buffer up until it arrives.
-  void RunReverse() {
-    bench::SweepIdentity ident{endpoint->path().device, endpoint->path().gid_index, ""};
-    bench::VerbsOps& ops = endpoint->ops();
-    bench::RunSweep(ops, options, endpoint->ReverseEndpoint(layout, options.seed), ident, stop,
-                    [this](const bench::SizeOutcome& o) {
-                      if (!o.ok) spdlog::warn("target {}: reverse sweep: {}", id, o.error);
-                      std::lock_guard lock(mu);
-                      reverse.push_back(o);
-                    });
-    absl::Status st =
-        bench::SendControl(ops, 0, bench::ControlMessage::kReverseDone, 10'000'000'000);
-    if (!st.ok()) spdlog::warn("target {}: {}", id, std::string(st.message()));
-  }
-
-  void Work() {
+  void Work(const SteadyClock& clock) {
     int timeout_ms = static_cast<int>(std::min<int64_t>(lease_ns / 1'000'000, INT32_MAX));
-    absl::Status st = endpoint->Accept(stop, timeout_ms);
+    absl::Status st = session->Accept(stop, timeout_ms);
     {
       std::lock_guard lock(mu);
       accept_status = st;
+      accept_returned = true;
       accepted = st.ok();
-      expires = Clock::now() + std::chrono::nanoseconds(lease_ns);
+      expires = clock() + std::chrono::nanoseconds(lease_ns);
     }
+    cv.notify_all();
     if (!st.ok()) {
       spdlog::warn("target {}: {}", id, std::string(st.message()));
-    } else if (options.bidirectional) {
-      RunReverse();
+    } else {
+      session->Run(stop, [this](const bench::SizeOutcome& o) {
+        if (!o.ok) spdlog::warn("target {}: {}", id, o.error);
+        std::lock_guard lock(mu);
+        reverse.push_back(o);
+      });
     }
     std::lock_guard lock(mu);
     worker_done = true;
@@ -87,9 +74,14 @@ class Target {
   }
 };
 
-TargetRegistry::TargetRegistry(FsRoot fs, std::vector<std::string> owned, TargetLimits limits)
-    : fs_(std::move(fs)), owned_(std::move(owned)), limits_(limits) {
-  reaper_ = std::thread([this] { ReapLoop(); });
+TargetRegistry::TargetRegistry(DeviceResolver resolve,
+                               std::shared_ptr<bench::SessionFactory> sessions,
+                               TargetLimits limits, SteadyClock clock, bool run_reaper)
+    : resolve_(std::move(resolve)),
+      sessions_(std::move(sessions)),
+      limits_(limits),
+      clock_(clock ? std::move(clock) : SteadyClock([] { return Clock::now(); })) {
+  if (run_reaper) reaper_ = std::thread([this] { ReapLoop(); });
 }
 
 TargetRegistry::~TargetRegistry() {
@@ -98,7 +90,7 @@ TargetRegistry::~TargetRegistry() {
     stopping_ = true;
   }
   cv_.notify_all();
-  reaper_.join();
+  if (reaper_.joinable()) reaper_.join();
   std::map<std::string, std::shared_ptr<Target>> left;
   {
     std::lock_guard lock(mu_);
@@ -112,30 +104,37 @@ size_t TargetRegistry::size() const {
   return targets_.size();
 }
 
+uint64_t TargetRegistry::bytes_in_use() const {
+  std::lock_guard lock(mu_);
+  return total_bytes_;
+}
+
 std::shared_ptr<Target> TargetRegistry::Find(const std::string& id) {
   std::lock_guard lock(mu_);
   auto it = targets_.find(id);
   return it == targets_.end() ? nullptr : it->second;
 }
 
+namespace {
+
+absl::Status NotFound(const std::string& id) {
+  return absl::NotFoundError(absl::StrCat(
+      "target ", id, " does not exist on this agent (closed, or freed when its lease expired)"));
+}
+
+}  // namespace
+
 absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTargetRequest& r) {
   auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
   // Validation first, all of it before any hardware is touched.
-  if (r.qps() != 0 && r.params().qps() != 0 && r.qps() != r.params().qps()) {
-    return bad("qps (", r.qps(), ") and params.qps (", r.params().qps(), ") disagree");
-  }
-  v1::SweepParams params = r.params();
-  if (r.sizes_bytes_size() > 0) {
-    *params.mutable_sizes_bytes() = r.sizes_bytes();
-  }
+  const v1::SweepParams& params = r.params();
   if (params.sizes_bytes_size() == 0) {
-    return bad("no message sizes: give sizes_bytes (the sizes the initiator will sweep)");
+    return bad("no message sizes: give params.sizes_bytes (the sizes the initiator will sweep)");
   }
-  if (r.qps() != 0) params.set_qps(r.qps());
-  params.set_verify(params.verify() || r.verify());
-  params.set_bidirectional(params.bidirectional() || r.bidirectional());
   ASSIGN_OR_RETURN(bench::SweepOptions options, ToSweepOptions(params));
-  ASSIGN_OR_RETURN(memory::MemorySpec spec, memory::MemorySpec::Parse(r.memory().empty() ? "host" : r.memory()));
+  ASSIGN_OR_RETURN(memory::MemorySpec spec,
+                   memory::MemorySpec::Parse(params.memory().empty() ? "host" : params.memory()));
+  RETURN_IF_ERROR(CheckMemoryForTest(spec, options));
   if (!r.bind_address().empty()) {
     RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
   }
@@ -148,8 +147,7 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
                limits_.min_lease_ns / 1'000'000'000, " .. ", limits_.max_lease_ns / 1'000'000'000,
                " s");
   }
-  bench::BufferLayout layout =
-      bench::PlanLayout(options.sizes_bytes, options.verify, options.bidirectional);
+  bench::BufferLayout layout = bench::PlanLayout(options);
   if (r.buffer_bytes() > bench::kMaxBufferBytes) {
     return bad("buffer_bytes ", r.buffer_bytes(), " above the limit of ", bench::kMaxBufferBytes);
   }
@@ -161,7 +159,7 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
                bench::kMaxBufferBytes, " B");
   }
   uint64_t bytes = slice * options.qps;
-  RETURN_IF_ERROR(CheckDevice(fs_, owned_, r.device()));
+  ASSIGN_OR_RETURN(verbs::DeviceInfo device, resolve_(r.device()));
 
   std::string id;
   {
@@ -178,23 +176,17 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
     total_bytes_ += bytes;
     id = absl::StrCat("t", next_id_++, "-", r.device());
   }
-  auto release = [&] {
+  bench::TargetSpec ts{.device = std::move(device),
+                       .bind_address = r.bind_address(),
+                       .memory = spec,
+                       .options = options,
+                       .slice_bytes = slice,
+                       .cm = FromProto(params.cm())};
+  auto session = sessions_->OpenTarget(ts);
+  if (!session.ok()) {
     std::lock_guard lock(mu_);
     total_bytes_ -= bytes;
-  };
-
-  bench::TargetConfig tc{.device = r.device(),
-                         .bind_address = r.bind_address(),
-                         .memory = spec,
-                         .slice_bytes = slice,
-                         .qps = options.qps,
-                         .tx_depth = options.tx_depth,
-                         .cq_moderation = options.cq_moderation,
-                         .qp_timeout = options.qp_timeout};
-  auto endpoint = bench::TargetEndpoint::Open(fs_, tc);
-  if (!endpoint.ok()) {
-    release();
-    return endpoint.status();
+    return session.status();
   }
   auto t = std::make_shared<Target>();
   t->id = id;
@@ -202,14 +194,15 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
   t->options = options;
   t->layout = layout;
   t->lease_ns = lease_ns;
-  t->endpoint = std::move(*endpoint);
-  t->Renew();
+  t->session = std::move(*session);
+  t->Renew(clock_());
 
+  const bench::TargetOpened& op = t->session->opened();
   v1::OpenTargetResponse resp;
   resp.set_target_id(id);
-  resp.set_address(t->endpoint->address());
-  resp.set_cm_port(t->endpoint->cm_port());
-  for (const bench::RemoteSlice& s : t->endpoint->slices()) {
+  resp.set_address(op.address);
+  resp.set_cm_port(op.cm_port);
+  for (const bench::RemoteSlice& s : op.slices) {
     v1::RemoteBuffer* b = resp.add_buffers();
     b->set_addr(s.addr);
     b->set_rkey(s.rkey);
@@ -220,48 +213,65 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
           std::chrono::system_clock::now().time_since_epoch())
           .count() +
       lease_ns);
-  resp.set_memory_kind(t->endpoint->memory_kind());
-  resp.set_registration(t->endpoint->registration());
+  resp.set_memory_kind(op.memory_kind);
+  resp.set_registration(op.registration);
   resp.set_device(r.device());
+  resp.set_cm(ToProto(op.cm));
+  if (op.cm == bench::CmMode::kOob) ToProto(op.oob, resp.mutable_oob());
 
   Target* raw = t.get();
-  t->worker = std::thread([raw] { raw->Work(); });
+  SteadyClock clock = clock_;
+  t->worker = std::thread([raw, clock] { raw->Work(clock); });
   {
     std::lock_guard lock(mu_);
     targets_[id] = std::move(t);
   }
-  spdlog::info("target {} open: {} QP(s), {} B, lease {} s", id, options.qps, bytes,
-               lease_ns / 1'000'000'000);
+  spdlog::info("target {} open ({}): {} QP(s), {} B, lease {} s", id, bench::CmModeName(op.cm),
+               options.qps, bytes, lease_ns / 1'000'000'000);
   return resp;
+}
+
+absl::Status TargetRegistry::Connect(const v1::ConnectTargetRequest& r) {
+  if (r.target_id().empty()) return absl::InvalidArgumentError("no target_id given");
+  std::shared_ptr<Target> t = Find(r.target_id());
+  if (t == nullptr) return NotFound(r.target_id());
+  t->Renew(clock_());
+  ASSIGN_OR_RETURN(bench::OobPeer peer, FromProto(r.initiator()));
+  absl::Status st = t->session->Connect(peer);
+  if (st.ok()) spdlog::info("target {}: connected out of band", t->id);
+  return st;
 }
 
 absl::StatusOr<v1::VerifyTargetResponse> TargetRegistry::Verify(const v1::VerifyTargetRequest& r,
                                                                 std::chrono::milliseconds wait) {
   if (r.target_id().empty()) return absl::InvalidArgumentError("no target_id given");
   std::shared_ptr<Target> t = Find(r.target_id());
-  if (t == nullptr) {
-    return absl::NotFoundError(absl::StrCat("target ", r.target_id(),
-                                            " does not exist on this agent (closed, or freed "
-                                            "when its lease expired)"));
-  }
-  t->Renew();
+  if (t == nullptr) return NotFound(r.target_id());
+  t->Renew(clock_());
   const bench::SweepOptions& o = t->options;
-  std::vector<size_t> which;
-  if (r.sizes_bytes_size() == 0) {
-    for (size_t i = 0; i < o.sizes_bytes.size(); ++i) which.push_back(i);
-  } else {
-    for (uint64_t s : r.sizes_bytes()) {
-      auto it = std::find(o.sizes_bytes.begin(), o.sizes_bytes.end(), s);
-      if (it == o.sizes_bytes.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("size ", s, " B is not one this target was opened with"));
-      }
-      which.push_back(it - o.sizes_bytes.begin());
+  std::vector<uint64_t> sizes, offsets;
+  for (size_t i = 0; i < o.sizes_bytes.size(); ++i) {
+    bool asked = r.sizes_bytes_size() == 0;
+    for (uint64_t s : r.sizes_bytes()) asked = asked || s == o.sizes_bytes[i];
+    if (!asked) continue;
+    sizes.push_back(o.sizes_bytes[i]);
+    if (i < t->layout.verify_offsets.size()) offsets.push_back(t->layout.verify_offsets[i]);
+  }
+  for (uint64_t s : r.sizes_bytes()) {
+    if (std::find(o.sizes_bytes.begin(), o.sizes_bytes.end(), s) == o.sizes_bytes.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("size ", s, " B is not one this target was opened with"));
     }
   }
   v1::VerifyTargetResponse resp;
+  const bool own_part = o.bidirectional;
   {
     std::unique_lock lock(t->mu);
+    // The initiator may be done before this target's worker has seen its
+    // connection (out of band, Connect() returns on the RPC thread and the
+    // worker wakes after): give the worker a moment.
+    t->cv.wait_for(lock, std::min<std::chrono::milliseconds>(wait, std::chrono::seconds(2)),
+                   [&] { return t->accept_returned; });
     if (!t->accepted) {
       if (!t->accept_status.ok()) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -270,7 +280,7 @@ absl::StatusOr<v1::VerifyTargetResponse> TargetRegistry::Verify(const v1::Verify
       return absl::FailedPreconditionError(
           absl::StrCat("target ", t->id, ": no initiator has connected yet"));
     }
-    if (o.bidirectional) {
+    if (own_part) {
       if (!t->cv.wait_for(lock, wait, [&] { return t->worker_done; })) {
         return absl::UnavailableError(absl::StrCat(
             "target ", t->id, ": the reverse sweep is still running after ", wait.count(), " ms"));
@@ -279,36 +289,24 @@ absl::StatusOr<v1::VerifyTargetResponse> TargetRegistry::Verify(const v1::Verify
     }
   }
   if (!o.verify) {
-    if (o.bidirectional) return resp;  // the caller came for the reverse results
+    if (own_part) return resp;  // the caller came for the reverse results
     return absl::FailedPreconditionError(
         absl::StrCat("target ", t->id, " was opened without verify: nothing to check"));
   }
   uint64_t seed = r.seed() == 0 ? 1 : r.seed();
-  memory::Buffer& buf = t->endpoint->buffer();
-  uint64_t slice = t->endpoint->slice_bytes();
-  uint64_t checked = 0;
-  for (size_t i : which) {
-    uint64_t size = o.sizes_bytes[i];
+  memory::Buffer& buf = t->session->buffer();
+  std::vector<bench::ReverseCheck> checks =
+      bench::CheckRegions(buf, sizes, offsets, t->session->slice_bytes(), o.qps, seed);
+  for (const bench::ReverseCheck& c : checks) {
     v1::SizeResult* sr = resp.add_sizes();
-    sr->set_size_bytes(size);
-    sr->set_status(v1::RESULT_STATUS_OK);
-    sr->set_verified(true);
-    for (uint32_t q = 0; q < o.qps; ++q) {
-      uint64_t region = q * slice + t->layout.verify_offsets[i];
-      auto bad = buf.CheckPattern(region, size, seed);
-      if (!bad.ok()) return bad.status();
-      checked += size;
-      if (*bad >= 0) {
-        uint64_t rel = static_cast<uint64_t>(*bad) - region;
-        sr->set_verified(false);
-        sr->set_status(v1::RESULT_STATUS_FAILED);
-        sr->set_verify_first_bad_offset(rel);
-        sr->set_error(absl::StrCat("data mismatch at ", size, " B, QP ", q, ": first bad byte at ",
-                                   "offset ", rel, " of the region the last pass wrote"));
-        break;
-      }
-    }
+    sr->set_size_bytes(c.size_bytes);
+    sr->set_verified(c.verified);
+    sr->set_status(c.verified ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
+    sr->set_verify_first_bad_offset(c.first_bad_offset);
+    sr->set_error(c.error);
   }
+  uint64_t checked = 0;
+  for (uint64_t s : sizes) checked += s * o.qps;
   resp.set_checked_bytes(checked);
   resp.set_method(buf.check_method());
   return resp;
@@ -320,10 +318,7 @@ absl::Status TargetRegistry::Close(const std::string& id) {
   {
     std::lock_guard lock(mu_);
     auto it = targets_.find(id);
-    if (it == targets_.end()) {
-      return absl::NotFoundError(absl::StrCat(
-          "target ", id, " does not exist on this agent (closed, or freed when its lease expired)"));
-    }
+    if (it == targets_.end()) return NotFound(id);
     t = std::move(it->second);
     targets_.erase(it);
     total_bytes_ -= t->bytes;
@@ -333,13 +328,10 @@ absl::Status TargetRegistry::Close(const std::string& id) {
   return absl::OkStatus();
 }
 
-void TargetRegistry::ReapLoop() {
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    cv_.wait_for(lock, limits_.reap_period);
-    if (stopping_) break;
-    std::vector<std::shared_ptr<Target>> expired;
-    auto now = Clock::now();
+std::vector<std::string> TargetRegistry::ReapExpired(Clock::time_point now) {
+  std::vector<std::shared_ptr<Target>> expired;
+  {
+    std::lock_guard lock(mu_);
     for (auto it = targets_.begin(); it != targets_.end();) {
       bool gone;
       {
@@ -354,13 +346,24 @@ void TargetRegistry::ReapLoop() {
         ++it;
       }
     }
-    if (expired.empty()) continue;
+  }
+  std::vector<std::string> ids;
+  for (auto& t : expired) {  // outside the lock: joining a worker takes time
+    spdlog::warn("target {}: lease of {} s expired without a call from its controller: freed",
+                 t->id, t->lease_ns / 1'000'000'000);
+    ids.push_back(t->id);
+    t.reset();
+  }
+  return ids;
+}
+
+void TargetRegistry::ReapLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, limits_.reap_period);
+    if (stopping_) break;
     lock.unlock();
-    for (auto& t : expired) {
-      spdlog::warn("target {}: lease of {} s expired without a call from its controller: freed",
-                   t->id, t->lease_ns / 1'000'000'000);
-      t.reset();
-    }
+    ReapExpired(clock_());
     lock.lock();
   }
 }

@@ -1,21 +1,24 @@
-// The targets this agent holds for controllers: OpenTarget makes one (buffer,
-// registration, rdma_cm listener, a worker thread that accepts the
-// initiator's QPs and, for bidirectional tests, runs the sweep back),
-// VerifyTarget checks the pattern the initiator's last pass of each size
-// left, CloseTarget frees it. Every target carries a lease renewed by each
-// call on it; a reaper thread frees targets whose lease ran out (their
-// controller vanished), so a killed controller or initiator never pins
-// memory or QPs for longer than the lease.
+// The targets this agent holds for controllers: OpenTarget makes one (a
+// bench::TargetSession from the SessionFactory: buffer, registration, QPs,
+// and a worker thread that waits for the initiator's QPs and then runs the
+// target's part of the test: the reverse sweep of a bidirectional test, or
+// the latency responder), ConnectTarget hands it the initiator's half in the
+// out-of-band mode, VerifyTarget checks the pattern the initiator's last
+// pass of each size left, CloseTarget frees it. Every target carries a lease
+// renewed by each call on it; a reaper thread frees targets whose lease ran
+// out (their controller vanished), so a killed controller or initiator never
+// pins memory or QPs for longer than the lease.
 //
 // Errors: INVALID_ARGUMENT for bad requests (one sentence), NOT_FOUND for
 // an unknown or already freed target, RESOURCE_EXHAUSTED past the agent's
 // target count or memory limit, FAILED_PRECONDITION when verifying before an
-// initiator connected, and whatever memory/verbs return on open.
+// initiator connected, and whatever the session returns on open.
 // Thread safety: every method may be called concurrently.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/bench/session.h"
 #include "common/fs_root.h"
 #include "gdrbench/v1/sweep.pb.h"
 
@@ -38,28 +42,42 @@ struct TargetLimits {
   std::chrono::milliseconds reap_period{500};
 };
 
+// Resolves an owned device for a test (CheckDevice in sweep_convert.h).
+using DeviceResolver = std::function<absl::StatusOr<verbs::DeviceInfo>(const std::string&)>;
+using SteadyClock = std::function<std::chrono::steady_clock::time_point()>;
+
 class Target;
 
 class TargetRegistry {
  public:
-  TargetRegistry(FsRoot fs, std::vector<std::string> owned_devices, TargetLimits limits);
+  // `clock` is steady_clock::now unless a test passes its own; with
+  // `run_reaper` false no thread reaps (a test calls ReapExpired).
+  TargetRegistry(DeviceResolver resolve, std::shared_ptr<bench::SessionFactory> sessions,
+                 TargetLimits limits, SteadyClock clock = nullptr, bool run_reaper = true);
   ~TargetRegistry();  // stops the reaper and frees every target
 
   absl::StatusOr<v1::OpenTargetResponse> Open(const v1::OpenTargetRequest& request);
-  // Waits (up to `wait`) for a bidirectional target's reverse sweep.
+  absl::Status Connect(const v1::ConnectTargetRequest& request);
+  // Waits (up to `wait`) for the target's own part of the test (a
+  // bidirectional test's reverse sweep).
   absl::StatusOr<v1::VerifyTargetResponse> Verify(const v1::VerifyTargetRequest& request,
                                                   std::chrono::milliseconds wait);
   absl::Status Close(const std::string& target_id);
 
+  // Frees every target whose lease ended before `now`; returns their ids.
+  std::vector<std::string> ReapExpired(std::chrono::steady_clock::time_point now);
+
   size_t size() const;
+  uint64_t bytes_in_use() const;
 
  private:
   std::shared_ptr<Target> Find(const std::string& id);
   void ReapLoop();
 
-  const FsRoot fs_;
-  const std::vector<std::string> owned_;
+  const DeviceResolver resolve_;
+  const std::shared_ptr<bench::SessionFactory> sessions_;
   const TargetLimits limits_;
+  const SteadyClock clock_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

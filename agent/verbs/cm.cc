@@ -52,20 +52,23 @@ std::string FormatSockAddr(const sockaddr* addr) {
   return "";
 }
 
-absl::StatusOr<std::string> DeviceIpv4(const FsRoot& fs, const std::string& device) {
-  std::string reason;
-  ASSIGN_OR_RETURN(std::vector<DeviceInfo> devs, ListDevices(fs, {device}, &reason));
-  for (const DeviceInfo& d : devs) {
-    for (const PortInfo& p : d.ports) {
-      for (const std::string& ip : p.ip_addresses) {
-        in_addr a{};
-        if (inet_pton(AF_INET, ip.c_str(), &a) == 1) return ip;
-      }
+absl::StatusOr<std::string> DeviceIpv4(const DeviceInfo& d) {
+  for (const PortInfo& p : d.ports) {
+    for (const std::string& ip : p.ip_addresses) {
+      in_addr a{};
+      if (inet_pton(AF_INET, ip.c_str(), &a) == 1) return ip;
     }
   }
   return absl::NotFoundError(absl::StrCat(
-      "RDMA device ", device,
-      " has no IPv4 address on its netdev: rdma_cm needs one (give bind_address explicitly)"));
+      "RDMA device ", d.name,
+      " has no IPv4 address on its netdev: rdma_cm needs one (give bind_address, or --cm oob)"));
+}
+
+absl::StatusOr<std::string> DeviceIpv4(const FsRoot& fs, const std::string& device) {
+  std::string reason;
+  ASSIGN_OR_RETURN(std::vector<DeviceInfo> devs, ListDevices(fs, {device}, &reason));
+  if (devs.empty()) return absl::NotFoundError(absl::StrCat("no RDMA device ", device, ": ", reason));
+  return DeviceIpv4(devs.front());
 }
 
 absl::StatusOr<CmEvent> NextCmEvent(rdma_event_channel* channel, int timeout_ms) {

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "agent/verbs/device_info.h"
 #include "common/fs_root.h"
 
 namespace gdrbench::agent::verbs {
@@ -30,6 +31,8 @@ std::string FormatSockAddr(const sockaddr* addr);
 // The first IPv4 address of the netdev under `device` (via sysfs and
 // getifaddrs). NOT_FOUND with the device named when it has none.
 absl::StatusOr<std::string> DeviceIpv4(const FsRoot& fs, const std::string& device);
+// The same from an already resolved device (device_info.h).
+absl::StatusOr<std::string> DeviceIpv4(const DeviceInfo& device);
 
 // A copy of one rdma_cm event. For CONNECT_REQUEST, `id` is a new id that
 // the caller now owns (wrap it in CmIdPtr).

@@ -58,25 +58,43 @@ std::string FormatGuid(uint64_t be_guid) {
                          (g >> 16) & 0xffff, g & 0xffff);
 }
 
-// IPv4 and IPv6 addresses of each interface, from getifaddrs.
-std::vector<std::string> AddressesOf(const std::string& netdev) {
-  std::vector<std::string> out;
+int PrefixLength(const sockaddr* mask) {
+  if (mask == nullptr) return 0;
+  const uint8_t* b = nullptr;
+  size_t n = 0;
+  if (mask->sa_family == AF_INET) {
+    b = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(mask)->sin_addr);
+    n = 4;
+  } else if (mask->sa_family == AF_INET6) {
+    b = reinterpret_cast<const sockaddr_in6*>(mask)->sin6_addr.s6_addr;
+    n = 16;
+  }
+  int bits = 0;
+  for (size_t i = 0; i < n; ++i) bits += __builtin_popcount(b[i]);
+  return bits;
+}
+
+// IPv4 and IPv6 addresses of an interface, from getifaddrs: plain, and with
+// their prefix length ("10.0.0.1/24").
+void AddressesOf(const std::string& netdev, std::vector<std::string>* plain,
+                 std::vector<std::string>* cidrs) {
   ifaddrs* ifa = nullptr;
-  if (getifaddrs(&ifa) != 0) return out;
+  if (getifaddrs(&ifa) != 0) return;
   for (ifaddrs* p = ifa; p != nullptr; p = p->ifa_next) {
     if (p->ifa_addr == nullptr || netdev != p->ifa_name) continue;
     char buf[INET6_ADDRSTRLEN] = {};
     if (p->ifa_addr->sa_family == AF_INET) {
       inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(p->ifa_addr)->sin_addr, buf, sizeof(buf));
-      out.emplace_back(buf);
     } else if (p->ifa_addr->sa_family == AF_INET6) {
       inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(p->ifa_addr)->sin6_addr, buf,
                 sizeof(buf));
-      out.emplace_back(buf);
+    } else {
+      continue;
     }
+    plain->emplace_back(buf);
+    cidrs->push_back(absl::StrCat(buf, "/", PrefixLength(p->ifa_netmask)));
   }
   freeifaddrs(ifa);
-  return out;
 }
 
 }  // namespace
@@ -213,7 +231,7 @@ absl::StatusOr<std::vector<DeviceInfo>> ListDevices(const FsRoot& fs,
         }
         port.gids.push_back(std::move(e));
       }
-      if (!port.netdev.empty()) port.ip_addresses = AddressesOf(port.netdev);
+      if (!port.netdev.empty()) AddressesOf(port.netdev, &port.ip_addresses, &port.ip_cidrs);
       d.ports.push_back(std::move(port));
     }
     out.push_back(std::move(d));

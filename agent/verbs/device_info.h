@@ -33,6 +33,7 @@ struct PortInfo {
   std::vector<GidEntry> gids;  // only the populated entries
   std::string netdev;
   std::vector<std::string> ip_addresses;
+  std::vector<std::string> ip_cidrs;  // the same addresses with their prefix, "10.0.0.1/24"
 };
 
 struct DeviceInfo {

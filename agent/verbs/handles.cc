@@ -36,6 +36,10 @@ void CmIdDeleter::operator()(rdma_cm_id* id) const {
 
 void QpDeleter::operator()(rdma_cm_id* id) const { rdma_destroy_qp(id); }
 
+void IbvQpDeleter::operator()(ibv_qp* qp) const {
+  if (int rc = ibv_destroy_qp(qp); rc != 0) spdlog::warn("ibv_destroy_qp failed: errno {}", rc);
+}
+
 std::string DeviceName(const ibv_context* ctx) {
   if (ctx == nullptr || ctx->device == nullptr) return "";
   const char* n = ibv_get_device_name(ctx->device);
@@ -118,12 +122,45 @@ absl::StatusOr<QpPtr> CreateRcQp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ib
   attr.cap.max_recv_wr = caps.max_recv_wr;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;  // control receives carry no SGE; 0 is not portable
+  attr.cap.max_inline_data = caps.max_inline_data;
   if (rdma_create_qp(id, pd, &attr) != 0) {
     return VerbsError(errno,
                       absl::StrCat("rdma_create_qp(RC, ", caps.max_send_wr, " send WRs)"),
                       DeviceName(id->verbs));
   }
   return QpPtr(id);
+}
+
+}  // namespace gdrbench::agent::verbs
+
+namespace gdrbench::agent::verbs {
+
+absl::StatusOr<IbvQpPtr> CreateRcQp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
+                                    const QpCaps& caps) {
+  ibv_qp_init_attr attr{};
+  attr.send_cq = send_cq;
+  attr.recv_cq = recv_cq;
+  attr.qp_type = IBV_QPT_RC;
+  attr.sq_sig_all = 0;
+  attr.cap.max_send_wr = caps.max_send_wr;
+  attr.cap.max_recv_wr = caps.max_recv_wr;
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  attr.cap.max_inline_data = caps.max_inline_data;
+  ibv_qp* qp = ibv_create_qp(pd, &attr);
+  if (qp == nullptr) {
+    return VerbsError(errno, absl::StrCat("ibv_create_qp(RC, ", caps.max_send_wr, " send WRs)"),
+                      DeviceName(pd->context));
+  }
+  return IbvQpPtr(qp);
+}
+
+absl::Status ModifyQp(ibv_qp* qp, ibv_qp_attr& attr, int mask, const char* state) {
+  if (int rc = ibv_modify_qp(qp, &attr, mask); rc != 0) {
+    return VerbsError(rc, absl::StrCat("ibv_modify_qp(QP ", qp->qp_num, " -> ", state, ")"),
+                      DeviceName(qp->context));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gdrbench::agent::verbs

@@ -54,6 +54,10 @@ struct CmIdDeleter {
 struct QpDeleter {
   void operator()(rdma_cm_id* id) const;
 };
+// A QP made with ibv_create_qp (out-of-band mode): ibv_destroy_qp.
+struct IbvQpDeleter {
+  void operator()(ibv_qp* qp) const;
+};
 
 using DeviceListPtr = std::unique_ptr<ibv_device*, DeviceListDeleter>;
 using ContextPtr = std::unique_ptr<ibv_context, ContextDeleter>;
@@ -62,6 +66,7 @@ using CqPtr = std::unique_ptr<ibv_cq, CqDeleter>;
 using EventChannelPtr = std::unique_ptr<rdma_event_channel, EventChannelDeleter>;
 using CmIdPtr = std::unique_ptr<rdma_cm_id, CmIdDeleter>;
 using QpPtr = std::unique_ptr<rdma_cm_id, QpDeleter>;
+using IbvQpPtr = std::unique_ptr<ibv_qp, IbvQpDeleter>;
 
 // The device name of a context ("rxe0", "mlx5_0").
 std::string DeviceName(const ibv_context* ctx);
@@ -79,6 +84,7 @@ absl::StatusOr<CmIdPtr> CreateCmId(rdma_event_channel* channel);
 struct QpCaps {
   uint32_t max_send_wr = 128;
   uint32_t max_recv_wr = 1;
+  uint32_t max_inline_data = 0;
 };
 // An RC QP on `id` (rdma_create_qp, which leaves it in INIT), send
 // completions on `send_cq`, receive completions on `recv_cq`, no signal-all
@@ -86,5 +92,10 @@ struct QpCaps {
 // connect/accept.
 absl::StatusOr<QpPtr> CreateRcQp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
                                  const QpCaps& caps);
+// An RC QP of our own (ibv_create_qp; RESET state), for the out-of-band mode.
+absl::StatusOr<IbvQpPtr> CreateRcQp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
+                                    const QpCaps& caps);
+// ibv_modify_qp with the call, the target state and the QPN in the error.
+absl::Status ModifyQp(ibv_qp* qp, ibv_qp_attr& attr, int mask, const char* state);
 
 }  // namespace gdrbench::agent::verbs

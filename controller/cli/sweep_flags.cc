@@ -24,8 +24,8 @@ using agent::bench::kMaxTxDepth;
 constexpr absl::string_view kForms =
     "expected 'all', a list like '2,64K,1M' or a power-of-two range like '2-8M' "
     "(suffixes K, M, G)";
-constexpr uint64_t kMaxSize = 1ull << 30;
-constexpr size_t kMaxSizes = 64;
+using sweep_limits::kMaxSizes;
+constexpr uint64_t kMaxSize = sweep_limits::kMaxSizeBytes;
 
 absl::StatusOr<uint64_t> ParseOne(absl::string_view text) {
   std::string t = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
@@ -59,8 +59,7 @@ absl::StatusOr<std::vector<uint64_t>> ParseSizes(absl::string_view text) {
   if (t.empty()) return absl::InvalidArgumentError(absl::StrCat("no sizes given: ", kForms));
   std::vector<uint64_t> out;
   if (absl::AsciiStrToLower(t) == "all") {
-    for (uint64_t s = 2; s <= (8ull << 20); s <<= 1) out.push_back(s);
-    return out;
+    return sweep_limits::AllSizes();
   }
   if (absl::StrContains(t, '-')) {
     std::vector<absl::string_view> ends = absl::StrSplit(t, '-');
@@ -98,8 +97,9 @@ absl::StatusOr<v1::SweepParams> ToSweepParams(const SweepFlags& f) {
   auto sizes = ParseSizes(f.sizes);
   if (!sizes.ok()) return absl::InvalidArgumentError(absl::StrCat("--sizes: ", sizes.status().message()));
   for (uint64_t s : *sizes) p.add_sizes_bytes(s);
-  if (!(f.duration_s >= 0) || f.duration_s > 600) {
-    return bad("--duration ", f.duration_s, ": give 0 .. 600 seconds per size");
+  constexpr double kMaxDurationS = sweep_limits::kMaxDurationNs / 1e9;
+  if (!(f.duration_s >= 0) || f.duration_s > kMaxDurationS) {
+    return bad("--duration ", f.duration_s, ": give 0 .. ", kMaxDurationS, " seconds per size");
   }
   if (f.duration_s > 0 && f.iterations > 0) {
     return bad("--iterations and --duration exclude each other: give one");
@@ -126,8 +126,10 @@ absl::StatusOr<v1::SweepParams> ToSweepParams(const SweepFlags& f) {
   p.set_verify(f.verify);
   p.set_memory(f.memory);
   p.set_seed(f.seed);
-  if (f.qp_timeout < 1 || f.qp_timeout > 31) {
-    return bad("--qp-timeout ", f.qp_timeout, ": give 1 .. 31 (4.096 us x 2^N; perftest's 14)");
+  if (f.qp_timeout < sweep_limits::kMinQpTimeout || f.qp_timeout > sweep_limits::kMaxQpTimeout) {
+    return bad("--qp-timeout ", f.qp_timeout, ": give ", sweep_limits::kMinQpTimeout, " .. ",
+               sweep_limits::kMaxQpTimeout, " (4.096 us x 2^N; perftest's ",
+               sweep_limits::kDefaultQpTimeout, ")");
   }
   p.set_qp_timeout(f.qp_timeout);
   return p;

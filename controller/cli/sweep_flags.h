@@ -10,24 +10,25 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/sweep_limits.h"
 #include "gdrbench/v1/sweep.pb.h"
 
 namespace gdrbench::controller::cli {
 
 struct SweepFlags {
   std::string sizes = "all";     // "all" | "2,64K,1M" | "2-8M"
-  uint64_t iterations = 0;       // per size and QP; 0 = perftest's 5000 unless --duration
+  uint64_t iterations = 0;       // per size and QP; 0 = perftest's (sweep_limits.h) unless --duration
   double duration_s = 0;         // per size; > 0 selects duration mode
   uint64_t warmup = 0;           // iterations per size and QP before measuring
-  uint32_t qps = 1;
-  uint32_t tx_depth = 128;
+  uint32_t qps = sweep_limits::kDefaultQps;
+  uint32_t tx_depth = sweep_limits::kDefaultTxDepth;
   uint32_t cq_moderation = 0;    // 0 = perftest's: min(100, tx depth)
-  uint32_t post_list = 1;
+  uint32_t post_list = sweep_limits::kDefaultPostList;
   std::string memory = "host";   // host | hugepage | gpu:<i|BDF> | gpu-staged:<i|BDF>
   bool bidirectional = false;
   bool verify = false;
   uint64_t seed = 1;
-  uint32_t qp_timeout = 14;      // perftest -u: local ACK timeout 4.096 us x 2^N
+  uint32_t qp_timeout = sweep_limits::kDefaultQpTimeout;  // perftest -u: 4.096 us x 2^N
 };
 
 // "all" (perftest -a: 2 B .. 8 MiB), a list "2,64K,1M" or a power-of-two

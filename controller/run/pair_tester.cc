@@ -33,14 +33,10 @@ void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirection
               const PairTestOptions& o, v1::OpenTargetRequest* open) {
   open->set_device(target.device.data(), target.device.size());
   open->set_bind_address(target.bind_address.data(), target.bind_address.size());
-  open->set_memory(target.memory.data(), target.memory.size());
   uint64_t max_size = 0;
   for (uint64_t s : p.sizes_bytes()) max_size = std::max(max_size, s);
   open->set_buffer_bytes(max_size);
-  open->set_qps(p.qps());
-  open->set_bidirectional(bidirectional);
-  open->set_verify(p.verify());
-  *open->mutable_sizes_bytes() = p.sizes_bytes();
+  // Sizes, QPs, verify, memory and direction travel in params only.
   *open->mutable_params() = p;
   open->mutable_params()->set_memory(target.memory.data(), target.memory.size());
   open->mutable_params()->set_bidirectional(bidirectional);

@@ -8,6 +8,13 @@
 // check what landed where. Two FakeNics linked with Link() exchange control
 // messages (zero-length SEND with immediate) into the peer's posted receives.
 //
+// It is also the Nic policy of the out-of-band sessions (verbs_nic.h): on a
+// FakeFabric, Register/CreateQps/Address/Connect behave like a NIC's QPs in
+// INIT/RTR/RTS, Connect checks what a real QP would need to reach its peer
+// (the destination QPN exists, the PSNs pair up, the source GID index is in
+// this port's table, the destination GID is the peer's, the MTU fits both),
+// and WRITEs and control messages reach the connected peer only.
+//
 // It checks the loop's obligations as it goes (never more than tx_depth
 // outstanding per QP; the SQ never overflows; no SEND without a receive).
 #pragma once
@@ -21,16 +28,58 @@
 #include <string>
 #include <vector>
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "agent/bench/control.h"
+#include "agent/bench/oob.h"
+#include "agent/bench/verbs_nic.h"
 #include "agent/bench/verbs_ops.h"
+#include "agent/memory/memory.h"
+#include "agent/verbs/handles.h"
 
 namespace gdrbench::agent::bench::testing {
+
+class FakeNic;
+
+// The wire between fake NICs: QPNs are unique on it and name their NIC.
+class FakeFabric {
+ public:
+  uint32_t Register(FakeNic* nic, uint32_t q) {
+    std::lock_guard lock(mu_);
+    uint32_t qpn = next_qpn_++;
+    qps_[qpn] = {nic, q};
+    return qpn;
+  }
+  std::pair<FakeNic*, uint32_t> Find(uint32_t qpn) {
+    std::lock_guard lock(mu_);
+    auto it = qps_.find(qpn);
+    return it == qps_.end() ? std::pair<FakeNic*, uint32_t>{nullptr, 0} : it->second;
+  }
+  uint32_t NextKey() {
+    std::lock_guard lock(mu_);
+    return next_key_++;
+  }
+
+ private:
+  std::mutex mu_;
+  uint32_t next_qpn_ = 0x11;
+  uint32_t next_key_ = 0x100;
+  std::map<uint32_t, std::pair<FakeNic*, uint32_t>> qps_;
+};
 
 class FakeNic {
  public:
   FakeNic(uint32_t qps, uint32_t sq_depth, int64_t ns_per_wr, int64_t latency_ns = 1000)
       : sq_depth_(sq_depth), ns_per_wr_(ns_per_wr), latency_ns_(latency_ns), queues_(qps),
         inbox_(qps), receives_(qps, 0) {}
+  // A NIC on `fabric` whose port is `port` (its LID, MTU and GID table).
+  FakeNic(FakeFabric* fabric, const verbs::PortInfo& port)
+      : sq_depth_(8192), ns_per_wr_(100), latency_ns_(1000), fabric_(fabric), port_(port) {}
 
   // Links two NICs both ways: control messages of one land in the other.
   static void Link(FakeNic& a, FakeNic& b) {
@@ -134,20 +183,68 @@ class FakeNic {
     return n;
   }
 
-  int64_t NowNs() { return now_; }
+  int64_t NowNs() { return now_ += 100; }  // time passes while a loop spins
   int64_t now() const { return now_; }
   uint32_t qps() const { return static_cast<uint32_t>(queues_.size()); }
-  void Idle() { now_ += 1'000'000; }  // the real one sleeps 1 ms
+  // The real one sleeps 1 ms. On a fabric the peer is another thread that
+  // runs in real time: let some real time pass too, or a wait for its
+  // message would time out on the virtual clock before the peer ran.
+  void Idle() {
+    now_ += 1'000'000;
+    if (fabric_ != nullptr) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+
+  // The Nic policy (verbs_nic.h).
+  absl::StatusOr<MemoryKeys> Register(memory::Buffer& buffer) {
+    if (fail_register) return absl::FailedPreconditionError("fake NIC: registration refused");
+    uint32_t key = fabric_ != nullptr ? fabric_->NextKey() : 0x100;
+    AddLocalRegion(buffer.data(), buffer.size(), key);
+    copy_data = true;
+    return MemoryKeys{.lkey = key, .rkey = key, .method = "fake_reg_mr"};
+  }
+  absl::Status CreateQps(uint32_t qps, const verbs::QpCaps& caps, int send_cq_entries) {
+    if (caps.max_send_wr == 0 || send_cq_entries <= 0) {
+      return absl::InvalidArgumentError("fake NIC: a QP needs send WRs and a CQ");
+    }
+    created_caps = caps;
+    queues_.assign(qps, Queue{});
+    inbox_.assign(qps, {});
+    receives_.assign(qps, 0);
+    peers_.assign(qps, Peer{});
+    for (uint32_t q = 0; q < qps; ++q) {
+      uint32_t qpn = fabric_ != nullptr ? fabric_->Register(this, q) : q + 1;
+      addresses_.push_back(QpAddress{.qpn = qpn, .psn = (qpn * 7919) & 0xffffff,
+                                     .lid = static_cast<uint16_t>(port_.lid)});
+    }
+    return ArmControlReceives(*this);
+  }
+  QpAddress Address(uint32_t q) const { return addresses_[q]; }
+  absl::Status Connect(uint32_t q, const QpTransition& rtr, const QpTransition& rts);
+  ibv_qp* qp(uint32_t) const { return nullptr; }
+  FakeNic& ops() { return *this; }
+  uint32_t max_inline() const { return created_caps.max_inline_data; }
+  void SetInline(bool on) { inline_on = on; }
+  bool connected(uint32_t q) const { return q < peers_.size() && peers_[q].nic != nullptr; }
+  bool fail_register = false;
+  bool inline_on = false;
+  verbs::QpCaps created_caps;
 
   // Control messages.
   int PostControl(uint32_t qp, uint32_t imm) {
     ++controls_sent;
-    if (peer_ != nullptr && !qp_error) {
-      if (peer_->receives_[qp] == 0) {
+    FakeNic* peer = peer_;
+    uint32_t pq = qp;
+    if (fabric_ != nullptr) {
+      peer = connected(qp) ? peers_[qp].nic : nullptr;
+      pq = connected(qp) ? peers_[qp].q : 0;
+    }
+    if (peer != nullptr && !qp_error) {
+      std::lock_guard lock(peer->inbox_mu_);
+      if (peer->receives_[pq] == 0) {
         ++sends_without_receive;  // a real RC QP would RNR-retry; the protocol must not rely on it
       } else {
-        --peer_->receives_[qp];
-        peer_->inbox_[qp].push_back(imm);
+        --peer->receives_[pq];
+        peer->inbox_[pq].push_back(imm);
       }
     }
     Queue& q = queues_[qp];
@@ -157,10 +254,12 @@ class FakeNic {
     return 0;
   }
   int PostControlReceive(uint32_t qp) {
+    std::lock_guard lock(inbox_mu_);
     ++receives_[qp];
     return 0;
   }
   int PollControl(int max, ibv_wc* wc) {
+    std::lock_guard lock(inbox_mu_);
     int n = 0;
     for (uint32_t q = 0; q < inbox_.size() && n < max; ++q) {
       if (qp_error && receives_[q] > 0) {
@@ -184,7 +283,10 @@ class FakeNic {
     now_ += 20;
     return n;
   }
-  uint32_t receives_posted(uint32_t qp) const { return receives_[qp]; }
+  uint32_t receives_posted(uint32_t qp) {
+    std::lock_guard lock(inbox_mu_);
+    return receives_[qp];
+  }
 
  private:
   struct Region {
@@ -223,7 +325,9 @@ class FakeNic {
       Violation(absl::StrCat("local [", t.local_addr, ", +", bytes_, ") lkey ", t.lkey));
       return IBV_WC_LOC_PROT_ERR;
     }
-    if (!Inside(remote_, t.remote_addr, bytes_, t.rkey)) {
+    if (fabric_ != nullptr && !connected(qp)) return IBV_WC_RETRY_EXC_ERR;  // nobody answers
+    const std::vector<Region>& remote = fabric_ != nullptr ? peers_[qp].nic->local_ : remote_;
+    if (!Inside(remote, t.remote_addr, bytes_, t.rkey)) {
       Violation(absl::StrCat("remote [", t.remote_addr, ", +", bytes_, ") rkey ", t.rkey));
       return IBV_WC_REM_ACCESS_ERR;
     }
@@ -250,8 +354,51 @@ class FakeNic {
   uint32_t bytes_ = 0;
   uint32_t post_list_ = 1;
   FakeNic* peer_ = nullptr;
+  struct Peer {
+    FakeNic* nic = nullptr;
+    uint32_t q = 0;
+  };
+  FakeFabric* fabric_ = nullptr;
+  verbs::PortInfo port_;
+  std::vector<QpAddress> addresses_;
+  std::vector<Peer> peers_;
+  std::mutex inbox_mu_;  // inbox_ and receives_: the peer delivers from its thread
   int64_t now_ = 1'000'000;
   int64_t wire_free_ = 0;
 };
+
+inline absl::Status FakeNic::Connect(uint32_t q, const QpTransition& rtr, const QpTransition& rts) {
+  auto bad = [&](auto... parts) {
+    return absl::InvalidArgumentError(absl::StrCat("fake NIC, QP ", q, ": ", parts...));
+  };
+  if (fabric_ == nullptr || q >= peers_.size()) return bad("not on a fabric");
+  if (connected(q)) return bad("already connected");
+  if (rtr.attr.qp_state != IBV_QPS_RTR || rts.attr.qp_state != IBV_QPS_RTS) return bad("states");
+  auto [peer, pq] = fabric_->Find(rtr.attr.dest_qp_num);
+  if (peer == nullptr) return bad("no QP ", rtr.attr.dest_qp_num, " on the fabric");
+  if (rtr.attr.rq_psn != peer->Address(pq).psn) {
+    return bad("rq_psn ", rtr.attr.rq_psn, " is not the peer's first PSN ", peer->Address(pq).psn);
+  }
+  if (rts.attr.sq_psn != addresses_[q].psn) return bad("sq_psn is not this QP's");
+  if (rtr.attr.ah_attr.is_global) {
+    bool sgid = false, dgid = false;
+    for (const verbs::GidEntry& g : port_.gids) sgid = sgid || g.index == rtr.attr.ah_attr.grh.sgid_index;
+    for (const verbs::GidEntry& g : peer->port_.gids) {
+      auto raw = ParseGid(g.gid);
+      dgid = dgid || (raw.ok() && std::memcmp(raw->data(), rtr.attr.ah_attr.grh.dgid.raw, 16) == 0);
+    }
+    if (!sgid) return bad("source GID index ", int{rtr.attr.ah_attr.grh.sgid_index}, " not in the table");
+    if (!dgid) return bad("destination GID is not the peer's");
+  } else if (port_.link_layer == "Ethernet") {
+    return bad("RoCE needs a GRH");
+  } else if (rtr.attr.ah_attr.dlid != peer->port_.lid) {
+    return bad("dlid ", rtr.attr.ah_attr.dlid, " is not the peer's LID ", peer->port_.lid);
+  }
+  uint32_t mtu = 128u << rtr.attr.path_mtu;
+  if (mtu > port_.active_mtu_bytes || mtu > peer->port_.active_mtu_bytes) return bad("MTU ", mtu);
+  if (rts.attr.timeout == 0 || rts.attr.retry_cnt != 7) return bad("timeout/retry");
+  peers_[q] = Peer{peer, pq};
+  return absl::OkStatus();
+}
 
 }  // namespace gdrbench::agent::bench::testing

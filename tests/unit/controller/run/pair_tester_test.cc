@@ -118,11 +118,10 @@ TEST_F(PairTest, RunsTheSequenceAndRecordsWhatEachSideReallyUsed) {
   // The target gets the largest size as its buffer floor, its own memory and
   // address; the lease outlives the sweep's deadline by 60 s.
   EXPECT_EQ(server.open.buffer_bytes(), 1u << 20);
-  EXPECT_EQ(server.open.memory(), "gpu:1");
   EXPECT_EQ(server.open.params().memory(), "gpu:1");
   EXPECT_EQ(server.open.bind_address(), "10.0.0.2");
   EXPECT_EQ(server.open.device(), "mlx5_1");
-  EXPECT_EQ(server.open.qps(), 2u);
+  EXPECT_EQ(server.open.params().qps(), 2u);
   EXPECT_EQ(server.open.lease_ns(), 65'000'000'000LL);
   EXPECT_EQ(client.sweep.params().memory(), "gpu:0");
   EXPECT_EQ(client.sweep.bind_address(), "10.0.0.1");
@@ -250,7 +249,7 @@ TEST_F(PairTest, BidirectionalWithoutVerifyTakesTheReverseDirectionOnly) {
   rev->set_status(v1::RESULT_STATUS_OK);
   ASSERT_TRUE(Run(Params(false), true).ok());
   EXPECT_EQ(result.status(), v1::RESULT_STATUS_OK) << result.reason();
-  EXPECT_TRUE(server.open.bidirectional());
+  EXPECT_TRUE(server.open.params().bidirectional());
   EXPECT_TRUE(client.sweep.params().bidirectional());
   ASSERT_EQ(result.reverse_sizes_size(), 1);
   EXPECT_EQ(result.reverse_sizes(0).bw_avg_gbps(), 80);

@@ -1,0 +1,252 @@
+// The data path's control code on the fake NIC, in milliseconds: target
+// leases and the reaper (with a clock the test moves), the agent's limits,
+// and whole tests through AgentHandler (OpenTarget, RunWriteSweep with its
+// out-of-band first message handed to ConnectTarget, VerifyTarget,
+// CloseTarget) in bandwidth, bidirectional and latency modes.
+#include "agent/service/target_registry.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "agent/service/agent_handler.h"
+#include "agent/service/sweep_convert.h"
+#include "tests/unit/agent/bench/fake_sessions.h"
+
+namespace gdrbench::agent::service {
+namespace {
+
+using ::testing::HasSubstr;
+using bench::testing::FakeSessionFactory;
+using Clock = std::chrono::steady_clock;
+
+v1::OpenTargetRequest OobOpen(int64_t lease_s = 10) {
+  v1::OpenTargetRequest r;
+  r.set_device("fake1");
+  r.set_lease_ns(lease_s * 1'000'000'000);
+  v1::SweepParams& p = *r.mutable_params();
+  p.add_sizes_bytes(4096);
+  p.set_iterations(4);
+  p.set_cm(v1::CONNECTION_MODE_OOB);
+  return r;
+}
+
+class Registry : public ::testing::Test {
+ protected:
+  Registry() {
+    TargetLimits limits;
+    limits.max_targets = 3;
+    limits.max_total_bytes = 3 * 8192;
+    registry_ = std::make_unique<TargetRegistry>(
+        [this](const std::string& d) { return CheckDevice(*factory_, {}, d); }, factory_, limits,
+        [this] { return now_; }, /*run_reaper=*/false);
+  }
+  std::shared_ptr<FakeSessionFactory> factory_ = std::make_shared<FakeSessionFactory>();
+  Clock::time_point now_ = Clock::now();
+  std::unique_ptr<TargetRegistry> registry_;
+};
+
+TEST_F(Registry, ALeaseRunsOutOnlyWithoutCallsAndFreesEverything) {
+  auto t = registry_->Open(OobOpen(10));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->cm(), v1::CONNECTION_MODE_OOB);
+  EXPECT_EQ(t->oob().qps_size(), 1);
+  EXPECT_GT(registry_->bytes_in_use(), 0u);
+  EXPECT_TRUE(registry_->ReapExpired(now_ + std::chrono::seconds(9)).empty());
+  // A call renews the lease from its own time.
+  now_ += std::chrono::seconds(8);
+  v1::VerifyTargetRequest v;
+  v.set_target_id(t->target_id());
+  (void)registry_->Verify(v, std::chrono::milliseconds(0));
+  EXPECT_TRUE(registry_->ReapExpired(now_ + std::chrono::seconds(9)).empty());
+  auto reaped = registry_->ReapExpired(now_ + std::chrono::seconds(11));
+  ASSERT_EQ(reaped.size(), 1u);
+  EXPECT_EQ(reaped[0], t->target_id());
+  EXPECT_EQ(registry_->size(), 0u);
+  EXPECT_EQ(registry_->bytes_in_use(), 0u);
+  auto again = registry_->Verify(v, std::chrono::milliseconds(0));
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(again.status().message()), HasSubstr("lease expired"));
+}
+
+TEST_F(Registry, TargetCountAndMemoryAreLimitedAndComeBackOnClose) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto t = registry_->Open(OobOpen());
+    ASSERT_TRUE(t.ok()) << t.status();
+    ids.push_back(t->target_id());
+  }
+  auto fourth = registry_->Open(OobOpen());
+  EXPECT_EQ(fourth.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(fourth.status().message()), HasSubstr("3 targets"));
+  ASSERT_TRUE(registry_->Close(ids[0]).ok());
+  auto big = OobOpen();
+  big.set_buffer_bytes(1 << 20);
+  auto no_room = registry_->Open(big);
+  EXPECT_EQ(no_room.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(no_room.status().message()), HasSubstr("memory limit"));
+  EXPECT_TRUE(registry_->Open(OobOpen()).ok());
+  EXPECT_EQ(registry_->Close(ids[0]).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(Registry, VerifyBeforeTheInitiatorSaysSoAndAFailedOpenHoldsNothing) {
+  auto t = registry_->Open(OobOpen());
+  ASSERT_TRUE(t.ok());
+  v1::VerifyTargetRequest v;
+  v.set_target_id(t->target_id());
+  auto r = registry_->Verify(v, std::chrono::milliseconds(0));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("no initiator has connected yet"));
+  auto cm = OobOpen();
+  cm.mutable_params()->set_cm(v1::CONNECTION_MODE_RDMA_CM);  // the fake has no rdma_cm
+  uint64_t before = registry_->bytes_in_use();
+  EXPECT_FALSE(registry_->Open(cm).ok());
+  EXPECT_EQ(registry_->bytes_in_use(), before);
+  v1::ConnectTargetRequest c;
+  c.set_target_id("t99-fake1");
+  EXPECT_EQ(registry_->Connect(c).code(), absl::StatusCode::kNotFound);
+  c.set_target_id(t->target_id());
+  EXPECT_EQ(registry_->Connect(c).code(), absl::StatusCode::kInvalidArgument);  // no QPs in it
+}
+
+// A whole test through the agent's handler, as two agents and a controller
+// run it: both "agents" are one handler here (one fake fabric).
+class Handler : public ::testing::Test {
+ protected:
+  std::shared_ptr<FakeSessionFactory> factory_ = std::make_shared<FakeSessionFactory>();
+  AgentHandler handler_{AgentConfig{.fs_root = "/", .devices = {}}, factory_};
+
+  struct Outcome {
+    std::vector<v1::SizeResult> sizes;
+    v1::SweepSummary summary;
+    v1::VerifyTargetResponse verify;
+    absl::Status verify_status;
+    int connects = 0;
+  };
+
+  Outcome Run(v1::SweepParams params) {
+    Outcome out;
+    params.set_cm(v1::CONNECTION_MODE_OOB);
+    v1::OpenTargetRequest open;
+    open.set_device("fake1");
+    *open.mutable_params() = params;
+    auto target = handler_.OpenTarget(open);
+    EXPECT_TRUE(target.ok()) << target.status();
+    if (!target.ok()) return out;
+    v1::RunWriteSweepRequest sweep;
+    sweep.set_device("fake0");
+    sweep.set_target_id(target->target_id());
+    *sweep.mutable_remote_buffers() = target->buffers();
+    *sweep.mutable_params() = params;
+    sweep.mutable_params()->set_cm(target->cm());
+    *sweep.mutable_target_oob() = target->oob();
+    std::atomic<bool> cancelled{false};
+    absl::Status st = handler_.RunWriteSweep(
+        sweep,
+        [&](const v1::RunWriteSweepResponse& m) {
+          if (m.has_connect()) {
+            ++out.connects;
+            v1::ConnectTargetRequest c;
+            c.set_target_id(target->target_id());
+            *c.mutable_initiator() = m.connect();
+            auto ok = handler_.ConnectTarget(c);
+            EXPECT_TRUE(ok.ok()) << ok.status();
+          }
+          if (m.has_size()) out.sizes.push_back(m.size());
+          if (m.has_summary()) out.summary = m.summary();
+          return true;
+        },
+        cancelled);
+    EXPECT_TRUE(st.ok()) << st;
+    if (params.verify() || params.bidirectional()) {
+      v1::VerifyTargetRequest v;
+      v.set_target_id(target->target_id());
+      v.set_seed(params.seed());
+      auto vr = handler_.VerifyTarget(v);
+      out.verify_status = vr.status();
+      if (vr.ok()) out.verify = *vr;
+    }
+    v1::CloseTargetRequest c;
+    c.set_target_id(target->target_id());
+    EXPECT_TRUE(handler_.CloseTarget(c).ok());
+    return out;
+  }
+};
+
+TEST_F(Handler, OutOfBandBandwidthSweepVerifiesOnTheTarget) {
+  v1::SweepParams p;
+  for (uint64_t s : {2, 4096, 65536}) p.add_sizes_bytes(s);
+  p.set_iterations(8);
+  p.set_qps(2);
+  p.set_tx_depth(4);
+  p.set_verify(true);
+  p.set_seed(5);
+  Outcome o = Run(p);
+  EXPECT_EQ(o.connects, 1);
+  EXPECT_EQ(o.summary.status(), v1::RESULT_STATUS_OK) << o.summary.error();
+  EXPECT_EQ(o.summary.cm(), v1::CONNECTION_MODE_OOB);
+  EXPECT_EQ(o.summary.gid_index(), 1);
+  EXPECT_EQ(o.summary.gid_type(), "RoCE v2");
+  EXPECT_THAT(o.summary.gid_choice(), HasSubstr("one subnet"));
+  ASSERT_EQ(o.sizes.size(), 3u);
+  for (const auto& s : o.sizes) EXPECT_EQ(s.iterations(), 16u);
+  ASSERT_TRUE(o.verify_status.ok()) << o.verify_status;
+  ASSERT_EQ(o.verify.sizes_size(), 3);
+  for (const auto& s : o.verify.sizes()) EXPECT_TRUE(s.verified()) << s.error();
+}
+
+TEST_F(Handler, OutOfBandBidirectionalIsVerifiedBothWays) {
+  v1::SweepParams p;
+  for (uint64_t s : {4096, 65536}) p.add_sizes_bytes(s);
+  p.set_iterations(4);
+  p.set_tx_depth(2);
+  p.set_bidirectional(true);
+  p.set_verify(true);
+  Outcome o = Run(p);
+  EXPECT_EQ(o.summary.status(), v1::RESULT_STATUS_OK) << o.summary.error();
+  ASSERT_EQ(o.summary.reverse_checks_size(), 2);
+  for (const auto& c : o.summary.reverse_checks()) EXPECT_TRUE(c.verified()) << c.error();
+  ASSERT_TRUE(o.verify_status.ok()) << o.verify_status;
+  EXPECT_EQ(o.verify.reverse_sizes_size(), 2);
+  for (const auto& s : o.verify.sizes()) EXPECT_TRUE(s.verified());
+}
+
+TEST_F(Handler, WriteLatencyStreamsPerftestsStatisticsPerSize) {
+  v1::SweepParams p;
+  p.set_test(v1::TEST_KIND_WRITE_LAT);
+  for (uint64_t s : {2, 256}) p.add_sizes_bytes(s);
+  p.set_iterations(30);
+  Outcome o = Run(p);
+  EXPECT_EQ(o.summary.status(), v1::RESULT_STATUS_OK) << o.summary.error();
+  EXPECT_THAT(o.summary.perftest_command(), HasSubstr("ib_write_lat"));
+  ASSERT_EQ(o.sizes.size(), 2u);
+  for (const auto& s : o.sizes) {
+    EXPECT_TRUE(s.has_latency());
+    EXPECT_EQ(s.latency().samples(), 27u);
+    EXPECT_GT(s.latency().t_typical_us(), 0);
+    EXPECT_THAT(s.perftest_command(), HasSubstr("-I 220"));
+  }
+}
+
+TEST_F(Handler, WriteLatencyRefusesGpuMemoryAndBadShapes) {
+  v1::OpenTargetRequest open;
+  open.set_device("fake1");
+  v1::SweepParams& p = *open.mutable_params();
+  p.set_test(v1::TEST_KIND_WRITE_LAT);
+  p.add_sizes_bytes(2);
+  p.set_memory("gpu:0");
+  auto r = handler_.OpenTarget(open);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("cannot read GPU memory"));
+  p.set_memory("host");
+  p.set_qps(2);
+  r = handler_.OpenTarget(open);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("one QP"));
+  p.set_qps(1);
+  p.set_bidirectional(true);
+  r = handler_.OpenTarget(open);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("ping-pong"));
+}
+
+}  // namespace
+}  // namespace gdrbench::agent::service
