@@ -55,6 +55,12 @@ void AddSweepFlags(CLI::App* cmd, gdrbench::controller::cli::SweepFlags& f) {
   cmd->add_option("--qp-timeout", f.qp_timeout,
                   "QP local ACK timeout exponent, 4.096 us x 2^N (perftest -u)")
       ->capture_default_str();
+  cmd->add_option("--cm", f.cm,
+                  "connection: auto (rdma_cm when the port has an IP), rdma_cm, oob (no IPoIB)")
+      ->capture_default_str();
+  cmd->add_option("--gid-index", f.gid_index, "GID index of both ends (perftest -x); default chosen");
+  cmd->add_option("--test", f.test, "write_bw, or write_lat (ib_write_lat's ping-pong, latency in us)")
+      ->capture_default_str();
 }
 
 }  // namespace

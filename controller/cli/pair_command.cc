@@ -57,7 +57,10 @@ std::string Banner(const v1::PairResult& r) {
   }
   return absl::StrCat(
       " RDMA WRITE ", r.src().nic_device(), " (", r.src().agent_address(), ") -> ",
-      r.dst().nic_device(), " (", r.dst().agent_address(), "), RC over rdma_cm\n",
+      r.dst().nic_device(), " (", r.dst().agent_address(), "), RC ",
+      s.cm() == v1::CONNECTION_MODE_OOB ? absl::StrCat("out of band (", s.gid_choice(), ")")
+                                        : std::string("over rdma_cm"),
+      "\n",
       " memory: ", Memory(r.src()), " -> ", Memory(r.dst()), "; QPs: ", s.qps(), "; GID index ",
       s.gid_index(), " (", s.gid_type(), "); path MTU ", s.path_mtu_bytes(), "\n ",
       s.local_address(), " -> ", s.remote_address());
@@ -70,10 +73,41 @@ const v1::SizeResult* ReverseFor(const v1::PairResult& r, uint64_t size) {
   return nullptr;
 }
 
+// The perftest line and the verdict.
+std::string Footer(const v1::PairResult& r) {
+  std::string out;
+  if (!r.summary().perftest_command().empty()) {
+    absl::StrAppend(&out, " perftest equivalent: ", r.summary().perftest_command(), "\n");
+  }
+  absl::StrAppend(&out, " result: ", v1::ResultStatus_Name(r.status()),
+                  r.reason().empty() ? "" : absl::StrCat(": ", r.reason()), "\n");
+  return out;
+}
+
+// ib_write_lat's table (perftest's print_report_lat), in us.
+std::string LatencyTable(const v1::PairResult& r) {
+  std::string out = absl::StrFormat(" %-7s %-11s %-11s %-11s %-15s %-11s %-13s %-23s %-23s\n",
+                                    "#bytes", "#iterations", "t_min[usec]", "t_max[usec]",
+                                    "t_typical[usec]", "t_avg[usec]", "t_stdev[usec]",
+                                    "99% percentile[usec]", "99.9% percentile[usec]");
+  for (const auto& s : r.sizes()) {
+    const v1::LatencyResult& l = s.latency();
+    absl::StrAppend(&out, absl::StrFormat(" %-7d %-11d %-11.2f %-11.2f %-15.2f %-11.2f %-13.2f "
+                                          "%-23.2f %-23.2f\n",
+                                          s.size_bytes(), s.iterations(), l.t_min_us(),
+                                          l.t_max_us(), l.t_typical_us(), l.t_avg_us(),
+                                          l.t_stdev_us(), l.p99_us(), l.p999_us()));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatPairTable(const v1::PairResult& r, bool bidirectional) {
   std::string out = absl::StrCat(Banner(r), "\n");
+  bool latency = false;
+  for (const auto& s : r.sizes()) latency = latency || s.has_latency();
+  if (latency) return absl::StrCat(out, LatencyTable(r), Footer(r));
   bool verify = false;
   for (const auto& s : r.sizes()) verify = verify || s.verified() || s.verify_first_bad_offset();
   absl::StrAppend(&out, Header(bidirectional, verify), "\n");
@@ -95,12 +129,7 @@ std::string FormatPairTable(const v1::PairResult& r, bool bidirectional) {
     }
     absl::StrAppend(&out, line, "\n");
   }
-  if (!r.summary().perftest_command().empty()) {
-    absl::StrAppend(&out, " perftest equivalent: ", r.summary().perftest_command(), "\n");
-  }
-  absl::StrAppend(&out, " result: ", v1::ResultStatus_Name(r.status()),
-                  r.reason().empty() ? "" : absl::StrCat(": ", r.reason()), "\n");
-  return out;
+  return absl::StrCat(out, Footer(r));
 }
 
 int PairCommand(const PairOptions& o) {

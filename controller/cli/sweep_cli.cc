@@ -65,6 +65,10 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
   c->add_option("--qp-timeout", f.qp_timeout,
                 "QP local ACK timeout exponent, 4.096 us x 2^N (perftest -u)")
       ->capture_default_str();
+  c->add_option("--cm", f.cm,
+                "connection: auto (rdma_cm when the port has an IP), rdma_cm, oob (no IPoIB)")
+      ->capture_default_str();
+  c->add_option("--gid-index", f.gid_index, "GID index of both ends (perftest -x); default chosen");
   c->add_option("--memory", o.memory,
                 "host | hugepage | gpu | gpu-staged (gpu: each rail's GPU); default: the inventory's");
 

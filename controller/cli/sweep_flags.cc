@@ -132,6 +132,31 @@ absl::StatusOr<v1::SweepParams> ToSweepParams(const SweepFlags& f) {
                sweep_limits::kDefaultQpTimeout, ")");
   }
   p.set_qp_timeout(f.qp_timeout);
+  if (f.cm == "auto") {
+    p.set_cm(v1::CONNECTION_MODE_AUTO);
+  } else if (f.cm == "rdma_cm") {
+    p.set_cm(v1::CONNECTION_MODE_RDMA_CM);
+  } else if (f.cm == "oob") {
+    p.set_cm(v1::CONNECTION_MODE_OOB);
+  } else {
+    return bad("--cm '", f.cm, "': give auto, rdma_cm or oob");
+  }
+  if (f.gid_index >= 0) {
+    if (f.gid_index > sweep_limits::kMaxGidIndex) {
+      return bad("--gid-index ", f.gid_index, ": give 0 .. ", sweep_limits::kMaxGidIndex);
+    }
+    p.set_gid_index(f.gid_index);
+  } else if (f.gid_index != -1) {
+    return bad("--gid-index ", f.gid_index, ": give 0 .. ", sweep_limits::kMaxGidIndex);
+  }
+  if (f.test == "write_bw") {
+    p.set_test(v1::TEST_KIND_WRITE_BW);
+  } else if (f.test == "write_lat") {
+    p.set_test(v1::TEST_KIND_WRITE_LAT);
+    if (f.bidirectional) return bad("--test write_lat is a ping-pong: no --bidirectional");
+  } else {
+    return bad("--test '", f.test, "': give write_bw or write_lat");
+  }
   return p;
 }
 

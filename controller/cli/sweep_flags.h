@@ -29,6 +29,9 @@ struct SweepFlags {
   bool verify = false;
   uint64_t seed = 1;
   uint32_t qp_timeout = sweep_limits::kDefaultQpTimeout;  // perftest -u: 4.096 us x 2^N
+  std::string cm = "auto";       // auto | rdma_cm | oob (auto: rdma_cm when the port has an IP)
+  int gid_index = -1;            // perftest -x; -1: chosen by both ends (out of band)
+  std::string test = "write_bw"; // write_bw | write_lat (ib_write_lat's ping-pong)
 };
 
 // "all" (perftest -a: 2 B .. 8 MiB), a list "2,64K,1M" or a power-of-two

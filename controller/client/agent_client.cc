@@ -56,6 +56,13 @@ absl::StatusOr<v1::VerifyTargetResponse> AgentClient::VerifyTarget(
   GDR_UNARY(VerifyTarget, v1::VerifyTargetRequest, v1::VerifyTargetResponse, request);
 }
 
+absl::Status AgentClient::ConnectTarget(const v1::ConnectTargetRequest& request) {
+  auto resp = [&]() -> absl::StatusOr<v1::ConnectTargetResponse> {
+    GDR_UNARY(ConnectTarget, v1::ConnectTargetRequest, v1::ConnectTargetResponse, request);
+  }();
+  return resp.status();
+}
+
 absl::Status AgentClient::CloseTarget(const std::string& target_id) {
   v1::CloseTargetRequest req;
   req.set_target_id(target_id);

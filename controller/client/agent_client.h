@@ -37,6 +37,8 @@ class AgentClient {
   absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& request,
                              std::chrono::milliseconds timeout,
                              const std::function<void(const v1::RunWriteSweepResponse&)>& on_message);
+  // Out of band: the initiator's half (RunWriteSweep's first message) for the target.
+  absl::Status ConnectTarget(const v1::ConnectTargetRequest& request);
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& request);
   absl::Status CloseTarget(const std::string& target_id);
 

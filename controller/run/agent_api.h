@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "controller/client/agent_client.h"
 #include "gdrbench/v1/agent.pb.h"
 
@@ -32,6 +33,13 @@ class AgentApi {
   virtual absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
       const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) = 0;
+  // Out of band (the target's OpenTarget answered cm = OOB): hands the
+  // initiator's half (RunWriteSweep's first message) to the target's agent.
+  // UNIMPLEMENTED for an API without that mode (the fakes that never use it).
+  virtual absl::Status ConnectTarget(const v1::ConnectTargetRequest& request) {
+    return absl::UnimplementedError(absl::StrCat("ConnectTarget (out-of-band mode) for target ",
+                                                 request.target_id(), " is not supported here"));
+  }
   virtual absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(
       const v1::VerifyTargetRequest& request) = 0;
   virtual absl::Status CloseTarget(const std::string& target_id) = 0;
@@ -54,6 +62,9 @@ class GrpcAgentApi final : public AgentApi {
       const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
       const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) override {
     return client_->RunWriteSweep(r, timeout, on_message);
+  }
+  absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {
+    return client_->ConnectTarget(r);
   }
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
     return client_->VerifyTarget(r);

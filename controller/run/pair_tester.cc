@@ -127,11 +127,25 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   *sweep.mutable_params() = p;
   sweep.mutable_params()->set_memory(initiator.memory.data(), initiator.memory.size());
   sweep.mutable_params()->set_bidirectional(bidirectional);
+  // The mode as the target resolved it (auto: rdma_cm when its port has an
+  // IPv4 address); out of band the target's QPs and port go along.
+  sweep.mutable_params()->set_cm(opened->cm());
+  if (opened->cm() == v1::CONNECTION_MODE_OOB) *sweep.mutable_target_oob() = opened->oob();
   bool got_summary = false;
   AnswerBounds bounds(p, r->expected_gbps());
+  absl::Status connect_st;
   absl::Status st = initiator.agent->RunWriteSweep(
       sweep, o.sweep_timeout, [&](const v1::RunWriteSweepResponse& m) {
         if (!bounds.Check(m).ok()) return;  // dropped, never kept
+        if (m.has_connect()) {
+          // Out of band: the initiator's QPs are up; the target brings its
+          // own up and tells the initiator to start (in band, kReady).
+          v1::ConnectTargetRequest c;
+          c.set_target_id(opened->target_id());
+          *c.mutable_initiator() = m.connect();
+          connect_st = target.agent->ConnectTarget(c);
+          answer(true, connect_st);
+        }
         if (m.has_size()) *r->add_sizes() = m.size();
         if (m.has_summary()) {
           *r->mutable_summary() = m.summary();
@@ -175,6 +189,9 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
     r->clear_sizes();
     Fail(r, v1::RESULT_STATUS_ERROR, absl::StrCat("RunWriteSweep on ", initiator.name, ": ",
                                                   bounds.first_error().message()));
+  } else if (!connect_st.ok()) {
+    Fail(r, v1::RESULT_STATUS_ERROR,
+         absl::StrCat("ConnectTarget on ", target.name, ": ", connect_st.message()));
   } else if (!st.ok()) {
     Fail(r, st.code() == absl::StatusCode::kDeadlineExceeded ? v1::RESULT_STATUS_FAILED
                                                               : v1::RESULT_STATUS_ERROR,

@@ -8,6 +8,8 @@ usage: datapath_check.py RESULT.json KEY=VALUE...
   reverse_verified=1  every reverse size verified (by the initiator)
   qps=N            the summary names N QPs and each size ran a multiple of N WRs
   min_ns=X max_ns=Y  every size's duration_ns within [X, Y]
+  cm=oob|rdma_cm   the summary says the QPs were connected that way
+  latency=1        a write_lat result: every size has t_min <= typical <= p99 <= p99.9 <= max > 0
 Prints one line per size, then "ok ..." or one "FAIL: ..." line (exit 1).
 """
 import json
@@ -19,6 +21,25 @@ def fail(msg):
     sys.exit(1)
 
 
+def check_latency(sizes, want):
+    if "sizes" in want and len(sizes) != int(want["sizes"]):
+        fail(f"{len(sizes)} sizes, expected {want['sizes']}")
+    for s in sizes:
+        lat = s.get("latency", {})
+        keys = ("t_min_us", "t_typical_us", "p99_us", "p999_us", "t_max_us")
+        v = [float(lat.get(k, 0)) for k in keys]
+        print(f"  {int(s['size_bytes']):>8} B  {int(s.get('iterations', 0)):>6} exchanges  "
+              + "  ".join(f"{k[:-3]} {x:.2f}" for k, x in zip(keys, v))
+              + f"  avg {float(lat.get('t_avg_us', 0)):.2f} us")
+        if s.get("status") != "RESULT_STATUS_OK":
+            fail(f"size {s['size_bytes']}: {s.get('status')} {s.get('error', '')}")
+        if not (0 < v[0] <= v[1] <= v[2] <= v[3] <= v[4]):
+            fail(f"size {s['size_bytes']}: latency statistics out of order: {lat}")
+        if "ib_write_lat" not in s.get("perftest_command", ""):
+            fail(f"size {s['size_bytes']}: no ib_write_lat command line")
+    print(f"ok: {len(sizes)} write_lat sizes")
+
+
 def main():
     result = json.load(open(sys.argv[1]))
     want = dict(a.split("=", 1) for a in sys.argv[2:])
@@ -26,6 +47,13 @@ def main():
         fail(f"pair status {result.get('status')}: {result.get('reason')}")
     summary = result.get("summary", {})
     sizes = result.get("sizes", [])
+    if "cm" in want:
+        got = summary.get("cm", "CONNECTION_MODE_AUTO")
+        if got != "CONNECTION_MODE_" + want["cm"].upper():
+            fail(f"connected by {got}, expected {want['cm']}")
+    if want.get("latency") == "1":
+        check_latency(sizes, want)
+        return
     for s in sizes:
         print(f"  {int(s['size_bytes']):>8} B  {int(s.get('iterations', 0)):>6} WRs  "
               f"avg {s.get('bw_avg_gbps', 0):.4f} Gb/s  peak {s.get('bw_peak_gbps', 0):.4f}  "

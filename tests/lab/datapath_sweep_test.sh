@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# lab: nodes=2 timeout=420
+# lab: nodes=2 timeout=540
 # gdrbench pair between two lab nodes over rdma_cm, host memory: a full `all` sweep (2 B ..
 # 8 MiB) with verify whose bytes cross the server's veth; a bidirectional sweep verified both
-# ways (and 20 small ones in a row); 4 QPs with verify; a duration-mode run. Iteration counts are sized for the lab's ~0.4 Gb/s.
+# ways (and 20 small ones in a row); 4 QPs with verify; a duration-mode run; the same `all`
+# sweep out of band (--cm oob: QPs brought up with ibv_modify_qp, no rdma_cm) beside it, and
+# write_lat (ib_write_lat's ping-pong) in both modes. Iteration counts are sized for the lab's ~0.4 Gb/s.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 check() { python3 "$(dirname "$0")/datapath_check.py" "$DP_DIR/pair.out" "$@"; }
@@ -15,10 +17,41 @@ lab_log "all sizes, verify, 20 iterations"
 r0=$(lab_bytes "$sn" rx)
 dp_pair node2 node1 --sizes all --iterations 20 --verify --json || { dp_show; dp_agent_logs node1 node2; lab_fail "all-size sweep"; }
 r1=$(lab_bytes "$sn" rx)
-check sizes=23 verified=1 || { dp_agent_logs node1 node2; exit 1; }
+check sizes=23 verified=1 cm=rdma_cm || { dp_agent_logs node1 node2; exit 1; }
 payload=$(( (16 * 1024 * 1024 - 2) * 20 ))
 echo "  $sn received $((r1 - r0)) bytes for a payload of $payload"
 ((r1 - r0 >= payload)) || lab_fail "the sweep's bytes did not cross $sn"
+
+# Out of band: QPN/PSN/GID and keys through the agents' gRPC, the QPs to RTR/RTS with
+# ibv_modify_qp; the RoCE v2 GIDs of one subnet (index 1, ::ffff:10.0.0.K) agreed by both ends.
+lab_log "out of band (--cm oob): all sizes, verify, 20 iterations"
+r0=$(lab_bytes "$sn" rx)
+dp_pair node2 node1 --cm oob --sizes all --iterations 20 --verify --json ||
+  { dp_show; dp_agent_logs node1 node2; lab_fail "out-of-band all-size sweep"; }
+r1=$(lab_bytes "$sn" rx)
+check sizes=23 verified=1 cm=oob || { dp_agent_logs node1 node2; exit 1; }
+echo "  $sn received $((r1 - r0)) bytes for a payload of $payload"
+((r1 - r0 >= payload)) || lab_fail "the out-of-band sweep's bytes did not cross $sn"
+grep -q '"gidIndex": 1' "$DP_DIR/pair.out" || grep -q '"gid_index": 1' "$DP_DIR/pair.out" ||
+  lab_fail "out of band did not choose GID index 1 (the IPv4 RoCE v2 one)"
+lab_log "out of band, --gid-index 0 (the IPv6 link-local RoCE v2 GID), 4 QPs, bidirectional"
+dp_pair node2 node1 --cm oob --gid-index 0 --sizes 4K,64K --iterations 32 --tx-depth 32 --qps 4 \
+  --bidirectional --verify --json || { dp_show; dp_agent_logs node1 node2; lab_fail "oob gid 0"; }
+check sizes=2 qps=4 reverse=2 verified=1 reverse_verified=1 cm=oob ||
+  { dp_agent_logs node1 node2; exit 1; }
+
+# write_lat: RC WRITE ping-pong as ib_write_lat measures it, both connection modes.
+for cm in rdma_cm oob; do
+  lab_log "write_lat ($cm): 2 B, 64 B, 4 KiB x 300 exchanges"
+  dp_pair node2 node1 --cm $cm --test write_lat --sizes 2,64,4K --iterations 300 --json ||
+    { dp_show; dp_agent_logs node1 node2; lab_fail "write_lat ($cm)"; }
+  check sizes=3 latency=1 cm=$cm || { dp_agent_logs node1 node2; exit 1; }
+done
+dp_pair node2 node1 --cm oob --test write_lat --sizes 2 --iterations 100 ||
+  { dp_show; lab_fail "write_lat table"; }
+dp_show
+grep -q "t_typical\[usec\]" "$DP_DIR/pair.out" || lab_fail "no write_lat table header"
+grep -q "ib_write_lat -d " "$DP_DIR/pair.out" || lab_fail "no ib_write_lat command line"
 
 lab_log "4 QPs, verify"
 dp_pair node2 node1 --sizes 4K,64K,1M --iterations 30 --qps 4 --verify --json || { dp_show; dp_agent_logs node1 node2; lab_fail "4-QP sweep"; }

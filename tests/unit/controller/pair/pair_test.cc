@@ -97,5 +97,64 @@ TEST(FormatPairTable, RowsCarryUnitsVerifyAndTheSumForBidirectional) {
   EXPECT_THAT(t, HasSubstr("result: RESULT_STATUS_OK"));
 }
 
+TEST(ToSweepParams, ConnectionModeGidIndexAndTestKind) {
+  SweepFlags f;
+  auto p = ToSweepParams(f);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->cm(), v1::CONNECTION_MODE_AUTO);
+  EXPECT_FALSE(p->has_gid_index());
+  EXPECT_EQ(p->test(), v1::TEST_KIND_WRITE_BW);
+  f.cm = "oob";
+  f.gid_index = 3;
+  f.test = "write_lat";
+  p = ToSweepParams(f);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->cm(), v1::CONNECTION_MODE_OOB);
+  EXPECT_EQ(p->gid_index(), 3);
+  EXPECT_EQ(p->test(), v1::TEST_KIND_WRITE_LAT);
+  f.cm = "ipoib";
+  EXPECT_THAT(std::string(ToSweepParams(f).status().message()), HasSubstr("--cm 'ipoib'"));
+  f.cm = "rdma_cm";
+  f.gid_index = 256;
+  EXPECT_THAT(std::string(ToSweepParams(f).status().message()), HasSubstr("--gid-index 256"));
+  f.gid_index = -1;
+  f.test = "read_bw";
+  EXPECT_THAT(std::string(ToSweepParams(f).status().message()), HasSubstr("--test 'read_bw'"));
+  f.test = "write_lat";
+  f.bidirectional = true;
+  EXPECT_THAT(std::string(ToSweepParams(f).status().message()), HasSubstr("ping-pong"));
+}
+
+// The columns are ib_write_lat's (perftest 4.5 print_report_lat), as a real
+// run prints them (a ConnectX capture: " #bytes #iterations    t_min[usec]
+// t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%
+// percentile[usec]   99.9% percentile[usec]", then "2  1000  1.76  6.12
+// 1.79  1.80  0.06  1.88 ...").
+TEST(FormatPairTable, WriteLatencyUsesIbWriteLatsColumns) {
+  v1::PairResult r;
+  r.set_status(v1::RESULT_STATUS_OK);
+  v1::SizeResult* s = r.add_sizes();
+  s->set_size_bytes(2);
+  s->set_iterations(1000);
+  v1::LatencyResult* l = s->mutable_latency();
+  l->set_t_min_us(1.76);
+  l->set_t_max_us(6.12);
+  l->set_t_typical_us(1.79);
+  l->set_t_avg_us(1.80);
+  l->set_t_stdev_us(0.06);
+  l->set_p99_us(1.88);
+  l->set_p999_us(6.12);
+  r.mutable_summary()->set_perftest_command("ib_write_lat -d mlx5_0 -x 3 -s 2 -n 1000 -I 220");
+  std::string t = FormatPairTable(r, false);
+  for (const char* col : {"#bytes", "#iterations", "t_min[usec]", "t_max[usec]", "t_typical[usec]",
+                          "t_avg[usec]", "t_stdev[usec]", "99% percentile[usec]",
+                          "99.9% percentile[usec]"}) {
+    EXPECT_THAT(t, HasSubstr(col));
+  }
+  EXPECT_THAT(t, HasSubstr(" 2       1000        1.76        6.12        1.79            1.80"));
+  EXPECT_THAT(t, HasSubstr("ib_write_lat -d mlx5_0"));
+  EXPECT_THAT(t, ::testing::Not(HasSubstr("BW average")));
+}
+
 }  // namespace
 }  // namespace gdrbench::controller::cli

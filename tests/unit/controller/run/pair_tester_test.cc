@@ -33,7 +33,19 @@ class ScriptedAgent final : public AgentApi {
     resp.set_memory_kind("gpu");
     resp.set_registration("ibv_reg_dmabuf_mr");
     resp.add_buffers()->set_rkey(9);
+    if (oob) {
+      resp.set_cm(v1::CONNECTION_MODE_OOB);
+      resp.mutable_oob()->add_qps()->set_qpn(0x11);
+      resp.mutable_oob()->set_roce(true);
+    } else {
+      resp.set_cm(v1::CONNECTION_MODE_RDMA_CM);
+    }
     return resp;
+  }
+  absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {
+    calls.push_back("ConnectTarget " + r.target_id());
+    connect = r;
+    return connect_status;
   }
   absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
@@ -55,6 +67,9 @@ class ScriptedAgent final : public AgentApi {
   }
 
   std::vector<std::string> calls;
+  bool oob = false;
+  v1::ConnectTargetRequest connect;
+  absl::Status connect_status;
   v1::OpenTargetRequest open;
   v1::RunWriteSweepRequest sweep;
   std::chrono::milliseconds sweep_timeout{0};
@@ -299,6 +314,43 @@ TEST_F(PairTest, EveryAnswerReachesTheHealthHook) {
   EXPECT_FALSE(seen[1].first);
   EXPECT_TRUE(seen[2].first);
   EXPECT_TRUE(seen[3].first);
+}
+
+// Out of band: the initiator's first message goes to the target's agent
+// (ConnectTarget) while the stream is open; the sweep carries the target's
+// QPs and the mode the target resolved.
+TEST_F(PairTest, OutOfBandHandsTheInitiatorsHalfToTheTarget) {
+  server.oob = true;
+  v1::RunWriteSweepResponse connect;
+  connect.mutable_connect()->mutable_initiator()->add_qps()->set_qpn(0x22);
+  connect.mutable_connect()->set_target_gid_index(1);
+  client.stream = {connect, Size(65536, 90), Size(1 << 20, 95), Summary()};
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_OK) << result.reason();
+  EXPECT_THAT(server.calls, ElementsAre("OpenTarget", "ConnectTarget t1", "CloseTarget t1"));
+  EXPECT_EQ(server.connect.initiator().initiator().qps(0).qpn(), 0x22u);
+  EXPECT_EQ(server.connect.initiator().target_gid_index(), 1u);
+  EXPECT_EQ(client.sweep.params().cm(), v1::CONNECTION_MODE_OOB);
+  EXPECT_EQ(client.sweep.target_oob().qps(0).qpn(), 0x11u);
+}
+
+TEST_F(PairTest, ARefusedConnectTargetIsTheReason) {
+  server.oob = true;
+  server.connect_status = absl::InvalidArgumentError("GID index 9 is not populated on mlx5_1");
+  v1::RunWriteSweepResponse connect;
+  connect.mutable_connect()->set_target_gid_index(9);
+  client.stream = {connect, Summary(v1::RESULT_STATUS_ERROR, "out-of-band connect: no 'ready'")};
+  EXPECT_FALSE(Run(Params()).ok());  // the first RPC that failed: ConnectTarget
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_ERROR);
+  EXPECT_THAT(result.reason(), HasSubstr("ConnectTarget on nodeB: GID index 9"));
+  EXPECT_THAT(server.calls, ElementsAre("OpenTarget", "ConnectTarget t1", "CloseTarget t1"));
+}
+
+TEST_F(PairTest, RdmaCmTargetsGetNoOutOfBandFields) {
+  OkStream();
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(client.sweep.params().cm(), v1::CONNECTION_MODE_RDMA_CM);
+  EXPECT_FALSE(client.sweep.has_target_oob());
 }
 
 }  // namespace
