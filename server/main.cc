@@ -16,6 +16,7 @@
 #include "common/version.h"
 #include "server/api/server.h"
 #include "server/sweeps/library_executor.h"
+#include "server/web/dashboard.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -72,7 +73,12 @@ int main(int argc, char** argv) {
                  "NAME=INVENTORY.yaml: sweeps of cluster NAME may be requested (repeatable); the "
                  "inventory is read again for each sweep");
   app.add_option("--state-dir", state_dir, "journals of the sweeps this server runs")->capture_default_str();
-  app.add_option("--web-root", cfg.http.web_root, "serve static files (the dashboard) from this folder at /");
+  app.add_option("--web-root", cfg.http.web_root, "also serve the static files of this folder at / (no token)");
+  gdrbench::server::web::DashboardOptions dashboard;
+  bool no_dashboard = false;
+  app.add_option("--chart-js", dashboard.chart_js, "Chart.js 3 for the dashboard's charts (Debian's libjs-chart.js)")
+      ->capture_default_str();
+  app.add_flag("--no-dashboard", no_dashboard, "serve the API only, no /ui pages");
   app.add_option("--grpc-port-file", grpc_port_file, "write the bound gRPC port here once serving");
   app.add_option("--http-port-file", http_port_file, "write the bound HTTP port here once serving");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
@@ -97,6 +103,12 @@ int main(int argc, char** argv) {
       return absl::IsInvalidArgument(executor.status()) ? 2 : 1;
     }
     cfg.executor = std::move(*executor);
+  }
+  if (!no_dashboard) {
+    cfg.http.routes = [dashboard](httplib::Server& svr, gdrbench::server::api::Handler& h,
+                                  const gdrbench::server::api::Authorizer& auth, bool tls) {
+      return gdrbench::server::web::MountDashboard(svr, h, auth, tls, dashboard);
+    };
   }
   cfg.http.cert_file = http_cert.empty() ? cfg.grpc_tls.cert_file : http_cert;
   cfg.http.key_file = http_key.empty() ? cfg.grpc_tls.key_file : http_key;

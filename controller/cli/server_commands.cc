@@ -8,10 +8,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "absl/strings/numbers.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/analysis/blame.h"
 #include "controller/cli/cli_util.h"
 #include "controller/cli/commands.h"
+#include "controller/report/capacity_report.h"
 #include "controller/report/report.h"
 #include "controller/run/journal.h"
 
@@ -160,6 +162,41 @@ int BaselineShow(const ServerOptions& o) {
   return 0;
 }
 
+// The cluster to report on: --cluster, else the server's only one.
+absl::StatusOr<std::string> OnlyCluster(ServerClient& c, const std::string& given) {
+  if (!given.empty()) return given;
+  ASSIGN_OR_RETURN(v1::ListClustersResponse r, c.ListClusters({}));
+  if (r.clusters_size() == 1) return r.clusters(0).name();
+  std::string names;
+  for (const auto& x : r.clusters()) absl::StrAppend(&names, names.empty() ? "" : ", ", x.name());
+  return absl::InvalidArgumentError(r.clusters().empty()
+                                        ? std::string("the server has no cluster yet")
+                                        : absl::StrCat("the server has several clusters: give --cluster (", names, ")"));
+}
+
+int Capacity(const ServerOptions& o) {
+  auto days = ParsePeriodDays(o.period);
+  if (!days.ok()) {
+    PrintError(days.status());
+    return 2;
+  }
+  ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
+  ASSIGN_OR_RETURN_EXIT(std::string cluster, OnlyCluster(*c, o.cluster));
+  v1::GetCapacityReportRequest req;
+  req.set_cluster(cluster);
+  req.set_days(*days);
+  req.set_weakest(o.weakest);
+  ASSIGN_OR_RETURN_EXIT(v1::CapacityReport r, c->GetCapacityReport(req));
+  if (o.json || o.format == "json") {
+    PrintJson(r);
+  } else if (o.format == "csv") {
+    std::fputs(report::RenderCapacityCsv(r).c_str(), stdout);
+  } else {
+    std::fputs(report::RenderCapacityText(r).c_str(), stdout);
+  }
+  return 0;
+}
+
 void AddConnection(CLI::App* c, ServerOptions& o) {
   c->add_option("--server", o.client.address, "gdrbench-server's gRPC API, HOST:PORT")
       ->envname("GDRBENCH_SERVER")
@@ -235,6 +272,20 @@ int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluste
   return rc;
 }
 
+absl::StatusOr<uint32_t> ParsePeriodDays(const std::string& p) {
+  std::string digits = p;
+  uint32_t unit = 1;
+  if (!digits.empty() && (digits.back() == 'd' || digits.back() == 'w')) {
+    unit = digits.back() == 'w' ? 7 : 1;
+    digits.pop_back();
+  }
+  uint32_t n = 0;
+  if (digits.empty() || !absl::SimpleAtoi(digits, &n) || n == 0 || n > 3660 / unit) {
+    return absl::InvalidArgumentError(absl::StrCat("--period '", p, "' is not a period: 30d, 4w or 90 (days, up to 3660)"));
+  }
+  return n * unit;
+}
+
 void AddServerSubcommands(CLI::App& app, ServerOptions& o, std::function<int()>* dispatch) {
   CLI::App* runs = app.add_subcommand("runs", "runs kept by gdrbench-server: list, show, compare, upload");
   runs->require_subcommand(1);
@@ -274,6 +325,19 @@ void AddServerSubcommands(CLI::App& app, ServerOptions& o, std::function<int()>*
   AddConnection(get, o);
   get->add_option("--cluster", o.cluster, "cluster name")->required();
   get->callback([&o, dispatch] { *dispatch = [&o] { return BaselineShow(o); }; });
+
+  CLI::App* rep = app.add_subcommand("report", "reports gdrbench-server computes over a cluster's history");
+  rep->require_subcommand(1);
+  CLI::App* cap = rep->add_subcommand(
+      "capacity", "per rail and leaf group: delivered bandwidth against the link rate, trend, weakest links");
+  AddConnection(cap, o);
+  cap->add_option("--cluster", o.cluster, "cluster name (default: the server's only cluster)");
+  cap->add_option("--period", o.period, "the last 30d, 4w, 90 (days)")->capture_default_str();
+  cap->add_option("--format", o.format, "text (for a terminal or a mail), csv, json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "csv", "json"}));
+  cap->add_option("--weakest", o.weakest, "weakest links to list")->capture_default_str()->check(CLI::Range(1, 1000));
+  cap->callback([&o, dispatch] { *dispatch = [&o] { return Capacity(o); }; });
 }
 
 }  // namespace gdrbench::controller::cli

@@ -1,6 +1,7 @@
 // The subcommands that talk to gdrbench-server (--server HOST:PORT, its gRPC
-// API): `runs list|show|compare|upload` and `baseline set|show`, and the
-// upload a sweep does with --server. Exit codes: 0 done; 1 the server said
+// API): `runs list|show|compare|upload`, `baseline set|show`, `report
+// capacity` (the capacity report as text, CSV or JSON), and the upload a
+// sweep does with --server. Exit codes: 0 done; 1 the server said
 // no or could not be reached (one line on stderr); 2 bad usage.
 #pragma once
 
@@ -24,10 +25,17 @@ struct ServerOptions {
   std::string other;
   double tolerance = 0;
   std::string path;  // upload: run.json or journal
+  // report capacity
+  std::string period = "30d";
+  std::string format = "text";
+  uint32_t weakest = 20;
 };
 
-// Registers `runs` and `baseline` on `app`; `dispatch` is set to the command
-// to run when one of them was chosen.
+// "30d", "4w" or "30" (days) -> days; INVALID_ARGUMENT otherwise (1 to 3660 days).
+absl::StatusOr<uint32_t> ParsePeriodDays(const std::string& period);
+
+// Registers `runs`, `baseline` and `report capacity` on `app`; `dispatch` is
+// set to the command to run when one of them was chosen.
 void AddServerSubcommands(CLI::App& app, ServerOptions& options, std::function<int()>* dispatch);
 
 // Stores `run` on the server and prints one line about it (and its

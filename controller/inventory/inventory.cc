@@ -161,6 +161,21 @@ absl::StatusOr<Expectations> GetExpectations(const Ctx& ctx, const YAML::Node& n
   return e;
 }
 
+absl::StatusOr<RailLabel> GetRailLabel(const Ctx& ctx, const YAML::Node& n, absl::string_view field) {
+  RailLabel l;
+  if (n.IsSequence()) {
+    if (n.size() == 0) return ctx.Error(n, field, "expected a name or a non-empty list of names, one per rail");
+    for (size_t i = 0; i < n.size(); ++i) {
+      ASSIGN_OR_RETURN(std::string v, GetString(ctx, n[i], absl::StrCat(field, "[", i, "]")));
+      l.per_rail.push_back(std::move(v));
+    }
+    return l;
+  }
+  if (!n.IsScalar()) return ctx.Error(n, field, absl::StrCat("expected a name or a list of names, got ", Shown(n)));
+  ASSIGN_OR_RETURN(l.every_rail, GetString(ctx, n, field));
+  return l;
+}
+
 absl::Status CheckMemory(const Ctx& ctx, const YAML::Node& n, const std::string& m) {
   if (m == "host" || m == "hugepage" || m == "gpu" || m == "gpu-staged") return absl::OkStatus();
   return ctx.Error(n, "memory", absl::StrCat("expected host, hugepage, gpu or gpu-staged, got '",
@@ -330,7 +345,7 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
     const YAML::Node n = nodes[i];
     std::string f = absl::StrCat("nodes[", i, "]");
     RETURN_IF_ERROR(
-        CheckKeys(ctx, n, f, {"name", "address", "hostlist", "dns", "rails", "link_gbps"}));
+        CheckKeys(ctx, n, f, {"name", "address", "hostlist", "dns", "rails", "link_gbps", "leaf", "spine_group"}));
     Node proto;
     proto.line = n.Mark().line + 1;
     proto.link_gbps = link;
@@ -340,6 +355,17 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
     }
     if (n["link_gbps"]) {
       ASSIGN_OR_RETURN(proto.link_gbps, GetRate(ctx, n["link_gbps"], f + ".link_gbps"));
+    }
+    if (n["leaf"]) {
+      ASSIGN_OR_RETURN(proto.leaf, GetRailLabel(ctx, n["leaf"], f + ".leaf"));
+    }
+    if (n["spine_group"]) {
+      ASSIGN_OR_RETURN(proto.spine_group, GetRailLabel(ctx, n["spine_group"], f + ".spine_group"));
+      if (proto.leaf.empty()) return ctx.Error(n["spine_group"], f + ".spine_group", "needs leaf: (the spine group of which leaf?)");
+    }
+    if (!proto.leaf.per_rail.empty() && !proto.rails.empty() && proto.leaf.per_rail.size() != proto.rails.size()) {
+      return ctx.Error(n["leaf"], f + ".leaf", absl::StrCat(proto.leaf.per_rail.size(), " leaves for ", proto.rails.size(),
+                                                            " rails: give one per rail, or one name for all"));
     }
     if (int forms = !!n["hostlist"] + !!n["dns"] + (n["name"] || n["address"]); forms > 1) {
       return ctx.Error(n, f, "give one of hostlist, dns or name/address");
@@ -352,6 +378,8 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
         node.rails = proto.rails;
         node.link_gbps = proto.link_gbps;
         node.line = proto.line;
+        node.leaf = proto.leaf;
+        node.spine_group = proto.spine_group;
         RETURN_IF_ERROR(AddNode(ctx, n["dns"], std::move(node), &names, &inv));
       }
       continue;
@@ -463,13 +491,21 @@ absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
     } else if (absl::StartsWith(e, "[") && e.find(':') != absl::string_view::npos) {
       RETURN_IF_ERROR(SplitHostPort(e, &host, &port));
       if (port < 0) port = default_port;
-      inv.nodes.push_back(Node{host, WithPort(host, port), {}, 0, 0});
+      Node n;
+      n.name = host;
+      n.address = WithPort(host, port);
+      inv.nodes.push_back(std::move(n));
       continue;
     }
     if (port < 0) port = default_port;
     auto hosts = ExpandHostlist(hostpart, limits::kMaxNodes);
     if (!hosts.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", hosts.status().message()));
-    for (const auto& h : *hosts) inv.nodes.push_back(Node{h, WithPort(h, port), {}, 0, 0});
+    for (const auto& h : *hosts) {
+      Node n;
+      n.name = h;
+      n.address = WithPort(h, port);
+      inv.nodes.push_back(std::move(n));
+    }
   }
   RETURN_IF_ERROR(KeyByAddress(flag, &inv));
   return inv;
@@ -477,6 +513,16 @@ absl::StatusOr<Inventory> FromList(absl::string_view agents, int default_port,
 
 }  // namespace
 
+
+std::string RailLabel::Of(size_t rail) const {
+  if (!per_rail.empty()) return rail < per_rail.size() ? per_rail[rail] : "";
+  std::string out = every_rail;
+  const std::string index = std::to_string(rail);
+  for (size_t p = out.find("{rail}"); p != std::string::npos; p = out.find("{rail}", p + index.size())) {
+    out.replace(p, 6, index);
+  }
+  return out;
+}
 
 size_t MaxRails(const Inventory& inventory) {
   size_t m = 0;

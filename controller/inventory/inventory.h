@@ -14,6 +14,11 @@
 //       address: 10.0.0.1:7070  # default NAME:port
 //       rails: [...]            # overrides the default rails
 //       link_gbps: 200
+//       leaf: su1-leaf{rail}    # the leaf switch its NIC of each rail is
+//                               # cabled to: one name ("{rail}" becomes the
+//                               # rail index) or a list, one per rail
+//       spine_group: su1        # the spine group (plane, pod) of those
+//                               # leaves: one name ("{rail}" too) or a list
 //     - hostlist: node[02-16]   # many nodes, address NAME:port
 //       rails: [...]
 //     - dns: agents.gdrbench.svc.cluster.local   # one node per A/AAAA
@@ -53,6 +58,16 @@ struct Rail {
   std::optional<uint32_t> gpu;     // GPU index, when GPU memory is used
 };
 
+// A topology label of a node per rail (inventory `leaf:` / `spine_group:`):
+// one text for every rail ("{rail}" replaced by the rail index) or a list.
+struct RailLabel {
+  std::string every_rail;
+  std::vector<std::string> per_rail;
+  bool empty() const { return every_rail.empty() && per_rail.empty(); }
+  // "" when the rail has no label.
+  std::string Of(size_t rail) const;
+};
+
 struct Node {
   std::string name;                // unique
   std::string address;             // agent HOST:PORT
@@ -62,6 +77,8 @@ struct Node {
   // Found by DNS (`dns:NAME`): `name` is its address until its agent's
   // GetNodeInfo hostname replaces it (run::NameDiscoveredNodes).
   bool name_from_agent = false;
+  RailLabel leaf;                  // the leaf switch per rail (capacity report)
+  RailLabel spine_group;
 };
 
 struct Inventory {

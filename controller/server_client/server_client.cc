@@ -62,6 +62,8 @@ GDR_UNARY(GetRun, v1::GetRunRequest, v1::Run)
 GDR_UNARY(CompareRuns, v1::CompareRunsRequest, v1::CompareRunsResponse)
 GDR_UNARY(SetBaseline, v1::SetBaselineRequest, v1::BaselineInfo)
 GDR_UNARY(GetBaseline, v1::GetBaselineRequest, v1::BaselineInfo)
+GDR_UNARY(GetCapacityReport, v1::GetCapacityReportRequest, v1::CapacityReport)
+GDR_UNARY(ListClusters, v1::ListClustersRequest, v1::ListClustersResponse)
 #undef GDR_UNARY
 
 }  // namespace gdrbench::controller

@@ -1,5 +1,6 @@
 // A client of gdrbench-server's gRPC API (gdrbench.v1.Controller), for the
-// CLI: upload a run in pieces, list, show and compare runs, baselines. TLS
+// CLI: upload a run in pieces, list, show and compare runs, baselines, the
+// capacity report. TLS
 // as for agents (rpc::ClientTlsConfig); the bearer token is read from a
 // file so it never shows in `ps`.
 // Errors: the server's status with "<call> on <address>: " in front.
@@ -34,6 +35,8 @@ class ServerClient {
   absl::StatusOr<v1::CompareRunsResponse> CompareRuns(const v1::CompareRunsRequest& req);
   absl::StatusOr<v1::BaselineInfo> SetBaseline(const v1::SetBaselineRequest& req);
   absl::StatusOr<v1::BaselineInfo> GetBaseline(const v1::GetBaselineRequest& req);
+  absl::StatusOr<v1::CapacityReport> GetCapacityReport(const v1::GetCapacityReportRequest& req);
+  absl::StatusOr<v1::ListClustersResponse> ListClusters(const v1::ListClustersRequest& req);
   const std::string& address() const { return config_.address; }
 
  private:

@@ -117,6 +117,13 @@ grpc::Status GrpcControllerService::ListClusters(grpc::ServerContext* ctx, const
   return Reply(h_.ListClusters(*req), resp);
 }
 
+grpc::Status GrpcControllerService::GetCapacityReport(grpc::ServerContext* ctx,
+                                                      const v1::GetCapacityReportRequest* req,
+                                                      v1::CapacityReport* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.GetCapacityReport(*req), resp);
+}
+
 grpc::Status GrpcControllerService::SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
                                                 v1::SweepJob* resp) {
   GDR_CALLER(Role::kWrite);

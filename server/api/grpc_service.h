@@ -34,6 +34,8 @@ class GrpcControllerService final : public v1::Controller::Service {
                            v1::BaselineInfo* resp) override;
   grpc::Status ListClusters(grpc::ServerContext* ctx, const v1::ListClustersRequest* req,
                             v1::ListClustersResponse* resp) override;
+  grpc::Status GetCapacityReport(grpc::ServerContext* ctx, const v1::GetCapacityReportRequest* req,
+                                 v1::CapacityReport* resp) override;
   grpc::Status SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
                            v1::SweepJob* resp) override;
   grpc::Status GetSweep(grpc::ServerContext* ctx, const v1::GetSweepRequest* req,

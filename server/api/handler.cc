@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status.h"
+#include "server/history/capacity_report.h"
 #include "server/history/compare.h"
 #include "server/history/export.h"
 #include "server/history/node_stats.h"
@@ -106,6 +107,7 @@ v1::RunSummary ToSummary(const store::RunRow& r) {
   s.set_baseline_regressions(r.baseline_regressions);
   s.set_last_pass_regressions(r.last_pass_regressions);
   s.set_is_baseline(r.is_baseline);
+  s.set_verdict_cells(r.verdict_cells);
   return s;
 }
 
@@ -363,6 +365,16 @@ absl::StatusOr<v1::ListClustersResponse> Handler::ListClusters(const v1::ListClu
     c->set_sweeps(true);
   }
   return out;
+}
+
+absl::StatusOr<v1::CapacityReport> Handler::GetCapacityReport(const v1::GetCapacityReportRequest& req) {
+  RETURN_IF_ERROR(CheckCluster(req.cluster(), "cluster", true));
+  if (req.days() > 3660) return Bad("days must be at most 3660 (0 = 30)");
+  if (req.weakest() > 1000) return Bad("weakest must be at most 1000 links (0 = 20)");
+  history::CapacityOptions o;
+  o.days = req.days() ? req.days() : 30;
+  o.weakest = req.weakest() ? req.weakest() : 20;
+  return history::BuildCapacityReport(store_, req.cluster(), o);
 }
 
 absl::StatusOr<v1::SweepJob> Handler::SubmitSweep(const v1::SubmitSweepRequest& req, const Principal& who) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "gdrbench/v1/capacity.pb.h"
 #include "gdrbench/v1/controller.pb.h"
 #include "server/api/auth.h"
 #include "server/history/ingest.h"
@@ -45,6 +46,7 @@ class Handler {
   absl::StatusOr<v1::BaselineInfo> SetBaseline(const v1::SetBaselineRequest& req, const Principal& who);
   absl::StatusOr<v1::BaselineInfo> GetBaseline(const v1::GetBaselineRequest& req);
   absl::StatusOr<v1::ListClustersResponse> ListClusters(const v1::ListClustersRequest& req);
+  absl::StatusOr<v1::CapacityReport> GetCapacityReport(const v1::GetCapacityReportRequest& req);
 
   absl::StatusOr<v1::SweepJob> SubmitSweep(const v1::SubmitSweepRequest& req, const Principal& who);
   absl::StatusOr<v1::SweepJob> GetSweep(const v1::GetSweepRequest& req);

@@ -7,6 +7,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "controller/report/capacity_report.h"
+#include "server/api/http_auth.h"
 #include "server/api/http_json.h"
 #include "spdlog/spdlog.h"
 
@@ -105,7 +107,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   // Guards a route: the token's role, then the handler.
   auto guard = [&auth, &counters](Role role, auto fn) {
     return [&auth, &counters, role, fn](const httplib::Request& req, httplib::Response& res) {
-      auto who = auth.Check(req.get_header_value("Authorization"), role);
+      const std::string authorization = req.get_header_value("Authorization");
+      const std::string cookie = req.get_header_value("Cookie");
+      const std::string marker = req.get_header_value(kRequestHeader);
+      auto who = AuthenticateHttp(auth, {req.method, authorization, cookie, marker}, role);
       if (!who.ok()) {
         ++counters.requests_refused;
         spdlog::warn("HTTP {} {} from {} refused: {}", req.method, req.path, req.remote_addr,
@@ -193,6 +198,21 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
     if (!r.ok()) return SendError(res, r.status());
     Send(res, h.GetNodeTrend(*r));
   }));
+  svr.Get(R"(/api/v1/clusters/([^/]+)/capacity)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::GetCapacityReportRequest>(req, {{"cluster", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    Send(res, h.GetCapacityReport(*r));
+  }));
+  // The same report as CSV, for spreadsheets (controller/report/capacity_report.h).
+  svr.Get(R"(/api/v1/clusters/([^/]+)/capacity\.csv)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+    auto r = Request<v1::GetCapacityReportRequest>(req, {{"cluster", req.matches[1]}});
+    if (!r.ok()) return SendError(res, r.status());
+    auto rep = h.GetCapacityReport(*r);
+    if (!rep.ok()) return SendError(res, rep.status());
+    res.set_header("Content-Disposition", absl::StrCat("attachment; filename=\"capacity-", r->cluster(), "-",
+                                                       rep->days(), "d.csv\""));
+    res.set_content(controller::report::RenderCapacityCsv(*rep), "text/csv; charset=utf-8");
+  }));
   svr.Post("/api/v1/sweeps", guard(Role::kWrite, [&h](Req req, Res res, const Principal& who) {
     auto r = Body<v1::SubmitSweepRequest>(req);
     if (!r.ok()) return SendError(res, r.status());
@@ -237,6 +257,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
       return true;
     });
   }));
+  if (cfg.routes) {
+    if (auto st = cfg.routes(svr, h, auth, !cfg.insecure); !st.ok()) return st;
+  }
   if (!cfg.web_root.empty()) {
     if (!svr.set_mount_point("/", cfg.web_root)) {
       return absl::NotFoundError(absl::StrCat("--web-root ", cfg.web_root, " is not a folder"));

@@ -3,11 +3,13 @@
 // sweep progress stream as server-sent events, and static files from a web
 // root (the dashboard) — on cpp-httplib (Debian's libcpp-httplib-dev), TLS
 // unless --insecure. Every /api/v1 and /metrics request needs a bearer
-// token of the route's role; /healthz and the static files (which carry no
-// data: the dashboard reads /api/v1 with the user's token) need none.
+// token of the route's role (the Authorization header, or the dashboard's
+// session cookie: http_auth.h); /healthz and the static files need none.
+// More routes (the dashboard, server/web) come from HttpConfig::routes.
 // Thread safety: the server runs its own thread pool; Stop from any thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -30,6 +32,8 @@ struct HttpConfig {
   std::string web_root;                 // static files served at /, if set
   size_t max_json_upload = 256u << 20;  // POST /api/v1/runs body limit
   int threads = 32;                     // long-lived event streams hold one each
+  // Registers more routes (server/web's dashboard) before the server listens.
+  std::function<absl::Status(httplib::Server&, Handler&, const Authorizer&, bool tls)> routes;
 };
 
 class HttpServer {

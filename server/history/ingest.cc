@@ -95,6 +95,7 @@ struct Ingester::MatrixState {
   std::vector<bool> seen;             // n x n: a cell sent twice is refused
   uint64_t cells = 0;
   std::unique_ptr<NodeStatsBuilder> stats;
+  std::unique_ptr<CapacityBuilder> capacity;
   // Per reference: its cells of this matrix by (src id, dst id), and what was compared.
   struct RefCells {
     std::vector<std::pair<std::pair<int64_t, int64_t>, float>> ok;  // sorted
@@ -197,6 +198,8 @@ absl::Status Ingester::OpenMatrix(MatrixState& m) {
   m.seen.assign(n * n, false);
   if (!m.verdict) return absl::OkStatus();
   m.stats = std::make_unique<NodeStatsBuilder>(static_cast<uint32_t>(n));
+  m.capacity = std::make_unique<CapacityBuilder>(m.rail, m.size_bytes, *m.names, LabelsOf(header_, m.rail, *m.names),
+                                                 options_.capacity_weakest);
   m.refs.resize(references_.size());
   for (size_t k = 0; k < references_.size(); ++k) {
     if (!references_[k].run) continue;
@@ -233,6 +236,8 @@ absl::Status Ingester::CloseMatrix(MatrixState& m) {
     node_stats_.push_back(r);
   }
   m.stats.reset();
+  m.capacity->Finish(&capacity_);
+  m.capacity.reset();
   for (size_t k = 0; k < references_.size(); ++k) {
     if (references_[k].run && !m.refs[k].ok.empty()) {
       references_[k].builder->AddRail(m.rail, m.size_bytes, m.names, m.refs[k].compared);
@@ -302,9 +307,11 @@ absl::Status Ingester::AddCells(const v1::MatrixCells& mc) {
     r.reason = c.reason();
     RETURN_IF_ERROR(writer_->AddCell(r));
     if (!m.verdict) continue;
+    ++verdict_cells_;
     low_ += verdict == CellVerdict::kLow;
     failed_cells_ += c.status() != v1::RESULT_STATUS_OK || verdict == CellVerdict::kFail;
     m.stats->Add(c.src(), c.dst(), c.status(), c.bw_avg_gbps(), verdict);
+    m.capacity->Add(c.src(), c.dst(), c.status(), c.bw_avg_gbps(), c.expected_gbps());
     for (auto& ref : m.refs) {
       auto hit = std::lower_bound(ref.ok.begin(), ref.ok.end(), std::make_pair(std::make_pair(r.src, r.dst), -1.0f));
       if (hit == ref.ok.end() || hit->first != std::make_pair(r.src, r.dst)) continue;
@@ -358,6 +365,8 @@ absl::StatusOr<v1::UploadRunResponse> Ingester::Finish() {
   for (const auto& r : node_stats_) {
     if (auto st = writer_->AddNodeStat(r); !st.ok()) return Fail(st);
   }
+  capacity_.set_acceptance_fraction(header_.policy().min_fraction_of_link());
+  if (auto st = writer_->SetCapacity(capacity_.SerializeAsString()); !st.ok()) return Fail(st);
   std::set<uint32_t> rails;
   for (const auto& m : matrices_) rails.insert(m->rail);
   store::RunRow row;
@@ -369,6 +378,7 @@ absl::StatusOr<v1::UploadRunResponse> Ingester::Finish() {
   row.cells = cells_;
   row.low_cells = low_;
   row.failed_cells = failed_cells_;
+  row.verdict_cells = verdict_cells_;
   row.pairs = pairs_;
   for (auto& r : references_) {
     v1::RegressionReport rep = r.builder->Finish();

@@ -1,8 +1,8 @@
 // Ingest: one run, in the pieces of UploadRun (v1.RunChunk: header, then
 // cells and pairs), validated and written to the store in one transaction,
-// with per-node statistics and regressions (against the cluster's baseline
-// and against the last passing run) computed on the way and kept in the
-// stored run's header. Nothing is stored unless Finish succeeds.
+// with per-node statistics, capacity statistics (capacity.h) and
+// regressions (against the cluster's baseline and against the last passing
+// run) computed on the way and kept in the stored run's header. Nothing is stored unless Finish succeeds.
 //
 // Memory is bounded by one matrix, not by the run: cells go to the store as
 // they arrive; a verdict matrix (each rail's largest size) keeps one float
@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "gdrbench/v1/controller.pb.h"
+#include "server/history/capacity.h"
 #include "server/history/node_stats.h"
 #include "server/history/regressions.h"
 #include "server/store/store.h"
@@ -39,6 +40,7 @@ struct IngestOptions {
   uint32_t max_matrices = 4096;
   uint64_t max_cells = 64ull << 20;
   uint64_t max_pairs = 64ull << 20;
+  size_t capacity_weakest = 32;     // weakest cells kept per rail for the capacity report
 };
 
 class Ingester {
@@ -74,8 +76,9 @@ class Ingester {
   std::map<std::pair<uint32_t, uint64_t>, MatrixState*> by_key_;
   MatrixState* open_ = nullptr;
   std::vector<Reference> references_;
-  uint64_t chunks_ = 0, cells_ = 0, pairs_ = 0, low_ = 0, failed_cells_ = 0;
+  uint64_t chunks_ = 0, cells_ = 0, pairs_ = 0, low_ = 0, failed_cells_ = 0, verdict_cells_ = 0;
   std::vector<store::NodeStatRow> node_stats_;
+  v1::RunCapacity capacity_;
 };
 
 // The checks of a header alone (also used before a server-run sweep is

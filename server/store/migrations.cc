@@ -97,6 +97,18 @@ CREATE TABLE node_stats (
 CREATE INDEX node_stats_by_run ON node_stats (run);
 )sql";
 
+// Version 2: each run's capacity statistics (a v1.RunCapacity per run,
+// server/history/capacity.h). Runs stored before have none; the capacity
+// report counts them as runs_without_stats. And the count of judged cells
+// (RunSummary.verdict_cells).
+constexpr std::string_view kV2 = R"sql(
+CREATE TABLE run_capacity (
+  run BIGINT PRIMARY KEY,
+  data @BLOB@ NOT NULL
+);
+ALTER TABLE runs ADD COLUMN verdict_cells BIGINT NOT NULL DEFAULT 0;
+)sql";
+
 int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -117,6 +129,7 @@ const std::vector<Migration>& Migrations() {
     std::vector<Migration> m;
     m.push_back({1, "runs, cells, node stats, baselines", Ddl(kV1, Dialect::kSqlite),
                  Ddl(kV1, Dialect::kPostgres)});
+    m.push_back({2, "capacity statistics per run, verdict cell counts", Ddl(kV2, Dialect::kSqlite), Ddl(kV2, Dialect::kPostgres)});
     return m;
   }();
   return all;

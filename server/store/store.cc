@@ -64,6 +64,11 @@ class Store::Writer final : public RunWriter {
          n.rx_median_gbps});
   }
 
+  absl::Status SetCapacity(std::string_view serialized) override {
+    RETURN_IF_ERROR(EndCells());
+    return db_->Exec("INSERT INTO run_capacity (run, data) VALUES (?, ?)", {key_, Blob{serialized}});
+  }
+
   absl::Status Commit(const RunRow& r, const v1::Run& header) override {
     RETURN_IF_ERROR(EndCells());
     std::string blob;
@@ -71,11 +76,12 @@ class Store::Writer final : public RunWriter {
     RETURN_IF_ERROR(db_->Exec(
         "UPDATE runs SET passed = ?, summary = ?, node_count = ?, rail_count = ?, cell_count = ?, "
         "low_cells = ?, failed_cells = ?, pair_count = ?, baseline_regressions = ?, "
-        "last_pass_regressions = ?, header = ? WHERE id = ?",
+        "last_pass_regressions = ?, verdict_cells = ?, header = ? WHERE id = ?",
         {int64_t{r.passed}, std::string_view(r.summary), int64_t{r.nodes}, int64_t{r.rails},
          static_cast<int64_t>(r.cells), static_cast<int64_t>(r.low_cells),
          static_cast<int64_t>(r.failed_cells), static_cast<int64_t>(r.pairs),
-         int64_t{r.baseline_regressions}, int64_t{r.last_pass_regressions}, Blob{blob}, key_}));
+         int64_t{r.baseline_regressions}, int64_t{r.last_pass_regressions},
+         static_cast<int64_t>(r.verdict_cells), Blob{blob}, key_}));
     RETURN_IF_ERROR(db_->Commit());
     committed_ = true;
     return absl::OkStatus();

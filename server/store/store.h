@@ -38,6 +38,7 @@ struct RunRow {
   std::string summary;
   uint32_t nodes = 0, rails = 0;
   uint64_t cells = 0, low_cells = 0, failed_cells = 0, pairs = 0;
+  uint64_t verdict_cells = 0;   // cells of each rail's verdict (largest) size
   uint32_t baseline_regressions = 0, last_pass_regressions = 0;
   bool is_baseline = false;
 };
@@ -60,6 +61,8 @@ class RunWriter {
   virtual absl::Status AddCell(const CellRecord& cell) = 0;  // cell.run is filled in
   virtual absl::Status AddPairChunk(uint32_t pairs, std::string_view serialized_chunk) = 0;
   virtual absl::Status AddNodeStat(const NodeStatRow& stat) = 0;
+  // The run's capacity statistics (a serialized v1.RunCapacity).
+  virtual absl::Status SetCapacity(std::string_view serialized) = 0;
   // Writes the header and the row's counts, then commits.
   virtual absl::Status Commit(const RunRow& row, const v1::Run& header) = 0;
 };
@@ -149,6 +152,9 @@ class Store {
   // --- cells (ordered by rail, size, src, dst)
   absl::Status ReadCells(const CellQuery& q, const std::function<absl::Status(const CellRecord&)>& fn);
   absl::StatusOr<std::vector<NodeStatRow>> ReadNodeStats(int64_t run_key);
+  // A run's serialized v1.RunCapacity; nullopt for a run stored before the
+  // server kept them (schema version 1).
+  absl::StatusOr<std::optional<std::string>> ReadCapacity(int64_t run_key);
 
   // --- trends: newest first, at most `limit`, started at or after since_us.
   // size_bytes 0 = each run's verdict size of the rail.

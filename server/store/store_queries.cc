@@ -14,7 +14,7 @@ constexpr char kRunCols[] =
     "r.id, r.run_id, r.cluster, r.started_us, r.finished_us, r.stored_us, r.mode, r.passed, "
     "r.summary, r.node_count, r.rail_count, r.cell_count, r.low_cells, r.failed_cells, "
     "r.pair_count, r.baseline_regressions, r.last_pass_regressions, "
-    "CASE WHEN b.run IS NULL THEN 0 ELSE 1 END "
+    "CASE WHEN b.run IS NULL THEN 0 ELSE 1 END, r.verdict_cells "
     "FROM runs r LEFT JOIN baselines b ON b.run = r.id";
 
 RunRow ReadRunRow(const SqlRow& x) {
@@ -37,6 +37,7 @@ RunRow ReadRunRow(const SqlRow& x) {
   r.baseline_regressions = static_cast<uint32_t>(x.Int(15));
   r.last_pass_regressions = static_cast<uint32_t>(x.Int(16));
   r.is_baseline = x.Int(17) != 0;
+  r.verdict_cells = static_cast<uint64_t>(x.Int(18));
   return r;
 }
 
@@ -411,6 +412,16 @@ absl::StatusOr<std::optional<BaselineRow>> Store::GetBaseline(const std::string&
   return out;
 }
 
+absl::StatusOr<std::optional<std::string>> Store::ReadCapacity(int64_t run_key) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::optional<std::string> out;
+  RETURN_IF_ERROR(db->Query("SELECT data FROM run_capacity WHERE run = ?", {run_key}, [&](const SqlRow& x) {
+    out = x.Bytes(0);
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
 absl::StatusOr<uint64_t> Store::DeleteRunsBefore(int64_t cutoff_us) {
   std::vector<std::pair<int64_t, std::string>> victims;
   {
@@ -437,7 +448,7 @@ absl::StatusOr<uint64_t> Store::DeleteRunsBefore(int64_t cutoff_us) {
       db->Rollback();
       continue;
     }
-    for (std::string table : {"cells", "node_stats", "run_pairs", "runs"}) {
+    for (std::string table : {"cells", "node_stats", "run_pairs", "run_capacity", "runs"}) {
       if (st.ok()) {
         st = db->Exec(absl::StrCat("DELETE FROM ", table, table == "runs" ? " WHERE id = ?" : " WHERE run = ?"),
                       {key});

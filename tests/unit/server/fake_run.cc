@@ -23,6 +23,8 @@ v1::Run FakeRunStreaming(const FakeRunSpec& spec,
   run::FakeCluster cluster(spec.nodes, spec.rails, spec.link_gbps);
   cluster.SetBandwidth(spec.model ? spec.model : DefaultModel);
   cluster.SetSizes(spec.sizes);
+  for (uint32_t n : spec.preflight_fail) cluster.SetPreflight(n, v1::CHECK_STATUS_FAIL);
+  for (uint32_t n : spec.preflight_warn) cluster.SetPreflight(n, v1::CHECK_STATUS_WARN);
   controller::inventory::Inventory inv;
   for (uint32_t i = 0; i < spec.nodes; ++i) {
     inv.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
@@ -63,6 +65,12 @@ v1::Run FakeRunStreaming(const FakeRunSpec& spec,
   *out.mutable_params() = plan->params;
   *out.mutable_policy() = policy;
   for (const auto& info : probe.infos) *out.add_nodes() = info;
+  if (!spec.preflight_fail.empty() || !spec.preflight_warn.empty()) {
+    for (uint32_t i = 0; i < spec.nodes; ++i) {
+      auto rep = cluster.agent(i)->RunPreflight({});
+      if (rep.ok()) *out.add_preflight() = *rep;
+    }
+  }
   analysis::FillRun(matrices, outcome, &out);
   return out;
 }

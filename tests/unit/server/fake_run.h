@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "controller/run/fake_cluster.h"
 #include "gdrbench/v1/run.pb.h"
@@ -24,6 +25,9 @@ struct FakeRunSpec {
   // Gb/s of src -> dst on a NIC; default: 376..387 (94-97 % of 400).
   controller::run::FakeCluster::BandwidthModel model;
   bool keep_pairs = true;
+  // Nodes whose fake agent's preflight FAILs (peermem not loaded) or WARNs;
+  // when any is set, every node's preflight report is in the run.
+  std::vector<uint32_t> preflight_fail, preflight_warn;
 };
 
 double DefaultModel(uint32_t src, uint32_t dst, const std::string& nic);

@@ -183,3 +183,49 @@ TEST(Inventory, AgentsListRejectsDuplicatesAndBadPorts) {
 
 }  // namespace
 }  // namespace gdrbench::controller::inventory
+
+namespace gdrbench::controller::inventory {
+namespace {
+
+// Rail-optimised fabrics (NVIDIA's DGX SuperPOD reference architecture):
+// rail r of every node of a scalable unit goes to that unit's leaf r.
+TEST(Inventory, LeafLabelsPerRailFromATemplateOrAList) {
+  auto inv = ParseInventoryYaml(R"(rails:
+  - {nic: mlx5_0, gpu: 0}
+  - {nic: mlx5_1, gpu: 1}
+nodes:
+  - hostlist: su1-n[01-02]
+    leaf: su1-leaf{rail}
+    spine_group: plane{rail}
+  - name: odd
+    leaf: [tor-7a, tor-7b]
+  - name: bare
+)", "inv.yaml");
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_EQ(inv->nodes[1].leaf.Of(0), "su1-leaf0");
+  EXPECT_EQ(inv->nodes[1].leaf.Of(1), "su1-leaf1");
+  EXPECT_EQ(inv->nodes[1].spine_group.Of(1), "plane1");
+  EXPECT_EQ(inv->nodes[2].leaf.Of(1), "tor-7b");
+  EXPECT_EQ(inv->nodes[2].leaf.Of(2), "");
+  EXPECT_EQ(inv->nodes[2].spine_group.Of(0), "");
+  EXPECT_TRUE(inv->nodes[3].leaf.empty());
+  EXPECT_EQ(inv->nodes[3].leaf.Of(0), "");
+}
+
+TEST(Inventory, LeafLabelErrorsNameTheLine) {
+  const BadCase cases[] = {
+      {"rails:\n  - {nic: a}\n  - {nic: b}\nnodes:\n  - name: a\n    leaf: [x]\n",
+       "inv.yaml:6: nodes[0].leaf: 1 leaves for 2 rails"},
+      {"nodes:\n  - name: a\n    leaf: {x: 1}\n", "inv.yaml:3: nodes[0].leaf: expected a name or a list"},
+      {"nodes:\n  - name: a\n    leaf: []\n", "inv.yaml:3: nodes[0].leaf: expected a name or a non-empty list"},
+      {"nodes:\n  - name: a\n    spine_group: s\n", "inv.yaml:3: nodes[0].spine_group: needs leaf:"},
+  };
+  for (const auto& c : cases) {
+    auto inv = ParseInventoryYaml(c.yaml, "inv.yaml");
+    ASSERT_FALSE(inv.ok()) << c.yaml;
+    EXPECT_THAT(std::string(inv.status().message()), HasSubstr(c.expect)) << c.yaml;
+  }
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::inventory

@@ -1,0 +1,215 @@
+// The dashboard's server side without a browser: sessions (cookie, the
+// cross-site rule), the pages' HTML, blame subjects, and the data views over
+// a real SQLite store holding runs of the controller's fake cluster.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "server/api/http_auth.h"
+#include "server/history/export.h"
+#include "server/web/blame_subject.h"
+#include "server/web/pages.h"
+#include "server/web/web_data.h"
+#include "tests/unit/server/fake_run.h"
+#include "tests/unit/server/store_suite.h"
+
+namespace gdrbench::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+api::Authorizer Tokens() {
+  return *api::Authorizer::Parse("read r-0123456789abcdef dash\nwrite w-0123456789abcdef ci\n", "t");
+}
+
+TEST(DashboardSession, CookieCarriesTheTokenAndWritesNeedTheHeader) {
+  const auto a = Tokens();
+  const std::string set = api::SessionCookie("w-0123456789abcdef", true);
+  EXPECT_THAT(set, HasSubstr("gdrbench_token=w-0123456789abcdef; Path=/; HttpOnly; SameSite=Strict; Secure"));
+  const std::string cookie = "other=1; gdrbench_token=w-0123456789abcdef";
+  auto get = api::AuthenticateHttp(a, {"GET", "", cookie, ""}, api::Role::kRead);
+  ASSERT_TRUE(get.ok()) << get.status();
+  EXPECT_EQ(get->name, "ci");
+  // A write by cookie alone is what a cross-site form would send: refused.
+  auto forged = api::AuthenticateHttp(a, {"POST", "", cookie, ""}, api::Role::kWrite);
+  EXPECT_EQ(forged.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(forged.status().message()), HasSubstr("X-Gdrbench-Request"));
+  EXPECT_TRUE(api::AuthenticateHttp(a, {"POST", "", cookie, "1"}, api::Role::kWrite).ok());
+  // The read token's cookie cannot write even with the header.
+  auto read = api::AuthenticateHttp(a, {"POST", "", "gdrbench_token=r-0123456789abcdef", "1"}, api::Role::kWrite);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kPermissionDenied);
+  // The Authorization header wins and needs no marker (API clients).
+  EXPECT_TRUE(api::AuthenticateHttp(a, {"POST", "Bearer w-0123456789abcdef", "", ""}, api::Role::kWrite).ok());
+  EXPECT_EQ(api::AuthenticateHttp(a, {"GET", "", "", ""}, api::Role::kRead).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(api::AuthenticateHttp(a, {"GET", "", "gdrbench_token=nope-0123456789abcdef", ""}, api::Role::kRead)
+                .status()
+                .code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(api::ClearedSessionCookie(false), HasSubstr("Max-Age=0"));
+}
+
+TEST(DashboardSession, CookieValuesArePercentEncoded) {
+  const std::string set = api::SessionCookie("a;b c%d=", false);
+  const std::string value = set.substr(std::strlen("gdrbench_token="), set.find(';') - std::strlen("gdrbench_token="));
+  EXPECT_EQ(value, "a%3Bb%20c%25d=");
+  EXPECT_EQ(api::CookieValue("x=1; gdrbench_token=" + value, "gdrbench_token"), "a;b c%d=");
+  EXPECT_EQ(api::CookieValue("gdrbench_tokenx=1", "gdrbench_token"), "");
+}
+
+TEST(DashboardPages, ShellsEscapeTheUserAndListTheirScripts) {
+  const web::Page* run = web::FindPage("runs/20261201-000000-ab12");
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->name, "run");
+  EXPECT_EQ(web::FindPage("admin"), nullptr);
+  const std::string html = web::RenderPage(*run, {"<ci>", api::Role::kWrite}, false);
+  EXPECT_THAT(html, HasSubstr("data-page=\"run\" data-user=\"&lt;ci&gt;\" data-role=\"write\""));
+  EXPECT_THAT(html, HasSubstr("<script src=\"/ui/assets/heatmap.js?v="));
+  EXPECT_THAT(html, HasSubstr("action=\"/ui/logout\""));
+  EXPECT_THAT(html, Not(HasSubstr("<script>")));  // no inline script (the CSP allows none)
+  EXPECT_THAT(web::RenderPage(*run, {"anonymous", api::Role::kWrite}, true), Not(HasSubstr("logout")));
+  const std::string login = web::RenderLogin("/ui/runs?cluster=a\"b", "That token is not known.");
+  EXPECT_THAT(login, HasSubstr("value=\"/ui/runs?cluster=a&quot;b\""));
+  EXPECT_THAT(login, HasSubstr("role=\"alert\">That token is not known.</p>"));
+}
+
+TEST(DashboardPages, LoginRedirectsOnlyToOurOwnPages) {
+  EXPECT_EQ(web::SafeNext("/ui/runs/abc?x=1"), "/ui/runs/abc?x=1");
+  for (const char* bad : {"https://evil.example/ui/", "//evil.example/ui/runs", "/ui//evil", "/api/v1/runs",
+                          "/ui/login", "/ui/\\evil", "/ui/runs\r\nSet-Cookie: x", ""}) {
+    EXPECT_EQ(web::SafeNext(bad), "/ui/runs") << bad;
+  }
+}
+
+v1::Blame B(const std::string& kind, const std::string& subject) {
+  v1::Blame b;
+  b.set_kind(kind);
+  b.set_subject(subject);
+  return b;
+}
+
+TEST(BlameSubject, NodesNicsLinksAndRailsAgainstTheRunsNames) {
+  const std::set<std::string> names = {"node1", "node2", "rack-7 a", "x->y"};
+  auto node = web::ParseBlameSubject(B("node", "node1"), names);
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->nodes, std::vector<std::string>{"node1"});
+  auto nic = web::ParseBlameSubject(B("nic", "rack-7 a rail 3"), names);
+  ASSERT_TRUE(nic);
+  EXPECT_EQ(nic->nodes, std::vector<std::string>{"rack-7 a"});
+  EXPECT_EQ(*nic->rail, 3u);
+  auto link = web::ParseBlameSubject(B("link", "node1<->node2 rail 1"), names);
+  ASSERT_TRUE(link);
+  EXPECT_EQ(link->nodes, (std::vector<std::string>{"node1", "node2"}));
+  EXPECT_TRUE(link->both_directions);
+  EXPECT_EQ(*link->rail, 1u);
+  auto odd = web::ParseBlameSubject(B("link", "x->y->node2"), names);  // a name with "->" in it
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->nodes, (std::vector<std::string>{"x->y", "node2"}));
+  EXPECT_FALSE(odd->both_directions);
+  EXPECT_FALSE(odd->rail);
+  auto rail = web::ParseBlameSubject(B("rail", "rail 2"), names);
+  ASSERT_TRUE(rail);
+  EXPECT_EQ(*rail->rail, 2u);
+  EXPECT_FALSE(web::ParseBlameSubject(B("node", "node9"), names));
+  EXPECT_FALSE(web::ParseBlameSubject(B("link", "node1->node9"), names));
+  EXPECT_FALSE(web::ParseBlameSubject(B("nic", "node1 rail x"), names));
+}
+
+class WebDataTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = testing::OpenTestStore("webdata");
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = std::move(*s);
+    for (int k = 0; k < 3; ++k) {
+      testing::FakeRunSpec spec;
+      spec.nodes = 4;
+      spec.rails = 2;
+      spec.run_id = "w-" + std::to_string(k);
+      spec.started_unix_s = 1767225600 + k * 86400;
+      spec.preflight_fail = {2};
+      // Run w-1 and w-2: node0 -> node3 on rail 1 at a third of the link rate.
+      spec.model = [k](uint32_t s, uint32_t d, const std::string& nic) {
+        if (k >= 1 && s == 0 && d == 3 && nic == "nic1") return 130.0;
+        return testing::DefaultModel(s, d, nic);
+      };
+      auto st = history::StoreRun(*store_, testing::FakeRun(spec), {});
+      ASSERT_TRUE(st.ok()) << st.status();
+    }
+  }
+  store::RunRow Row(const std::string& id) { return **store_->FindRun(id); }
+  std::unique_ptr<store::Store> store_;
+};
+
+TEST_F(WebDataTest, OverviewHasMatricesBlameFindingsButNoInventory) {
+  auto o = web::RunOverview(*store_, Row("w-2"));
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->summary().run_id(), "w-2");
+  EXPECT_EQ(o->summary().verdict_cells(), 2u * 12);
+  ASSERT_EQ(o->matrices_size(), 4);  // 2 rails x 2 sizes, by rail then size
+  EXPECT_EQ(o->matrices(0).rail(), 0u);
+  EXPECT_FALSE(o->matrices(0).verdict_size());
+  EXPECT_TRUE(o->matrices(1).verdict_size());
+  EXPECT_EQ(o->matrices(1).nodes(), 4u);
+  EXPECT_EQ(o->nodes_size(), 4);
+  // Blamed: node2 (left out of the sweep by its preflight FAIL: its cells
+  // are skipped) and the slow link.
+  std::vector<std::string> blamed;
+  for (const auto& b : o->blame()) blamed.push_back(b.subject());
+  EXPECT_THAT(blamed, ::testing::UnorderedElementsAre("node2", "node0->node3 rail 1"));
+  ASSERT_EQ(o->preflight_size(), 1);
+  EXPECT_EQ(o->preflight(0).node(), "node2");
+  EXPECT_EQ(o->preflight(0).problems(0).remediation(), "modprobe nvidia-peermem");
+  EXPECT_EQ(o->preflight_nodes(), 4u);
+}
+
+TEST_F(WebDataTest, MatrixBlobOfTheDefaultAndOfAChosenRailAndSize) {
+  auto blob = web::MatrixBlob(*store_, Row("w-2"), std::nullopt, 0);
+  ASSERT_TRUE(blob.ok()) << blob.status();
+  EXPECT_EQ(blob->substr(0, 4), "GDRM");
+  EXPECT_THAT(*blob, HasSubstr("\"rail\":0"));
+  EXPECT_THAT(*blob, HasSubstr("\"sizeBytes\":1048576"));
+  auto r1 = web::MatrixBlob(*store_, Row("w-2"), 1, 65536);
+  ASSERT_TRUE(r1.ok());
+  EXPECT_THAT(*r1, HasSubstr("\"rail\":1"));
+  EXPECT_THAT(*r1, HasSubstr("\"sizeBytes\":65536"));
+  EXPECT_EQ(web::MatrixBlob(*store_, Row("w-2"), 5, 0).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(web::MatrixBlob(*store_, Row("w-2"), 0, 4096).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(WebDataTest, NodeAndLinkHistoriesSayWhenFirstBlamed) {
+  web::HistoryQuery link;
+  link.cluster = "lab";
+  link.src = "node3";  // either direction
+  link.dst = "node0";
+  auto h = web::History(*store_, link);
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->runs_size(), 3);
+  EXPECT_EQ(h->runs(0).run_id(), "w-2");  // newest first
+  EXPECT_EQ(h->runs_blamed(), 2u);
+  EXPECT_EQ(h->first_blamed_run_id(), "w-1");
+  EXPECT_EQ(h->blamed_since_run_id(), "w-1");
+  EXPECT_EQ(h->runs(2).blame_size(), 0);
+  link.rail = 0;  // the other rail: never blamed
+  EXPECT_EQ(web::History(*store_, link)->runs_blamed(), 0u);
+
+  web::HistoryQuery node;
+  node.cluster = "lab";
+  node.node = "node2";
+  auto n = web::History(*store_, node);
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(n->runs(0).preflight_ran());
+  EXPECT_EQ(n->runs(0).preflight().overall(), v1::CHECK_STATUS_FAIL);
+  EXPECT_EQ(n->runs_blamed(), 3u);  // left out of every sweep by that FAIL
+  EXPECT_EQ(n->first_blamed_run_id(), "w-0");
+  node.last = 0;
+  EXPECT_EQ(web::History(*store_, node).status().code(), absl::StatusCode::kInvalidArgument);
+  web::HistoryQuery neither;
+  neither.cluster = "lab";
+  EXPECT_EQ(web::History(*store_, neither).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gdrbench::server
