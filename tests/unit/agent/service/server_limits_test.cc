@@ -181,9 +181,9 @@ TEST_F(ServerLimits, AnOverlongRequestStringIsInvalidArgumentAndTheConnectionSta
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     v1::OpenTargetRequest req;
     req.set_device(std::string(9000 + i, 'x'));
-    req.set_memory("host");
-    req.add_sizes_bytes(65536);
-    req.set_qps(1);
+    req.mutable_params()->set_memory("host");
+    req.mutable_params()->add_sizes_bytes(65536);
+    req.mutable_params()->set_qps(1);
     v1::OpenTargetResponse resp;
     grpc::Status st = stub_->OpenTarget(&ctx, req, &resp);
     // The handler's own answer (no such device here), not gRPC's metadata limit.

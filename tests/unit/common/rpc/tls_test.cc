@@ -33,6 +33,12 @@ ClientTlsConfig Client(std::string cert, bool insecure = false) {
   return c;
 }
 
+ClientTlsConfig Client(std::string cert, std::string key) {
+  ClientTlsConfig c = Client(std::move(cert));
+  c.key_file = std::move(key);
+  return c;
+}
+
 TEST(ServerCredentials, TlsIsTheDefaultAndNeedsCertAndKey) {
   auto c = MakeServerCredentials({});
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
@@ -90,19 +96,19 @@ class LocalCertChecks : public ::testing::Test {
 };
 
 TEST_F(LocalCertChecks, AKeyThatIsNotTheCertificatesIsNamed) {
-  auto s = MakeServerCredentials({.cert_file = P("a.pem"), .key_file = P("b.key")});
+  auto s = MakeServerCredentials(Server(P("a.pem"), P("b.key")));
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(Msg(s.status()), HasSubstr("--tls-key is not the key of --tls-cert"));
-  auto c = MakeChannelCredentials({.cert_file = P("b.pem"), .key_file = P("a.key")});
+  auto c = MakeChannelCredentials(Client(P("b.pem"), P("a.key")));
   EXPECT_THAT(Msg(c.status()), HasSubstr("their public keys differ"));
-  EXPECT_TRUE(MakeServerCredentials({.cert_file = P("a.pem"), .key_file = P("a.key")}).ok());
+  EXPECT_TRUE(MakeServerCredentials(Server(P("a.pem"), P("a.key"))).ok());
 }
 
 TEST_F(LocalCertChecks, AnExpiredClientCertificateIsRefusedAServerOneWarns) {
-  auto c = MakeChannelCredentials({.cert_file = P("old.pem"), .key_file = P("a.key")});
+  auto c = MakeChannelCredentials(Client(P("old.pem"), P("a.key")));
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(Msg(c.status()), HasSubstr("expired on"));
-  EXPECT_TRUE(MakeServerCredentials({.cert_file = P("old.pem"), .key_file = P("a.key")}).ok());
+  EXPECT_TRUE(MakeServerCredentials(Server(P("old.pem"), P("a.key"))).ok());
 }
 
 }  // namespace
