@@ -77,8 +77,8 @@ struct Node {
   // Found by DNS (`dns:NAME`): `name` is its address until its agent's
   // GetNodeInfo hostname replaces it (run::NameDiscoveredNodes).
   bool name_from_agent = false;
-  RailLabel leaf;                  // the leaf switch per rail (capacity report)
-  RailLabel spine_group;
+  RailLabel leaf{};                // the leaf switch per rail (capacity report)
+  RailLabel spine_group{};
 };
 
 struct Inventory {

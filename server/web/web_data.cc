@@ -220,7 +220,11 @@ absl::StatusOr<v1::SubjectHistory> History(store::Store& store, const HistoryQue
   for (const auto& row : rows) {  // newest first
     ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(row.key));
     v1::HistoryEntry e = Entry(row, h, q);
-    const bool blamed = e.blame_size() > 0 || e.regressions_size() > 0;
+    // A node left out of a sweep (its preflight FAILed, it missed the fleet's
+    // expectations) is blamed by that run too: its cells are skipped, not
+    // blamed, so only the exclusion names it.
+    const bool blamed =
+        e.blame_size() > 0 || e.regressions_size() > 0 || (!q.node.empty() && !e.excluded().empty());
     if (blamed) {
       out.set_runs_blamed(out.runs_blamed() + 1);
       out.set_first_blamed_run_id(row.run_id);

@@ -7,16 +7,19 @@
 source "$(dirname "$0")/lib.sh"
 
 size=65536
-rate_mbit=40
+# node3 -> node2 is the unshaped reference. The emulated guest's speed follows the host's load
+# (2 CPUs for everything), so the limit is set from what was measured now: a quarter of it,
+# which a working limit must show as less than half.
+lab_write_bw node2 node3 -s "$size" -n 300 || exit 1
+other=$LAB_BW
+rate_mbit=$(awk -v bw="$other" 'BEGIN{r = int(bw * 8 / 4); print (r < 8 ? 8 : r)}')
 limit_mbs=$(awk -v r="$rate_mbit" 'BEGIN{print r / 8 * 1.25}')   # MB/s, 25 % tolerance
+echo "ok node3 -> node2 (not shaped): $other MB/s; limit ${rate_mbit}mbit"
 
 lab_log "node2 <-> node1 limited to ${rate_mbit}mbit"
 shape node2 --to node1 --rate "${rate_mbit}mbit" || lab_fail "shape --to failed"
 lab_write_bw node2 node1 -s "$size" -n 60 || exit 1
 peer_shaped=$LAB_BW
-# node3 -> node2 shares node2's link but not the shaped pair: it is the unshaped reference.
-lab_write_bw node2 node3 -s "$size" -n 300 || exit 1
-other=$LAB_BW
 echo "ok node1 -> node2 shaped: $peer_shaped MB/s; node3 -> node2 (not shaped): $other MB/s"
 lab_ge "$limit_mbs" "$peer_shaped" ||
   lab_fail "shaped pair measured $peer_shaped MB/s, above the ${rate_mbit}mbit limit ($limit_mbs MB/s)"

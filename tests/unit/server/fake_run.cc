@@ -55,7 +55,12 @@ v1::Run FakeRunStreaming(const FakeRunSpec& spec,
   };
   if (absl::Status st = run::SweepRunner(*plan, tester, ro).Run(); !st.ok()) std::abort();
   v1::VerdictPolicy policy = analysis::DefaultPolicy();
-  analysis::Outcome outcome = analysis::Judge(matrices, policy, nullptr, {});
+  // As controller/sweep does: nodes left out (preflight FAIL) are named.
+  std::vector<std::string> excluded;
+  for (const auto& n : plan->nodes) {
+    if (n.excluded) excluded.push_back(n.name + ": " + n.excluded_reason);
+  }
+  analysis::Outcome outcome = analysis::Judge(matrices, policy, nullptr, excluded);
   v1::Run out;
   out.set_run_id(spec.run_id);
   out.set_cluster(spec.cluster);
@@ -72,6 +77,7 @@ v1::Run FakeRunStreaming(const FakeRunSpec& spec,
     }
   }
   analysis::FillRun(matrices, outcome, &out);
+  for (const auto& e : excluded) out.add_excluded_nodes(e);
   return out;
 }
 

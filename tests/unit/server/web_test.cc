@@ -154,11 +154,13 @@ TEST_F(WebDataTest, OverviewHasMatricesBlameFindingsButNoInventory) {
   EXPECT_TRUE(o->matrices(1).verdict_size());
   EXPECT_EQ(o->matrices(1).nodes(), 4u);
   EXPECT_EQ(o->nodes_size(), 4);
-  // Blamed: node2 (left out of the sweep by its preflight FAIL: its cells
-  // are skipped) and the slow link.
+  // Blamed: the slow link. node2 is left out of the sweep by its preflight
+  // FAIL: its cells are skipped, which blames nobody; the exclusion names it.
   std::vector<std::string> blamed;
   for (const auto& b : o->blame()) blamed.push_back(b.subject());
-  EXPECT_THAT(blamed, ::testing::UnorderedElementsAre("node2", "node0->node3 rail 1"));
+  EXPECT_THAT(blamed, ::testing::UnorderedElementsAre("node0->node3 rail 1"));
+  ASSERT_EQ(o->excluded_nodes_size(), 1);
+  EXPECT_THAT(o->excluded_nodes(0), ::testing::StartsWith("node2: "));
   ASSERT_EQ(o->preflight_size(), 1);
   EXPECT_EQ(o->preflight(0).node(), "node2");
   EXPECT_EQ(o->preflight(0).problems(0).remediation(), "modprobe nvidia-peermem");

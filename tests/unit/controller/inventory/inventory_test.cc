@@ -82,8 +82,8 @@ TEST(Inventory, ErrorsNameTheLineAndTheField) {
 TEST(Inventory, ErrorsNameTheAcceptedKeys) {
   const BadCase cases[] = {
       {"nodes:\n  - node01\n",
-       "inv.yaml:2: nodes[0]: expected a mapping with keys address, dns, hostlist, link_gbps, name, "
-       "rails, got 'node01'"},
+       "inv.yaml:2: nodes[0]: expected a mapping with keys address, dns, hostlist, leaf, link_gbps, name, "
+       "rails, spine_group, got 'node01'"},
       {"- name: a\n",
        "inv.yaml:1: inventory: expected a mapping with keys expect, link_gbps, memory, nodes, port, rails, "
        "tls, got a list"},
@@ -92,7 +92,7 @@ TEST(Inventory, ErrorsNameTheAcceptedKeys) {
       {"rails: [mlx5_0]\nnodes:\n  - name: a\n",
        "inv.yaml:1: rails[0]: expected a mapping with keys gpu, nic, got 'mlx5_0'"},
       {"nodes:\n  - name: a\n    gpus: 8\n",
-       "inv.yaml:3: nodes[0].gpus: unknown key (allowed: address, dns, hostlist, link_gbps, name, rails)"},
+       "inv.yaml:3: nodes[0].gpus: unknown key (allowed: address, dns, hostlist, leaf, link_gbps, name, rails, spine_group)"},
   };
   for (const auto& c : cases) {
     auto inv = ParseInventoryYaml(c.yaml, "inv.yaml");

@@ -209,6 +209,11 @@ TEST(Sweep, NodesThatFailPreflightAreLeftOutAndFailTheRun) {
 TEST(Sweep, ANodeThatMissesAFleetExpectationIsLeftOutWithTheReason) {
   run::FakeCluster cluster(3, 2, 400);
   cluster.EditNodeInfo(1, [](v1::NodeInfo& n) { n.mutable_nics(1)->mutable_ports(0)->set_active_rate_gbps(200); });
+  // What a port at 200 Gb/s moves: an answer above its link rate is refused
+  // as impossible (AnswerBounds).
+  cluster.SetBandwidth([](uint32_t src, uint32_t dst, const std::string& nic) {
+    return (src == 1 || dst == 1) && nic == "nic1" ? 190.0 : 380.0;
+  });
   SweepConfig c = Config(cluster);
   c.inventory.expect.rails = 2;
   c.inventory.expect.link_gbps = 400;
