@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "controller/report/heatmap_html.h"
 #include "controller/report/report.h"
 #include "controller/report/report_util.h"
@@ -93,6 +94,42 @@ std::string Curves(const v1::Run& run, uint32_t rail) {
   return svg;
 }
 
+// The heatmaps of a rail's other sizes (the verdict is reached on the
+// largest), smallest last. Each is drawn only as it scrolls into view, but
+// its data is in the page: past kOtherSizesCellBudget cells in all (a few
+// MB of page), the rest are named, not embedded.
+constexpr size_t kOtherSizesCellBudget = 2'000'000;
+
+std::string OtherSizes(const v1::Run& run, const v1::BandwidthMatrix& verdict, bool reference_fleet,
+                       size_t* cell_budget) {
+  std::vector<const v1::BandwidthMatrix*> others;
+  for (const auto& m : run.matrices()) {
+    if (m.rail() == verdict.rail() && m.size_bytes() != verdict.size_bytes()) others.push_back(&m);
+  }
+  std::sort(others.begin(), others.end(),
+            [](const auto* a, const auto* b) { return a->size_bytes() > b->size_bytes(); });
+  std::string out;
+  std::vector<std::string> left_out;
+  for (const auto* m : others) {
+    if (static_cast<size_t>(m->cells_size()) > *cell_budget) {
+      left_out.push_back(SizeName(m->size_bytes()));
+      continue;
+    }
+    *cell_budget -= m->cells_size();
+    HeatmapHtmlOptions ho;
+    ho.id = absl::StrCat("m-r", m->rail(), "-", m->size_bytes());
+    ho.reference_fleet = reference_fleet;
+    absl::StrAppend(&out, "<h3>Rail ", m->rail(), ": BW average, ", MatrixSizeName(*m), "</h3>\n",
+                    EmbeddedHeatmap(*m, ho));
+  }
+  if (!left_out.empty()) {
+    absl::StrAppend(&out, "<p class=\"muted\">rail ", verdict.rail(), " at ", absl::StrJoin(left_out, ", "),
+                    ": not drawn here (too many cells for one page); in run.json and pairs.csv, and on "
+                    "gdrbench-server's run page</p>\n");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderHtml(const v1::Run& run) {
@@ -153,6 +190,7 @@ std::string RenderHtml(const v1::Run& run) {
     }
     out += "</table>\n";
   }
+  size_t cell_budget = kOtherSizesCellBudget;
   for (const auto* m : internal::VerdictMatrices(run)) {
     // Colours: % of each cell's link rate when the absolute verdict is on, else
     // % of the fleet's best cell (a lab at 0.4 Gb/s on a "100 Gb/s" port would
@@ -165,6 +203,7 @@ std::string RenderHtml(const v1::Run& run) {
     absl::StrAppend(&out, "<p class=\"muted\">fleet median ", Gbps(m->fleet().median_gbps()),
                     " Gb/s, min ", Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()),
                     "; ", m->fleet().bad_cells(), " failed, ", m->fleet().low_cells(), " low</p>\n");
+    absl::StrAppend(&out, OtherSizes(run, *m, ho.reference_fleet, &cell_budget));
     absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": bandwidth vs message size</h2>\n",
                     Curves(run, m->rail()));
   }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "controller/report/report.h"
 #include "report_fixture.h"
 
@@ -172,6 +173,37 @@ TEST(Report, HtmlIsSelfContainedWithHeatmapCurvesAndRemedies) {
   EXPECT_THAT(html, Not(HasSubstr("fetch(")));
   EXPECT_THAT(html, Not(HasSubstr("<link")));
   EXPECT_THAT(html, Not(HasSubstr("src=\"http")));
+}
+
+// Issue 15: a heatmap for every size measured, not only the verdict's.
+TEST(Report, HtmlHasAHeatmapForEverySize) {
+  std::string html = RenderHtml(SampleRun());
+  for (uint64_t s : {4096u, 16384u, 65536u, 262144u, 1048576u}) {
+    EXPECT_THAT(html, HasSubstr(absl::StrCat("data-blob=\"m-r0-", s, "\"")));
+  }
+  EXPECT_THAT(html, HasSubstr("Rail 0: BW average, 256 KiB"));
+  // Largest first: 1 MiB (the verdict's), then 256 KiB ... 4 KiB.
+  EXPECT_LT(html.find("m-r0-262144"), html.find("m-r0-4096"));
+  EXPECT_LT(html.find("m-r0-1048576"), html.find("m-r0-262144"));
+}
+
+TEST(Report, HtmlNamesTheSizesTooLargeToEmbed) {
+  v1::Run run = SampleRun();
+  v1::BandwidthMatrix* big = run.add_matrices();
+  big->set_rail(0);
+  big->set_size_bytes(512);
+  for (int i = 0; i < 1500; ++i) big->add_nodes("n" + std::to_string(i));
+  for (uint32_t i = 0; i < 1500; ++i) {
+    for (uint32_t j = 0; j < 1400; ++j) {
+      v1::MatrixCell* c = big->add_cells();
+      c->set_src(i);
+      c->set_dst(j);
+    }
+  }
+  std::string html = RenderHtml(run);
+  EXPECT_THAT(html, Not(HasSubstr("data-blob=\"m-r0-512\"")));
+  EXPECT_THAT(html, HasSubstr("rail 0 at 512 B: not drawn here (too many cells for one page)"));
+  EXPECT_THAT(html, HasSubstr("data-blob=\"m-r0-4096\""));
 }
 
 }  // namespace
