@@ -6,18 +6,23 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "agent/preflight/extract.h"
 #include "agent/preflight/kernel_log.h"
 #include "agent/preflight/kernel_modules.h"
 #include "agent/topology/pci.h"
 #include "common/status.h"
+#include "common/version.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::agent::preflight {
@@ -143,6 +148,47 @@ void StageModules(const FsRoot& src, Stager& s) {
 }
 
 }  // namespace
+
+std::string CaptureInfoText(const FsRoot& src) {
+  // The node's name: its own hostname live, the tree's /etc/hostname from a
+  // tree (a capture of a capture names the first node).
+  std::string host;
+  if (src.is_live()) {
+    char buf[256] = {};
+    gethostname(buf, sizeof(buf) - 1);
+    host = buf;
+  } else if (auto h = src.ReadLine("/etc/hostname"); h.ok()) {
+    host = *h;
+  }
+  std::string kernel = src.ReadLine("/proc/sys/kernel/osrelease").value_or("");
+  return absl::StrCat("gdrbench capture\n", "captured_at: ", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(),
+                                                                              absl::UTCTimeZone()),
+                      "\n", "host: ", host, "\n", "kernel: ", kernel, "\n", "agent: gdrbench-agent ", kVersion,
+                      "\n", "source: ", src.root(), "\n");
+}
+
+absl::StatusOr<std::string> CaptureInfo(const FsRoot& tree) {
+  auto text = tree.ReadFile(kCaptureInfoFile, 4096);
+  if (!text.ok()) {
+    if (text.status().code() == absl::StatusCode::kNotFound) {
+      return std::string("capture without time or agent version (made before gdrbench 0.1)");
+    }
+    return text.status();
+  }
+  std::map<std::string, std::string> kv;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    std::pair<absl::string_view, absl::string_view> p = absl::StrSplit(line, absl::MaxSplits(": ", 1));
+    if (!p.second.empty()) kv[std::string(p.first)] = std::string(p.second);
+  }
+  if (kv.count("captured_at") == 0) {
+    // An older capture's one line: "captured by gdrbench-agent capture on HOST from /".
+    std::string first(absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
+    return absl::StrCat(first, " (no time or agent version)");
+  }
+  return absl::StrCat("captured ", kv["captured_at"], " on ", kv["host"].empty() ? "?" : kv["host"], " by ",
+                      kv["agent"].empty() ? "an unknown agent" : kv["agent"],
+                      kv["kernel"].empty() ? "" : absl::StrCat(", kernel ", kv["kernel"]));
+}
 
 absl::Status StageTree(const FsRoot& src, const std::string& dest) {
   Stager s(src, dest);
@@ -285,10 +331,7 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
       if (absl::StartsWith(n, "libcuda.so.")) s.Empty(absl::StrCat(dir, "/", n));
     }
   }
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  s.Write("/gdrbench-capture.txt",
-          absl::StrCat("captured by gdrbench-agent capture on ", host, " from ", src.root(), "\n"));
+  s.Write(kCaptureInfoFile, CaptureInfoText(src));
   return absl::OkStatus();
 }
 

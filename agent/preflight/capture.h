@@ -25,6 +25,19 @@ namespace gdrbench::agent::preflight {
 // INVALID_ARGUMENT when `out_tar_gz` is empty.
 absl::Status CaptureTree(const FsRoot& src, const std::string& out_tar_gz);
 
+// Every capture carries this file at its root: what was captured, when, on
+// which node, by which agent ("key: value" lines after "gdrbench capture").
+inline constexpr char kCaptureInfoFile[] = "/gdrbench-capture.txt";
+
+// The text of that file for a capture of `src` now.
+std::string CaptureInfoText(const FsRoot& src);
+
+// One line for a report: "captured 2026-12-01T15:04:05Z on gpu07 by
+// gdrbench-agent 0.1.0, kernel 6.8.0-49-generic"; an older capture (no such
+// keys, or no file at all) says what it lacks. Errors only when the file
+// exists and cannot be read.
+absl::StatusOr<std::string> CaptureInfo(const FsRoot& tree);
+
 // Copies into an existing empty directory `dest` (what CaptureTree tars).
 absl::Status StageTree(const FsRoot& src, const std::string& dest);
 

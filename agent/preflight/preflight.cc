@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "agent/preflight/capture.h"
 #include "agent/preflight/context.h"
 #include "agent/preflight/live_hardware.h"
@@ -57,6 +58,20 @@ struct TreeCleanup {
   }
 };
 
+// Every mention of `dir` (with its trailing path) in `report` as the path on
+// the captured node: "<dir>/sys/x" -> "/sys/x".
+void NameAsOnTheNode(const std::string& dir, Report* report) {
+  auto strip = [&](std::string* s) { absl::StrReplaceAll({{dir, ""}}, s); };
+  for (CheckResult& c : report->checks) {
+    strip(&c.summary);
+    strip(&c.remediation);
+    for (Evidence& e : c.evidence) {
+      strip(&e.source);
+      strip(&e.observed);
+    }
+  }
+}
+
 }  // namespace
 
 // What one attempt's Context reads through; kept alive by the Context's
@@ -91,6 +106,11 @@ absl::StatusOr<Report> RunPreflightOn(const FsRoot& fs, const RunOptions& option
   if (!fs.is_live()) {
     // Offline the node is the one captured, not this one.
     if (auto host = fs.ReadLine("/etc/hostname"); host.ok() && !host->empty()) report.hostname = *host;
+    if (auto info = CaptureInfo(fs); info.ok()) {
+      report.captured = *info;
+    } else {
+      report.captured = absl::StrCat("capture information unreadable: ", info.status().message());
+    }
   }
   return report;
 }
@@ -113,6 +133,9 @@ absl::StatusOr<Report> RunPreflightAt(const std::string& root, const RunOptions&
   ASSIGN_OR_RETURN(tree.dir, ExtractTree(root));
   ASSIGN_OR_RETURN(Report report, RunPreflightOn(FsRoot(tree.dir), options));
   report.fs_root = root;  // name the tarball, not the temporary directory
+  // Evidence names paths as on the captured node: "/sys/class/infiniband",
+  // not the temporary directory it was unpacked into (gone once we return).
+  NameAsOnTheNode(tree.dir, &report);
   return report;
 }
 

@@ -30,7 +30,9 @@ Status Overall(const std::vector<CheckResult>& checks) {
 std::string FormatReport(const Report& report, bool verbose) {
   bool live = report.fs_root.empty() || report.fs_root == "/";
   std::string out = absl::StrCat("preflight of ", report.hostname,
-                                 live ? "" : absl::StrCat(" (tree ", report.fs_root, ")"), "\n\n");
+                                 live ? "" : absl::StrCat(" (tree ", report.fs_root, ")"), "\n");
+  if (!report.captured.empty()) absl::StrAppend(&out, report.captured, "\n");
+  out += "\n";
   int width = 5;
   for (const auto& c : report.checks) width = std::max<int>(width, c.id.size());
   absl::StrAppend(&out, absl::StrFormat("%-6s%-*s  %s\n", "", width, "CHECK", "SUMMARY"));

@@ -43,6 +43,9 @@ struct CheckResult {
 struct Report {
   std::string hostname;
   std::string fs_root;  // "/" live; the tree or tarball offline
+  // Offline: when, where and by which agent the tree was captured
+  // (capture.h's CaptureInfo); empty live.
+  std::string captured;
   std::vector<CheckResult> checks;
   Status overall = Status::kPass;  // the worst status, SKIP counted as PASS
   int64_t duration_ns = 0;

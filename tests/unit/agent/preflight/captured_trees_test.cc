@@ -14,6 +14,8 @@ namespace gdrbench::agent::preflight {
 namespace {
 
 using testing::HasSubstr;
+using testing::MatchesRegex;
+using testing::Not;
 
 const std::string kTrees = std::string(GDRBENCH_SOURCE_DIR) + "/tests/testdata/preflight/";
 
@@ -70,6 +72,18 @@ TEST(CapturedGpuH200, RealDriverReadNoRdmaFailsWithRemedy) {
   EXPECT_EQ(r.at("peermem_load_errors").status, Status::kPass) << r.at("peermem_load_errors").summary;
   EXPECT_THAT(r.at("peermem_load_errors").summary, HasSubstr("in 359 kernel log messages"));
   EXPECT_EQ(report->hostname, "vm");
+  // Issue 15: evidence names paths as on the captured node, never the
+  // temporary directory the tarball was unpacked into; this capture predates
+  // the capture's time and agent version, and the report says so.
+  for (const auto& c : report->checks) {
+    for (const auto& e : c.evidence) {
+      EXPECT_THAT(e.source + " " + e.observed, Not(HasSubstr("gdrbench-tree-"))) << c.id;
+    }
+    EXPECT_THAT(c.summary, Not(HasSubstr("gdrbench-tree-"))) << c.id;
+  }
+  EXPECT_EQ(r.at("rdma_devices").evidence.at(0).observed.rfind("/sys/class/infiniband is empty", 0), 0u)
+      << r.at("rdma_devices").evidence.at(0).observed;
+  EXPECT_EQ(report->captured, "captured by gdrbench-agent capture on vm from / (no time or agent version)");
 }
 
 TEST(FrontDoor, BadRootsAreOneClearError) {
@@ -107,6 +121,11 @@ TEST(Capture, TarballRoundTrip) {
   auto r = RunOffline(*dir);
   EXPECT_EQ(r.at("rdma_port_active").status, Status::kFail);
   RemoveTree(*dir);
+  // The capture says when, where and by which agent it was made.
+  auto report = RunPreflightAt(out, RunOptions{});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->captured, MatchesRegex("captured 20[0-9-]+T[0-9:]+Z on .* by gdrbench-agent [0-9].*"));
+  EXPECT_THAT(FormatReport(*report), HasSubstr(report->captured));
   std::remove(out.c_str());
   EXPECT_EQ(ExtractTree("/nonexistent/x.tar.gz").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(CaptureTree(FsRoot("/"), "").code(), absl::StatusCode::kInvalidArgument);
