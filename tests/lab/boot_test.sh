@@ -28,4 +28,14 @@ for node in "${LAB_NODE_LIST[@]}"; do
   [[ "$addrs" == *" $ip/24 "* ]] || lab_fail "$node: $netdev does not hold $ip/24: $addrs"
   echo "ok $node: $dev on $netdev, $ip, PORT_ACTIVE, GID[1] $gid"
 done
+# The host sees COMMAND's lines as they are written, not when it exits: a
+# stdio program (tr) writing to the io share while it still runs.
+io=/run/lab/io
+[[ -f "$io/stdout" ]] || lab_fail "no $io/stdout: the lab's guest layout changed"
+{ echo "forwarded line"; sleep 4; } | tr '[:lower:]' '[:upper:]' &
+sleep 2
+grep -q '^FORWARDED LINE$' "$io/stdout" ||
+  lab_fail "a running program's line is not in $io/stdout after 2 s (stdout not line-buffered)"
+wait
+echo "ok: a running program's lines reach the host as written"
 echo "PASS: ${#LAB_NODE_LIST[@]} nodes ready"
