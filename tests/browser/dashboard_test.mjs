@@ -189,6 +189,9 @@ try {
   // 9. The sweep's own report.html: the same heatmap code, from a file.
   await page.goto('file://' + reportHtml);
   await page.waitForFunction(() => window.gdrViews && window.gdrViews.length >= 1);
+  // The node table and the other sections come first: bring the heatmap into
+  // the viewport before pointing at a cell.
+  await page.evaluate(() => document.querySelector('div.gdr-heatmap').scrollIntoView());
   const rpt = await page.evaluate(() => window.gdrViews[0].pointOf(1, 6));
   await page.mouse.move(rpt.x, rpt.y);
   const rtip = await page.textContent('.gdr-hm-tip');
