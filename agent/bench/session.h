@@ -38,6 +38,7 @@
 #include "agent/memory/memory.h"
 #include "agent/verbs/cm.h"
 #include "agent/verbs/device_info.h"
+#include "agent/verbs/port_events.h"
 
 namespace gdrbench::agent::bench {
 
@@ -153,6 +154,13 @@ class SessionFactory {
   virtual absl::StatusOr<std::unique_ptr<TargetSession>> OpenTarget(const TargetSpec& spec) = 0;
   virtual absl::StatusOr<std::unique_ptr<InitiatorSession>> OpenInitiator(
       const InitiatorSpec& spec) = 0;
+  // A flag that stops a test on `device` port `port` when `cancelled` is
+  // set or the port goes down (port_events.h), and the fault that did it.
+  // Default (the fake NIC): `cancelled` only.
+  virtual std::unique_ptr<verbs::PortWatch> WatchPort(const std::string& device, uint32_t port,
+                                                      const std::atomic<bool>& cancelled) {
+    return verbs::CancelOnlyWatch(cancelled);
+  }
 };
 
 // The real factory: librdmacm for rdma_cm, libibverbs for out of band; auto

@@ -101,6 +101,11 @@ class VerbsSessionFactory final : public SessionFactory {
  public:
   explicit VerbsSessionFactory(FsRoot fs) : fs_(std::move(fs)) {}
 
+  std::unique_ptr<verbs::PortWatch> WatchPort(const std::string& device, uint32_t port,
+                                              const std::atomic<bool>& cancelled) override {
+    return port_events_.Watch(device, port, cancelled);
+  }
+
   absl::StatusOr<verbs::DeviceInfo> ResolveDevice(const std::string& name) override {
     std::string reason;
     ASSIGN_OR_RETURN(auto devs, verbs::ListDevices(fs_, {name}, &reason));
@@ -163,6 +168,7 @@ class VerbsSessionFactory final : public SessionFactory {
 
  private:
   const FsRoot fs_;
+  verbs::PortEvents port_events_;  // one thread per device tested on
 };
 
 }  // namespace

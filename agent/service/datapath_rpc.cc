@@ -2,6 +2,8 @@
 // data path RPCs. Validation and conversion here; the test itself in
 // bench::InitiatorSession / TargetSession (agent/bench/session.h); targets
 // and their leases in target_registry.cc.
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/bench/session.h"
@@ -195,12 +197,19 @@ absl::Status AgentHandler::RunWriteSweep(
     }
     if (!emit(msg)) caller_gone = true;
   };
+  // A port that goes down ends the test at once (IBV_EVENT_PORT_ERR), not
+  // after the QP's retries; the same flag carries the caller's cancellation.
+  std::unique_ptr<verbs::PortWatch> watch =
+      sessions_->WatchPort(r.device(), path.port != 0 ? path.port : 1, cancelled);
   const bool latency = options.test == bench::TestKind::kWriteLat;
-  size_t ran = latency ? in.RunLatency(ident, cancelled, on_size)
-                       : in.RunSweep(ident, cancelled, on_size);
+  size_t ran = latency ? in.RunLatency(ident, watch->stop(), on_size)
+                       : in.RunSweep(ident, watch->stop(), on_size);
+  if (std::string fault = watch->fault(); !fault.empty()) {
+    first_error = absl::StrCat(fault, "; ", ran, " of ", options.sizes_bytes.size(), " sizes ran");
+  }
   if (options.bidirectional && !caller_gone && first_error.empty() &&
       ran == options.sizes_bytes.size()) {
-    absl::Status w = in.WaitReverseDone(cancelled, ReverseWaitMs(options));
+    absl::Status w = in.WaitReverseDone(watch->stop(), ReverseWaitMs(options));
     if (!w.ok()) {
       first_error = absl::StrCat("bidirectional: ", w.message());
     } else if (options.verify) {
@@ -234,6 +243,14 @@ absl::Status AgentHandler::RunWriteSweep(
                path.remote_address, bench::CmModeName(spec.cm), ran, options.sizes_bytes.size(),
                best, v1::ResultStatus_Name(summary.status()));
   if (!caller_gone) emit(summary_msg);
+  if (!watch->fault().empty()) {
+    // Tearing down QPs whose port is gone waits on the connection manager
+    // (seconds in the lab); the test's answer is not held for it.
+    std::thread([s = std::move(*session), device = r.device()]() mutable {
+      s.reset();
+      spdlog::info("sweep on {}: torn down after its port fault", device);
+    }).detach();
+  }
   return absl::OkStatus();
 }
 

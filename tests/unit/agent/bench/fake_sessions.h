@@ -5,6 +5,7 @@
 // OpenInitiator may be called from several threads.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -62,7 +63,25 @@ class FakeSessionFactory final : public SessionFactory {
     return std::unique_ptr<InitiatorSession>(std::move(in));
   }
 
+  // A port fault the test raises: port_down ends the running test as a
+  // real IBV_EVENT_PORT_ERR would (port_events.h).
+  std::unique_ptr<verbs::PortWatch> WatchPort(const std::string&, uint32_t,
+                                              const std::atomic<bool>&) override {
+    class Watch final : public verbs::PortWatch {
+     public:
+      explicit Watch(FakeSessionFactory* f) : f_(f) {}
+      const std::atomic<bool>& stop() const override { return f_->port_down; }
+      std::string fault() const override { return f_->port_down ? f_->port_fault : ""; }
+
+     private:
+      FakeSessionFactory* f_;
+    };
+    return std::make_unique<Watch>(this);
+  }
+
   FakeFabric fabric;
+  std::atomic<bool> port_down{false};
+  std::string port_fault = "port 1 of fake0 went down (IBV_EVENT_PORT_ERR)";
   bool force_rdma_cm = false;
   int targets_opened = 0;
 };

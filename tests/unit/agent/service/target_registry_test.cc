@@ -41,6 +41,7 @@ class Registry : public ::testing::Test {
         [this] { return now_; }, /*run_reaper=*/false);
   }
   std::shared_ptr<FakeSessionFactory> factory_ = std::make_shared<FakeSessionFactory>();
+  int port_down_after_size_ = 0;  // the initiator's port goes down after that many sizes
   Clock::time_point now_ = Clock::now();
   std::unique_ptr<TargetRegistry> registry_;
 };
@@ -113,6 +114,7 @@ TEST_F(Registry, VerifyBeforeTheInitiatorSaysSoAndAFailedOpenHoldsNothing) {
 class Handler : public ::testing::Test {
  protected:
   std::shared_ptr<FakeSessionFactory> factory_ = std::make_shared<FakeSessionFactory>();
+  int port_down_after_size_ = 0;  // the initiator's port goes down after that many sizes
   AgentHandler handler_{AgentConfig{.fs_root = "/", .devices = {}}, factory_};
 
   struct Outcome {
@@ -151,7 +153,10 @@ class Handler : public ::testing::Test {
             auto ok = handler_.ConnectTarget(c);
             EXPECT_TRUE(ok.ok()) << ok.status();
           }
-          if (m.has_size()) out.sizes.push_back(m.size());
+          if (m.has_size()) {
+            out.sizes.push_back(m.size());
+            if (port_down_after_size_ == static_cast<int>(out.sizes.size())) factory_->port_down = true;
+          }
           if (m.has_summary()) out.summary = m.summary();
           return true;
         },
@@ -192,6 +197,21 @@ TEST_F(Handler, OutOfBandBandwidthSweepVerifiesOnTheTarget) {
   ASSERT_TRUE(o.verify_status.ok()) << o.verify_status;
   ASSERT_EQ(o.verify.sizes_size(), 3);
   for (const auto& s : o.verify.sizes()) EXPECT_TRUE(s.verified()) << s.error();
+}
+
+// Issue 11: a port that goes down ends the test with the event named; the
+// sizes measured before it are kept and no further size runs.
+TEST_F(Handler, APortThatGoesDownEndsTheTestWithTheEventNamed) {
+  v1::SweepParams p;
+  for (uint64_t s : {4096, 65536, 262144}) p.add_sizes_bytes(s);
+  p.set_iterations(8);
+  p.set_qps(1);
+  port_down_after_size_ = 1;
+  Outcome o = Run(p);
+  EXPECT_EQ(o.summary.status(), v1::RESULT_STATUS_FAILED);
+  EXPECT_THAT(o.summary.error(), HasSubstr("port 1 of fake0 went down (IBV_EVENT_PORT_ERR); 1 of 3 sizes ran"));
+  ASSERT_EQ(o.sizes.size(), 1u);
+  EXPECT_EQ(o.sizes[0].status(), v1::RESULT_STATUS_OK);
 }
 
 TEST_F(Handler, OutOfBandBidirectionalIsVerifiedBothWays) {
