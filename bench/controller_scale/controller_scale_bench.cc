@@ -30,6 +30,8 @@ namespace v1 = gdrbench::v1;
 
 namespace {
 
+constexpr uint64_t kSizeBytes = 1 << 20;
+
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   run::FakeCluster cluster(nodes, rails, 400);
+  cluster.SetSizes({kSizeBytes});  // the agents answer the size asked (AnswerBounds drops others)
   // A realistic fleet: one slow link, one slow NIC, everything else at 94-97 %.
   cluster.SetBandwidth([nodes](uint32_t s, uint32_t d, const std::string& nic) {
     if (s == 1 && d == 2) return 120.0;
@@ -67,7 +70,10 @@ int main(int argc, char** argv) {
   });
   gdrbench::controller::inventory::Inventory inv;
   for (uint32_t i = 0; i < nodes; ++i) {
-    inv.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
+    gdrbench::controller::inventory::Node n;
+    n.name = "node" + std::to_string(i);
+    n.address = "fake" + std::to_string(i) + ":1";
+    inv.nodes.push_back(std::move(n));
   }
 
   const double cpu0 = CpuSeconds();
@@ -81,7 +87,7 @@ int main(int argc, char** argv) {
   gdrbench::controller::schedule::ScheduleOptions so;
   so.bidirectional = bidirectional;
   v1::SweepParams params;
-  params.add_sizes_bytes(1 << 20);
+  params.add_sizes_bytes(kSizeBytes);
   params.set_iterations(1000);
   params.set_qps(1);
   auto plan = run::MakePlan(probe.nodes, "host", so, params);
