@@ -142,15 +142,17 @@ int main(int argc, char** argv) {
   const double total_s = Since(t0);
   const double cpu = CpuSeconds() - cpu0;
   uint64_t journal_bytes = 0;
-  double read_s = 0;
+  double read_s = 0, read_cpu_s = 0;
   size_t read_pairs = 0;
   if (journal) {
     journal.reset();
     journal_bytes = std::filesystem::file_size(journal_path);
     if (read_back) {
       auto t4 = std::chrono::steady_clock::now();
+      const double cpu4 = CpuSeconds();
       auto contents = run::ReadJournal(journal_path);
       read_s = Since(t4);
+      read_cpu_s = CpuSeconds() - cpu4;
       if (!contents.ok()) {
         std::fprintf(stderr, "read back: %s\n", std::string(contents.status().message()).c_str());
         return 1;
@@ -163,14 +165,14 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"nodes\":%u,\"rails\":%u,\"bidirectional\":%s,\"threads\":%u,\"rounds\":%zu,\"tests\":%zu,"
       "\"cells\":%zu,\"rpcs\":%llu,\"journal_bytes\":%llu,\"journal_bytes_per_test\":%.1f,\n"
-      " \"read_back_s\":%.3f,\"read_back_pairs\":%zu,\n"
+      " \"read_back_s\":%.3f,\"read_back_cpu_s\":%.3f,\"read_back_pairs\":%zu,\n"
       " \"probe_s\":%.3f,\"schedule_s\":%.3f,\"run_s\":%.3f,\"analysis_s\":%.3f,\"total_s\":%.3f,"
       "\"cpu_s\":%.3f,\n \"per_test_overhead_us\":%.3f,\"per_test_cpu_us\":%.3f,\n"
       " \"open_targets_left\":%lld,\"blame\":[",
       nodes, rails, bidirectional ? "true" : "false", parallel, plan->schedule.rounds(), tests,
       outcome.cells, static_cast<unsigned long long>(cluster.rpcs()),
       static_cast<unsigned long long>(journal_bytes), static_cast<double>(journal_bytes) / tests, read_s,
-      read_pairs, probe_s, schedule_s, run_s, analysis_s, total_s,
+      read_cpu_s, read_pairs, probe_s, schedule_s, run_s, analysis_s, total_s,
       cpu, 1e6 * run_s / tests, 1e6 * run_cpu / tests,
       static_cast<long long>(cluster.open_targets()));
   for (size_t i = 0; i < outcome.blame.size() && i < 10; ++i) {

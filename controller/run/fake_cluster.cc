@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "absl/strings/str_cat.h"
+#include "controller/run/scratch_arena.h"
 
 namespace gdrbench::controller::run {
 
@@ -81,8 +82,12 @@ class FakeCluster::Agent final : public AgentApi {
     const std::string& id = req.target_id();
     std::from_chars(id.data(), id.data() + id.size(), dst);
     double gbps = c_->model_ ? c_->model_(index_, dst, req.device()) : 0.95 * c_->link_gbps_;
-    thread_local v1::RunWriteSweepResponse m;
+    // Fresh messages from a per-thread arena (scratch_arena.h): this fake
+    // runs millions of times in the controller bench.
+    thread_local ScratchArena scratch(16 << 10);
+    scratch.Reset();
     for (uint64_t size : c_->sizes_) {
+      v1::RunWriteSweepResponse& m = *scratch.Make<v1::RunWriteSweepResponse>();
       auto* s = m.mutable_size();
       s->set_size_bytes(size);
       s->set_iterations(1000);
@@ -92,6 +97,7 @@ class FakeCluster::Agent final : public AgentApi {
       if (gbps <= 0) s->set_error("completion error: IBV_WC_RETRY_EXC_ERR (transport retry exceeded)");
       on_message(m);
     }
+    v1::RunWriteSweepResponse& m = *scratch.Make<v1::RunWriteSweepResponse>();
     auto* sum = m.mutable_summary();
     sum->set_status(gbps > 0 ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
     if (gbps <= 0) sum->set_error("transport retry counter exceeded");

@@ -124,9 +124,10 @@ absl::Status ToPairResult(v1::JournalTest&& t, const v1::JournalPlan& plan, v1::
   out->set_status(t.status());
   out->mutable_reason()->swap(*t.mutable_reason());
   out->mutable_sizes()->Swap(t.mutable_sizes());
-  if (t.has_summary()) out->mutable_summary()->Swap(t.mutable_summary());
+  // Sub-messages change owner (both on the heap): no copy, no new message.
+  if (t.has_summary()) out->set_allocated_summary(t.release_summary());
   out->set_attempts(t.attempts());
-  if (t.has_started_at()) out->mutable_started_at()->Swap(t.mutable_started_at());
+  if (t.has_started_at()) out->set_allocated_started_at(t.release_started_at());
   out->set_duration_ns(t.duration_ns());
   out->set_expected_gbps(t.has_expected_gbps() ? t.expected_gbps()
                                                : PlanExpectedGbps(plan, t.src(), t.dst(), t.rail()));

@@ -1,6 +1,7 @@
 #include "controller/run/pair_tester.h"
 
 #include "controller/run/answer_bounds.h"
+#include "controller/run/scratch_arena.h"
 
 #include <algorithm>
 
@@ -100,12 +101,13 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
     if (!st.ok() && first_error.ok()) first_error = st;
   };
 
-  // Requests reused per thread (Clear keeps their storage: the sweep runs
-  // millions of tests and this is a large part of the per-test cost).
-  thread_local v1::OpenTargetRequest open;
-  thread_local v1::RunWriteSweepRequest sweep;
-  open.Clear();
-  sweep.Clear();
+  // The requests live in this thread's scratch arena until the next test
+  // (scratch_arena.h: the sweep runs millions of tests, and re-allocating
+  // the requests' params was a large part of the per-test cost).
+  thread_local ScratchArena scratch(16 << 10);
+  scratch.Reset();
+  v1::OpenTargetRequest& open = *scratch.Make<v1::OpenTargetRequest>();
+  v1::RunWriteSweepRequest& sweep = *scratch.Make<v1::RunWriteSweepRequest>();
   FillOpen(target, p, bidirectional, o, &open);
   auto opened = target.agent->OpenTarget(open);
   answer(true, opened.status());

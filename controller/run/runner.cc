@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "controller/run/scratch_arena.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::controller::run {
@@ -146,11 +147,13 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
       if (cancelled()) return;  // not started: a resume runs it
       PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r) + options_.round_offset};
       const auto& t = spec.test;
-      // One result message per worker thread, cleared between tests: Clear()
-      // keeps the strings' and repeated fields' storage, so a steady-state
-      // test allocates almost nothing (this is most of the per-test cost).
-      thread_local v1::PairResult result;
-      result.Clear();
+      // The result lives in the worker's scratch arena until the next test
+      // (scratch_arena.h: a heap message's Clear() re-allocates its
+      // sub-messages, most of a zero-time test's cost); on_result copies
+      // what it keeps.
+      thread_local ScratchArena scratch;
+      scratch.Reset();
+      v1::PairResult& result = *scratch.Make<v1::PairResult>();
       FillIdentity(spec, &result);
       const PlanNode* excluded = plan_.nodes[t.src].excluded   ? &plan_.nodes[t.src]
                                  : plan_.nodes[t.dst].excluded ? &plan_.nodes[t.dst]
