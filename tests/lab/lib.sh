@@ -82,7 +82,8 @@ lab_wait_tcp_listen() {
 # the TCP port (default 18515). With -R (rdma_cm) the client retries while the server's
 # listener is not up yet (rdma_cm rejects a connect without a listener). Server and client are
 # each bounded by LAB_BW_TIMEOUT seconds (default 60). Returns 1 with one FAIL line and both
-# outputs on failure.
+# outputs on failure. LAB_PERFTEST=ib_write_lat runs that tool instead (same flags and
+# exchange); LAB_LINE is the result line either way (its columns: the tool's header).
 lab_write_bw() {
   # perftest times with the TSC at a CPU MHz it measures first; when the emulated guest is
   # starved (a busy host) that calibration fails ("Correlation coefficient r^2: ... < 0.9") and
@@ -101,7 +102,7 @@ lab_write_bw() {
 lab_write_bw_once() {
   local server=$1 client=$2
   shift 2
-  local sdev cdev sip port=${LAB_BW_PORT:-18515} limit=${LAB_BW_TIMEOUT:-60}
+  local sdev cdev sip port=${LAB_BW_PORT:-18515} limit=${LAB_BW_TIMEOUT:-60} tool=${LAB_PERFTEST:-ib_write_bw}
   local rail=${LAB_RAIL:-0}
   sdev=$(lab_rail_dev "$server" "$rail") && cdev=$(lab_rail_dev "$client" "$rail") &&
     sip=$(lab_rail_ip "$server" "$rail") || return 1
@@ -109,27 +110,29 @@ lab_write_bw_once() {
   for a in "$@"; do [[ "$a" == -R ]] && rdma_cm=1; done
   local sout cout
   sout=$(mktemp) cout=$(mktemp)
-  timeout "$limit" ib_write_bw -d "$sdev" -x 1 -p "$port" -F "$@" >"$sout" 2>&1 &
+  timeout "$limit" "$tool" -d "$sdev" -x 1 -p "$port" -F "$@" >"$sout" 2>&1 &
   local spid=$! crc=1 attempt
   if ((rdma_cm)); then
     for ((attempt = 1; attempt <= 20; attempt++)); do
-      timeout "$limit" ib_write_bw -d "$cdev" -x 1 -p "$port" -F "$@" "$sip" >"$cout" 2>&1
+      timeout "$limit" "$tool" -d "$cdev" -x 1 -p "$port" -F "$@" "$sip" >"$cout" 2>&1
       crc=$?
       ((crc == 0)) && break
       kill -0 "$spid" 2>/dev/null || break
       sleep 0.5
     done
   elif lab_wait_tcp_listen "$port" 30 "$spid"; then
-    timeout "$limit" ib_write_bw -d "$cdev" -x 1 -p "$port" -F "$@" "$sip" >"$cout" 2>&1
+    timeout "$limit" "$tool" -d "$cdev" -x 1 -p "$port" -F "$@" "$sip" >"$cout" 2>&1
     crc=$?
   fi
   ((crc == 0)) || kill "$spid" 2>/dev/null
   wait "$spid"
   local src=$?
-  # The result line: "#bytes #iterations BW-peak BW-average MsgRate".
-  LAB_BW=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $3 ~ /^[0-9.]+$/ {bw = $4} END {print bw}' "$cout")
+  # The result line: "#bytes #iterations BW-peak BW-average MsgRate" (ib_write_lat's:
+  # "#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%"), whole in LAB_LINE.
+  LAB_LINE=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $3 ~ /^[0-9.]+$/ {line = $0} END {print line}' "$cout")
+  LAB_BW=$(awk '{print $4}' <<<"$LAB_LINE")
   if ((crc != 0 || src != 0)) || [[ -z "$LAB_BW" ]]; then
-    echo "FAIL: ib_write_bw $client -> $server ($*): client exit $crc, server exit $src" >&2
+    echo "FAIL: $tool $client -> $server ($*): client exit $crc, server exit $src" >&2
     sed 's/^/  client: /' "$cout" | tail -n 8 >&2
     sed 's/^/  server: /' "$sout" | tail -n 8 >&2
     rm -f "$sout" "$cout"
@@ -139,7 +142,7 @@ lab_write_bw_once() {
   # gives absurd numbers with exit 0. A result this low is an error, not a measurement.
   if ! lab_ge "$LAB_BW" 0.01; then
     grep -q 'Correlation coefficient r^2' "$cout" && LAB_BW_CALIBRATION_FAILED=1
-    echo "FAIL: ib_write_bw $client -> $server ($*) reported $LAB_BW MB/s" >&2
+    echo "FAIL: $tool $client -> $server ($*) reported $LAB_BW (column 4: MB/s, or t_max)" >&2
     sed 's/^/  client: /' "$cout" >&2
     rm -f "$sout" "$cout"
     return 1
