@@ -4,6 +4,9 @@
 # only, as the postgres user when run as root). Prints each backend's figures
 # (JSON from gdrbench-server-bench) and the PostgreSQL / SQLite ratios.
 #   bench/server_store.sh [--nodes 1024] [--rails 8] [--trend-runs 365] [--trend-nodes 16]
+# BEFORE=/path/to/an/older/gdrbench-server-bench: that build runs too, before
+# this one on each backend (its own database), and the after/before ratios
+# of the ingest figures are printed: a change measured in one session.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${BUILD_DIR:-$here/../build}/bin/gdrbench-server-bench
@@ -23,8 +26,18 @@ trap cleanup EXIT
 "${as[@]}" "$pgbin/createdb" -h "$work" -U postgres bench
 
 echo "== $(date -u +%FT%TZ) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+if [[ -n ${BEFORE:-} ]]; then
+  [[ -x $BEFORE ]] || { echo "server_store.sh: BEFORE=$BEFORE is not an executable" >&2; exit 2; }
+  "${as[@]}" "$pgbin/createdb" -h "$work" -U postgres before
+  echo "== SQLite, before ($BEFORE)" >&2
+  "$BEFORE" --db "$work/before.db" "$@" | tee "$work/sqlite-before.json"
+fi
 echo "== SQLite" >&2
 "$bin" --db "$work/bench.db" "$@" | tee "$work/sqlite.json"
+if [[ -n ${BEFORE:-} ]]; then
+  echo "== PostgreSQL 15, before ($BEFORE)" >&2
+  "$BEFORE" --db "postgresql:///before?host=$work&user=postgres" "$@" | tee "$work/postgres-before.json"
+fi
 echo "== PostgreSQL 15" >&2
 "$bin" --db "postgresql:///bench?host=$work&user=postgres" "$@" | tee "$work/postgres.json"
 du -sh "$work/bench.db" "$work/pg" 2>/dev/null | sed 's/^/size: /' || true
@@ -32,9 +45,24 @@ du -sh "$work/bench.db" "$work/pg" 2>/dev/null | sed 's/^/size: /' || true
 import json, sys
 s, p = (json.load(open(f)) for f in sys.argv[1:3])
 print(f"{'figure':34} {'SQLite':>12} {'PostgreSQL':>12} {'PG/SQLite':>10}")
-for k in ("ingest_s", "ingest_cells_per_s", "max_rss_mb", "link_trend_ms", "link_trend_sized_ms",
+for k in ("ingest_s", "ingest_header_s", "ingest_cells_s", "ingest_pairs_s", "ingest_finish_s",
+          "ingest_cells_per_s", "max_rss_mb", "link_trend_ms", "link_trend_sized_ms",
           "node_trend_ms", "list_runs_ms", "list_runs_cluster_ms", "big_run_node_as_src_cells_ms"):
     print(f"{k:34} {s[k]:>12.3f} {p[k]:>12.3f} {p[k] / s[k] if s[k] else 0:>10.2f}")
 print(f"run: {s['nodes']} nodes x {s['rails']} rails = {s['cells']} cells, {s['pairs']} pairs "
       f"({s['pair_bytes'] / 1e6:.0f} MB of pair results); trend over {s['link_trend_points']} runs")
 PY
+if [[ -n ${BEFORE:-} ]]; then
+  /usr/bin/python3 - "$work" <<'PY'
+import json, os, sys
+w = sys.argv[1]
+print(f"{'after / before':34} {'SQLite':>12} {'PostgreSQL':>12}")
+for k in ("ingest_s", "ingest_header_s", "ingest_cells_s", "ingest_pairs_s", "ingest_finish_s",
+          "link_trend_ms", "node_trend_ms", "list_runs_ms"):
+    row = []
+    for b in ("sqlite", "postgres"):
+        new, old = (json.load(open(os.path.join(w, f"{b}{x}.json"))) for x in ("", "-before"))
+        row.append(new[k] / old[k] if old.get(k) else 0)
+    print(f"{k:34} {row[0]:>12.2f} {row[1]:>12.2f}")
+PY
+fi
