@@ -103,6 +103,18 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   svr.set_payload_max_length(cfg.max_json_upload);
   svr.set_read_timeout(60, 0);
   svr.set_write_timeout(60, 0);
+  // A request with neither Content-Length nor Transfer-Encoding has no body
+  // (RFC 9112 section 6.3). cpp-httplib 0.11 instead reads the body of a
+  // POST, PUT, PATCH or DELETE until the peer closes, so a plain `curl -X
+  // POST .../cancel` waited out the read timeout and got 400. Before routing
+  // (which reads the body), such a request is given its zero length.
+  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+    if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
+      // The server's own, non-const Request (httplib hands it over as const).
+      const_cast<httplib::Request&>(req).set_header("Content-Length", "0");
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
 
   // Guards a route: the token's role, then the handler.
   auto guard = [&auth, &counters](Role role, auto fn) {

@@ -99,9 +99,12 @@ class Server:
         return rc
 
 
-def curl(url, token=None, method="GET", data=None, cacert=None, expect=None):
-    """Returns (status, parsed JSON or text)."""
+def curl(url, token=None, method="GET", data=None, cacert=None, expect=None, max_time=None):
+    """Returns (status, parsed JSON or text). data=None sends no body at all
+    (no Content-Length); max_time: curl gives up after that many seconds."""
     cmd = ["curl", "-sS", "-o", "-", "-w", "\n%{http_code}", "-X", method, url]
+    if max_time is not None:
+        cmd += ["--max-time", str(max_time)]
     if cacert:
         cmd += ["--cacert", cacert]
     if token:
