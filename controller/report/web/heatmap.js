@@ -157,7 +157,7 @@
       if (this.diffMode) {
         const p = Math.round(this.range * 100);
         ramp('\u2212' + p + ' %', '+' + p + ' % (b against a)', 'linear-gradient(90deg,rgb(200,30,30),#fff,rgb(30,80,200))');
-        sw(C.lost, 'OK \u2192 failed'); sw(C.gained, 'failed \u2192 OK'); sw(C.alone, 'in one run only');
+        for (const [colour, text] of M.DIFF_LEGEND) sw(colour, text);
       } else {
         if (this.mode === 'verdict') { sw(C.pass, 'pass'); sw(C.low, 'low'); sw(C.fail, 'fail'); }
         const ref = this.ref || M.reference(this.data, this.opts.reference);
@@ -238,7 +238,8 @@
       const i = r * this.n + c;
       if (this.diffMode) {
         const k = this.data.kind[i];
-        return k === 1 ? (this.data.change[i] >= 0 ? '+' : '') + Math.round(this.data.change[i] * 100) + '%' : '';
+        if (k === M.KIND.compared) return (this.data.change[i] >= 0 ? '+' : '') + Math.round(this.data.change[i] * 100) + '%';
+        return k === M.KIND.skipped ? 'skip' : '';
       }
       const st = this.data.code[i] & 7;
       if (st === 0) return '';
@@ -350,7 +351,7 @@
       const val = (m, j) => j < 0 ? 'not in the run' : (m.code[j] & 7) === 1 ? M.gbpsText(m.gbps[j]) + ' Gb/s' : M.STATUS[m.code[j] & 7];
       line('a', val(d.a, a));
       line('b', val(d.b, b));
-      if (d.kind[i] === 1) line('change', (d.change[i] >= 0 ? '+' : '') + (100 * d.change[i]).toFixed(1) + ' %');
+      if (d.kind[i] === M.KIND.compared) line('change', (d.change[i] >= 0 ? '+' : '') + (100 * d.change[i]).toFixed(1) + ' %');
     }
 
     bind() {

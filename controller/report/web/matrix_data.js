@@ -158,17 +158,34 @@
     };
     place(a, 'ai');
     place(b, 'bi');
-    // kind: 0 in neither, 1 compared, 2 OK -> not OK, 3 not OK -> OK, 4 in one run only, 5 both not OK
     for (let i = 0; i < n * n; i++) {
       const x = d.ai[i], y = d.bi[i];
       if (x < 0 && y < 0) continue;
-      if (x < 0 || y < 0) { d.kind[i] = 4; continue; }
-      const okA = (a.code[x] & 7) === 1, okB = (b.code[y] & 7) === 1;
-      if (okA && okB) { d.kind[i] = 1; d.change[i] = a.gbps[x] > 0 ? b.gbps[y] / a.gbps[x] - 1 : 0; }
-      else d.kind[i] = okA ? 2 : okB ? 3 : 5;
+      if (x < 0 || y < 0) { d.kind[i] = KIND.alone; continue; }
+      const k = diffKind(a.code[x] & 7, b.code[y] & 7);
+      d.kind[i] = k;
+      if (k === KIND.compared) d.change[i] = a.gbps[x] > 0 ? b.gbps[y] / a.gbps[x] - 1 : 0;
     }
     return d;
   }
+
+  // What happened to a cell between two runs, from its status in each (both
+  // tested). A skipped cell (its node left out, e.g. by preflight) was not
+  // measured: no failure, whatever the other run says; only a test that ran
+  // and failed (failed, error) is one.
+  const KIND = { none: 0, compared: 1, lost: 2, gained: 3, alone: 4, failedBoth: 5, skipped: 6 };
+  function diffKind(sa, sb) {
+    if (sa === 4 || sb === 4) return KIND.skipped;
+    if (sa === 1 && sb === 1) return KIND.compared;
+    if (sa === 1) return KIND.lost;
+    if (sb === 1) return KIND.gained;
+    return KIND.failedBoth;
+  }
+
+  const DIFF_COLOUR = [C.untested, 0, C.lost, C.gained, C.alone, C.failed, C.skipped];
+  // The legend of the kinds that are not a change ratio, in DIFF_COLOUR's colours.
+  const DIFF_LEGEND = [[CSS.lost, 'OK \u2192 failed'], [CSS.gained, 'failed \u2192 OK'], [CSS.failed, 'failed in both'],
+    [CSS.skipped, 'skipped in a or b'], [CSS.alone, 'in one run only']];
 
   function colourDiff(d, out, range) {
     for (let i = 0; i < d.n * d.n; i++) {
@@ -178,7 +195,7 @@
         t = t < -1 ? -1 : t > 1 ? 1 : t;
         out[i] = DIVERGE[((t + 1) / 2 * 255) | 0];
       } else {
-        out[i] = k === 0 ? C.untested : k === 2 ? C.lost : k === 3 ? C.gained : k === 4 ? C.alone : C.failed;
+        out[i] = DIFF_COLOUR[k];
       }
     }
   }
@@ -199,7 +216,7 @@
   }
 
   global.GdrMatrix = {
-    decode, decodeBase64, cell, reference, colour, diff, colourDiff, sizeName, gbpsText,
-    CSS, RAMP_CSS, STATUS, VERDICT,
+    decode, decodeBase64, cell, reference, colour, diff, diffKind, colourDiff, sizeName, gbpsText,
+    CSS, RAMP_CSS, STATUS, VERDICT, KIND, DIFF_LEGEND,
   };
 })(typeof window !== 'undefined' ? window : this);
