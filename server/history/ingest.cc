@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "controller/report/matrix_blob.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::server::history {
@@ -96,6 +97,8 @@ struct Ingester::MatrixState {
   uint64_t cells = 0;
   std::unique_ptr<NodeStatsBuilder> stats;
   std::unique_ptr<CapacityBuilder> capacity;
+  // The heatmap's matrix (the run page's first request), stored at close.
+  std::unique_ptr<controller::report::MatrixBlobBuilder> blob;
   // Per reference: its cells of this matrix by (src id, dst id), and what was compared.
   struct RefCells {
     std::vector<std::pair<std::pair<int64_t, int64_t>, float>> ok;  // sorted
@@ -200,6 +203,10 @@ absl::Status Ingester::OpenMatrix(MatrixState& m) {
   m.stats = std::make_unique<NodeStatsBuilder>(static_cast<uint32_t>(n));
   m.capacity = std::make_unique<CapacityBuilder>(m.rail, m.size_bytes, *m.names, LabelsOf(header_, m.rail, *m.names),
                                                  options_.capacity_weakest);
+  m.blob = std::make_unique<controller::report::MatrixBlobBuilder>(*m.names, m.rail, m.size_bytes);
+  for (const auto& hm : header_.matrices()) {
+    if (hm.rail() == m.rail && hm.size_bytes() == m.size_bytes) m.blob->SetFleet(hm.fleet());
+  }
   m.refs.resize(references_.size());
   for (size_t k = 0; k < references_.size(); ++k) {
     if (!references_[k].run) continue;
@@ -238,6 +245,8 @@ absl::Status Ingester::CloseMatrix(MatrixState& m) {
   m.stats.reset();
   m.capacity->Finish(&capacity_);
   m.capacity.reset();
+  RETURN_IF_ERROR(writer_->AddMatrixBlob(m.rail, m.size_bytes, m.blob->Finish()));
+  m.blob.reset();
   for (size_t k = 0; k < references_.size(); ++k) {
     if (references_[k].run && !m.refs[k].ok.empty()) {
       references_[k].builder->AddRail(m.rail, m.size_bytes, m.names, m.refs[k].compared);
@@ -312,12 +321,18 @@ absl::Status Ingester::AddCells(const v1::MatrixCells& mc) {
     failed_cells_ += c.status() != v1::RESULT_STATUS_OK || verdict == CellVerdict::kFail;
     m.stats->Add(c.src(), c.dst(), c.status(), c.bw_avg_gbps(), verdict);
     m.capacity->Add(c.src(), c.dst(), c.status(), c.bw_avg_gbps(), c.expected_gbps());
-    for (auto& ref : m.refs) {
+    // The baseline value of the heatmap's hover: the sweep's own (--baseline), else the cell of
+    // the cluster's baseline run this run is compared with (what the run page showed before).
+    double baseline = c.baseline_gbps();
+    for (size_t k = 0; k < m.refs.size(); ++k) {
+      auto& ref = m.refs[k];
       auto hit = std::lower_bound(ref.ok.begin(), ref.ok.end(), std::make_pair(std::make_pair(r.src, r.dst), -1.0f));
       if (hit == ref.ok.end() || hit->first != std::make_pair(r.src, r.dst)) continue;
       ref.compared.push_back({c.src(), c.dst(), hit->second, static_cast<float>(c.bw_avg_gbps()),
                               c.status() == v1::RESULT_STATUS_OK});
+      if (baseline <= 0 && references_[k].kind == v1::REGRESSION_REFERENCE_BASELINE) baseline = hit->second;
     }
+    m.blob->Add(c.src(), c.dst(), c.status(), c.bw_avg_gbps(), c.verdict(), c.expected_gbps(), baseline, c.reason());
   }
   cells_ += mc.cells_size();
   m.cells += mc.cells_size();

@@ -109,6 +109,20 @@ CREATE TABLE run_capacity (
 ALTER TABLE runs ADD COLUMN verdict_cells BIGINT NOT NULL DEFAULT 0;
 )sql";
 
+// Version 3: the heatmap's binary matrix (controller/report/matrix_blob.h)
+// of each rail's verdict size, built at ingest, so the dashboard's run page
+// is one read instead of a million cells to query and encode. Runs stored
+// before have none (the matrix is built from their cells on request).
+constexpr std::string_view kV3 = R"sql(
+CREATE TABLE run_matrix_blobs (
+  run BIGINT NOT NULL,
+  rail INTEGER NOT NULL,
+  size_bytes BIGINT NOT NULL,
+  data @BLOB@ NOT NULL,
+  PRIMARY KEY (run, rail, size_bytes)
+)@NOROWID@;
+)sql";
+
 int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -130,6 +144,7 @@ const std::vector<Migration>& Migrations() {
     m.push_back({1, "runs, cells, node stats, baselines", Ddl(kV1, Dialect::kSqlite),
                  Ddl(kV1, Dialect::kPostgres)});
     m.push_back({2, "capacity statistics per run, verdict cell counts", Ddl(kV2, Dialect::kSqlite), Ddl(kV2, Dialect::kPostgres)});
+    m.push_back({3, "heatmap matrices of the verdict sizes", Ddl(kV3, Dialect::kSqlite), Ddl(kV3, Dialect::kPostgres)});
     return m;
   }();
   return all;

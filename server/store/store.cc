@@ -70,6 +70,12 @@ class Store::Writer final : public RunWriter {
     return db_->Exec("INSERT INTO run_capacity (run, data) VALUES (?, ?)", {key_, Blob{serialized}});
   }
 
+  absl::Status AddMatrixBlob(uint32_t rail, uint64_t size_bytes, std::string_view blob) override {
+    RETURN_IF_ERROR(EndCells());
+    return db_->Exec("INSERT INTO run_matrix_blobs (run, rail, size_bytes, data) VALUES (?, ?, ?, ?)",
+                     {key_, int64_t{rail}, static_cast<int64_t>(size_bytes), Blob{blob}});
+  }
+
   absl::Status Commit(const RunRow& r, const v1::Run& header) override {
     RETURN_IF_ERROR(EndCells());
     std::string blob;

@@ -63,6 +63,8 @@ class RunWriter {
   virtual absl::Status AddNodeStat(const NodeStatRow& stat) = 0;
   // The run's capacity statistics (a serialized v1.RunCapacity).
   virtual absl::Status SetCapacity(std::string_view serialized) = 0;
+  // The heatmap's binary matrix of one rail and size (controller/report/matrix_blob.h).
+  virtual absl::Status AddMatrixBlob(uint32_t rail, uint64_t size_bytes, std::string_view blob) = 0;
   // Writes the header and the row's counts, then commits.
   virtual absl::Status Commit(const RunRow& row, const v1::Run& header) = 0;
 };
@@ -155,6 +157,9 @@ class Store {
   // A run's serialized v1.RunCapacity; nullopt for a run stored before the
   // server kept them (schema version 1).
   absl::StatusOr<std::optional<std::string>> ReadCapacity(int64_t run_key);
+  // The matrix blob stored at ingest for (rail, size); nullopt where none was
+  // (other sizes than the verdict size, runs stored before schema version 3).
+  absl::StatusOr<std::optional<std::string>> ReadMatrixBlob(int64_t run_key, uint32_t rail, uint64_t size_bytes);
 
   // --- trends: newest first, at most `limit`, started at or after since_us.
   // size_bytes 0 = each run's verdict size of the rail.

@@ -422,6 +422,18 @@ absl::StatusOr<std::optional<std::string>> Store::ReadCapacity(int64_t run_key) 
   return out;
 }
 
+absl::StatusOr<std::optional<std::string>> Store::ReadMatrixBlob(int64_t run_key, uint32_t rail,
+                                                                uint64_t size_bytes) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::optional<std::string> out;
+  RETURN_IF_ERROR(db->Query("SELECT data FROM run_matrix_blobs WHERE run = ? AND rail = ? AND size_bytes = ?",
+                            {run_key, int64_t{rail}, static_cast<int64_t>(size_bytes)}, [&](const SqlRow& x) {
+                              out = x.Bytes(0);
+                              return absl::OkStatus();
+                            }));
+  return out;
+}
+
 absl::StatusOr<uint64_t> Store::DeleteRunsBefore(int64_t cutoff_us) {
   std::vector<std::pair<int64_t, std::string>> victims;
   {
@@ -448,7 +460,7 @@ absl::StatusOr<uint64_t> Store::DeleteRunsBefore(int64_t cutoff_us) {
       db->Rollback();
       continue;
     }
-    for (std::string table : {"cells", "node_stats", "run_pairs", "run_capacity", "runs"}) {
+    for (std::string table : {"cells", "node_stats", "run_pairs", "run_capacity", "run_matrix_blobs", "runs"}) {
       if (st.ok()) {
         st = db->Exec(absl::StrCat("DELETE FROM ", table, table == "runs" ? " WHERE id = ?" : " WHERE run = ?"),
                       {key});

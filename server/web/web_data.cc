@@ -105,15 +105,21 @@ absl::StatusOr<v1::RunOverview> RunOverview(store::Store& store, const store::Ru
   return o;
 }
 
-absl::StatusOr<std::string> MatrixBlob(store::Store& store, const store::RunRow& run, std::optional<uint32_t> rail,
-                                       uint64_t size_bytes) {
-  ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(run.key));
+namespace {
+
+absl::StatusOr<const v1::BandwidthMatrix*> MatrixOf(const v1::Run& h, const store::RunRow& run,
+                                                    std::optional<uint32_t> rail, uint64_t size_bytes) {
   const v1::BandwidthMatrix* m = FindMatrix(h, rail, size_bytes);
   if (m == nullptr) {
     return absl::NotFoundError(absl::StrCat("run ", run.run_id, " has no matrix",
                                             rail ? absl::StrCat(" for rail ", *rail) : "",
                                             size_bytes ? absl::StrCat(" at ", size_bytes, " B") : ""));
   }
+  return m;
+}
+
+absl::StatusOr<std::string> FromCells(store::Store& store, const store::RunRow& run, const v1::Run& h,
+                                      const v1::BandwidthMatrix* m) {
   std::vector<std::string> names(m->nodes().begin(), m->nodes().end());
   ASSIGN_OR_RETURN(std::vector<int64_t> ids, store.InternNodes(names));
   std::unordered_map<int64_t, uint32_t> index;
@@ -152,6 +158,26 @@ absl::StatusOr<std::string> MatrixBlob(store::Store& store, const store::RunRow&
     return absl::OkStatus();
   }));
   return b.Finish();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> MatrixBlob(store::Store& store, const store::RunRow& run, std::optional<uint32_t> rail,
+                                       uint64_t size_bytes) {
+  ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(run.key));
+  ASSIGN_OR_RETURN(const v1::BandwidthMatrix* m, MatrixOf(h, run, rail, size_bytes));
+  // Each rail's verdict size was encoded at ingest (schema version 3): one read.
+  ASSIGN_OR_RETURN(std::optional<std::string> stored, store.ReadMatrixBlob(run.key, m->rail(), m->size_bytes()));
+  if (stored) return *std::move(stored);
+  // Other sizes, and runs stored before: from the cells.
+  return FromCells(store, run, h, m);
+}
+
+absl::StatusOr<std::string> MatrixBlobFromCells(store::Store& store, const store::RunRow& run,
+                                                std::optional<uint32_t> rail, uint64_t size_bytes) {
+  ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(run.key));
+  ASSIGN_OR_RETURN(const v1::BandwidthMatrix* m, MatrixOf(h, run, rail, size_bytes));
+  return FromCells(store, run, h, m);
 }
 
 namespace {

@@ -22,8 +22,13 @@ absl::StatusOr<v1::RunOverview> RunOverview(store::Store& store, const store::Ru
 
 // The matrix of (rail, size) in controller/report/matrix_blob.h's form. No
 // rail: the run's first rail; size 0: the rail's verdict size (its largest).
+// Each rail's verdict size is the blob stored at ingest; other sizes (and
+// runs stored before schema version 3) are built from the cells.
 absl::StatusOr<std::string> MatrixBlob(store::Store& store, const store::RunRow& run,
                                        std::optional<uint32_t> rail, uint64_t size_bytes);
+// Always from the cells (the same bytes as the stored blob; for the tests).
+absl::StatusOr<std::string> MatrixBlobFromCells(store::Store& store, const store::RunRow& run,
+                                                std::optional<uint32_t> rail, uint64_t size_bytes);
 
 // A node's preflight findings in one run's header ("" node: none).
 v1::NodeFindings FindingsOf(const v1::PreflightReport& report);

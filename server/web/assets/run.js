@@ -63,6 +63,10 @@
             window.gdrFirstHeatmap = { ms: performance.now(), drawMs: ms, decodeMs: decodeMs, nodes: matrix.n, rail: matrix.rail };
             document.body.dataset.firstHeatmapMs = String(Math.round(performance.now()));
             performance.mark('gdr-first-heatmap');
+            // On screen: the frame after the draw has been painted (two animation frames on).
+            requestAnimationFrame(() => requestAnimationFrame(() => {
+              window.gdrFirstHeatmap.paintedMs = performance.mark('gdr-first-heatmap-painted').startTime;
+            }));
           }
         },
       });

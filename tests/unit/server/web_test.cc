@@ -6,6 +6,10 @@
 
 #include <cstring>
 
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+
 #include "server/api/http_auth.h"
 #include "server/history/export.h"
 #include "server/web/blame_subject.h"
@@ -179,6 +183,70 @@ TEST_F(WebDataTest, MatrixBlobOfTheDefaultAndOfAChosenRailAndSize) {
   EXPECT_THAT(*r1, HasSubstr("\"sizeBytes\":65536"));
   EXPECT_EQ(web::MatrixBlob(*store_, Row("w-2"), 5, 0).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(web::MatrixBlob(*store_, Row("w-2"), 0, 4096).status().code(), absl::StatusCode::kNotFound);
+}
+
+// A matrix blob (controller/report/matrix_blob.h): its JSON head (the key
+// order of a protobuf Struct is not fixed) and the cell sections' bytes.
+struct Blob {
+  google::protobuf::Struct head;
+  std::string sections;
+};
+Blob Split(const std::string& blob) {
+  Blob b;
+  uint32_t len = 0;
+  std::memcpy(&len, blob.data() + 8, 4);
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(blob.substr(12, len), &b.head).ok());
+  b.sections = blob.substr(12 + len);
+  return b;
+}
+
+// The run page's first request: the verdict size's matrix is encoded at
+// ingest and read back as one blob, byte for byte what the cells give
+// (baseline values from the cluster's baseline run included); other sizes
+// are built from the cells.
+TEST(WebMatrixBlob, StoredAtIngestIsWhatTheCellsGive) {
+  auto s = testing::OpenTestStore("webblob");
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto& store = **s;
+  for (int k = 0; k < 2; ++k) {
+    testing::FakeRunSpec spec;
+    spec.nodes = 5;
+    spec.run_id = "b-" + std::to_string(k);
+    spec.started_unix_s = 1767225600 + k * 86400;
+    spec.preflight_fail = {4};
+    spec.model = [k](uint32_t s, uint32_t d, const std::string& nic) {
+      return k == 1 && s == 1 && d == 2 ? 200.0 : testing::DefaultModel(s, d, nic);
+    };
+    ASSERT_TRUE(history::StoreRun(store, testing::FakeRun(spec), {}).ok());
+    if (k == 0) {
+      ASSERT_TRUE(store.SetBaseline("lab", (*store.FindRun("b-0"))->key, "test").ok());
+    }
+  }
+  const store::RunRow run = **store.FindRun("b-1");
+  auto stored = store.ReadMatrixBlob(run.key, 0, 1 << 20);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_TRUE(stored->has_value()) << "the verdict size's matrix is stored at ingest";
+  EXPECT_FALSE(store.ReadMatrixBlob(run.key, 0, 65536)->has_value()) << "only the verdict size";
+  auto served = web::MatrixBlob(store, run, std::nullopt, 0);
+  auto cells = web::MatrixBlobFromCells(store, run, std::nullopt, 0);
+  ASSERT_TRUE(served.ok() && cells.ok()) << served.status() << cells.status();
+  EXPECT_EQ(*served, **stored);
+  const Blob a = Split(*served), b = Split(*cells);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a.head, b.head))
+      << a.head.DebugString() << " vs " << b.head.DebugString();
+  EXPECT_TRUE(a.sections == b.sections) << "the stored cells differ from the ones the store's cells give";
+  std::vector<std::string> sections;
+  for (const auto& v : a.head.fields().at("sections").list_value().values()) {
+    sections.push_back(v.struct_value().fields().at("name").string_value());
+  }
+  EXPECT_EQ(sections, (std::vector<std::string>{"gbps", "code", "baseline", "reason"}));
+  auto small = web::MatrixBlob(store, run, 0, 65536);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_TRUE(Split(*small).sections == Split(*web::MatrixBlobFromCells(store, run, 0, 65536)).sections);
+  // Retention takes the blob with its run.
+  ASSERT_TRUE(store.DeleteRunsBefore(1767225600 * int64_t{1000000} + 2 * 86400 * int64_t{1000000}).ok());
+  EXPECT_FALSE(store.FindRun("b-1")->has_value());
+  EXPECT_FALSE(store.ReadMatrixBlob(run.key, 0, 1 << 20)->has_value());
 }
 
 TEST_F(WebDataTest, NodeAndLinkHistoriesSayWhenFirstBlamed) {
