@@ -101,11 +101,13 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  // Block the stop signals in every thread gRPC starts; main waits for them.
+  // Block the stop signals (and SIGHUP, the TLS reload) in every thread gRPC
+  // starts; main waits for them.
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
   // systemd's default soft limit is 1024 files; the unit raises both, and a
@@ -122,7 +124,14 @@ int main(int argc, char** argv) {
     }
   }
   int sig = 0;
-  sigwait(&stop, &sig);
+  while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
+    auto reloaded = (*server)->ReloadTls();
+    if (reloaded.ok()) {
+      spdlog::info("SIGHUP: {}", *reloaded);
+    } else {
+      spdlog::warn("SIGHUP: kept the TLS certificate in use: {}", std::string(reloaded.status().message()));
+    }
+  }
   spdlog::info("signal {}: shutting down", sig);
   // Bounded: a call stuck in the kernel (a hung driver file) must not keep
   // the agent up after SIGTERM (systemd would SIGKILL it 90 s later).

@@ -82,6 +82,12 @@ int main(int argc, char** argv) {
   app.add_option("--grpc-port-file", grpc_port_file, "write the bound gRPC port here once serving");
   app.add_option("--http-port-file", http_port_file, "write the bound HTTP port here once serving");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  int drain_seconds = 20;
+  app.add_option("--drain-seconds", drain_seconds,
+                 "SIGTERM: calls in flight (uploads) get this long to finish; keep it below the unit's "
+                 "TimeoutStopSec")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 600));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -132,6 +138,6 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop, &sig);
   spdlog::info("signal {}: shutting down", sig);
-  (*server)->Shutdown();
+  (*server)->Shutdown(drain_seconds * 1000);
   return 0;
 }

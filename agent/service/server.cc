@@ -56,12 +56,13 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfi
   if (!config.health_listen.empty()) {
     RETURN_IF_ERROR(CheckHostPort("--health-listen", config.health_listen));
   }
-  ASSIGN_OR_RETURN(auto creds, rpc::MakeServerCredentials(config.tls));
+  ASSIGN_OR_RETURN(auto tls, rpc::ReloadableServerTls::Create(config.tls));
 
   if (struct stat st; stat(config.agent.fs_root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat("--fs-root ", config.agent.fs_root, " is not a directory"));
   }
   std::unique_ptr<AgentServer> s(new AgentServer());
+  s->tls_ = std::move(tls);
   s->handler_ = config.make_handler ? config.make_handler(config.agent)
                                     : std::make_unique<AgentHandler>(config.agent);
   // Fail at start-up, not at the first call, when --devices names a device
@@ -76,7 +77,7 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfi
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   auto acceptor = builder.experimental().AddExternalConnectionAcceptor(
-      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD, creds);
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD, s->tls_->credentials());
   builder.RegisterService(s->service_.get());
   ApplyLimits(builder);
   s->server_ = builder.BuildAndStart();

@@ -11,6 +11,7 @@
 #include "agent/service/agent_handler.h"
 #include "agent/service/grpc_service.h"
 #include "agent/service/listener.h"
+#include "common/rpc/server_tls.h"
 #include "common/rpc/tls.h"
 #include "grpcpp/server.h"
 
@@ -44,9 +45,14 @@ class AgentServer {
   // must not destroy this server.
   bool Drain(int deadline_ms);
   void Wait();
+  // SIGHUP: --tls-cert/--tls-key/--tls-client-ca read again; the line to log
+  // (rpc::ReloadableServerTls::Reload). Calls and connections in flight keep
+  // their session; a bad replacement leaves the current one serving.
+  absl::StatusOr<std::string> ReloadTls() { return tls_->Reload(); }
 
  private:
   AgentServer() = default;
+  std::unique_ptr<rpc::ReloadableServerTls> tls_;  // outlives the servers that use it
   std::unique_ptr<AgentHandler> handler_;
   std::unique_ptr<Listener> listener_;
   std::unique_ptr<GrpcAgentService> service_;

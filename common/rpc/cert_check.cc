@@ -8,20 +8,10 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/rpc/x509_text.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::rpc {
-namespace {
-
-std::string AsText(const ASN1_TIME* t) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> b(BIO_new(BIO_s_mem()), BIO_free);
-  ASN1_TIME_print(b.get(), t);
-  char* data = nullptr;
-  long n = BIO_get_mem_data(b.get(), &data);
-  return std::string(data, static_cast<size_t>(n));
-}
-
-}  // namespace
 
 absl::Status CheckCertAndKey(const std::string& cert_flag, const std::string& cert_path,
                              const std::string& cert_pem, const std::string& key_flag,
@@ -39,16 +29,28 @@ absl::Status CheckCertAndKey(const std::string& cert_flag, const std::string& ce
   }
   std::string why;
   if (X509_cmp_current_time(X509_get0_notAfter(cert.get())) < 0) {
-    why = absl::StrCat("expired on ", AsText(X509_get0_notAfter(cert.get())));
+    why = absl::StrCat("expired on ", TimeText(X509_get0_notAfter(cert.get())));
   } else if (X509_cmp_current_time(X509_get0_notBefore(cert.get())) > 0) {
-    why = absl::StrCat("is not valid before ", AsText(X509_get0_notBefore(cert.get())), " (check this host's clock)");
+    why = absl::StrCat("is not valid before ", TimeText(X509_get0_notBefore(cert.get())), " (check this host's clock)");
   }
   if (why.empty()) return absl::OkStatus();
   if (use == CertUse::kClient) {
     return absl::InvalidArgumentError(absl::StrCat(cert_flag, " ", cert_path, " ", why, ": the server will refuse it"));
   }
+  if (use == CertUse::kReload) {
+    return absl::InvalidArgumentError(absl::StrCat(cert_flag, " ", cert_path, " ", why, ": clients would refuse it"));
+  }
   spdlog::warn("{} {} {}: clients will refuse this server until it is renewed", cert_flag, cert_path, why);
   return absl::OkStatus();
+}
+
+std::string DescribeCert(const std::string& cert_pem) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> b(BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())), BIO_free);
+  std::unique_ptr<X509, decltype(&X509_free)> cert(PEM_read_bio_X509(b.get(), nullptr, nullptr, nullptr), X509_free);
+  if (!cert) return "no certificate";
+  return absl::StrCat(NameText(X509_get_subject_name(cert.get())), " (issued by ",
+                      NameText(X509_get_issuer_name(cert.get())), ", valid until ",
+                      TimeText(X509_get0_notAfter(cert.get())), ")");
 }
 
 }  // namespace gdrbench::rpc

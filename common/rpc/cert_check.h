@@ -7,18 +7,29 @@
 
 #include <string>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace gdrbench::rpc {
 
-enum class CertUse { kServer, kClient };
+// kReload: a server's replacement (SIGHUP), refused like a client's when
+// outside its validity window: the one it serves with stays.
+// The PEM file a flag names: NOT_FOUND / PERMISSION_DENIED "<flag>: cannot
+// read <path>: ...", INVALID_ARGUMENT when it holds no PEM block
+// (common/rpc/tls.cc).
+absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path);
+
+enum class CertUse { kServer, kClient, kReload };
 
 // INVALID_ARGUMENT naming both flags when the key is not the certificate's
 // (or either does not parse). A certificate that expired or is not valid
-// yet is INVALID_ARGUMENT for a client; a server only warns (it keeps
-// serving until SIGHUP brings the renewed one, and says so).
+// yet is INVALID_ARGUMENT for a client and a reload; a server starting only
+// warns (it keeps serving until SIGHUP brings the renewed one, and says so).
 absl::Status CheckCertAndKey(const std::string& cert_flag, const std::string& cert_path,
                              const std::string& cert_pem, const std::string& key_flag,
                              const std::string& key_pem, CertUse use);
+
+// "CN=agent1 (issued by CN=lab CA, valid until Dec  3 10:00:00 2026 GMT)"
+// for the first certificate of `cert_pem`; "no certificate" when none.
+std::string DescribeCert(const std::string& cert_pem);
 
 }  // namespace gdrbench::rpc

@@ -12,7 +12,6 @@
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::rpc {
-namespace {
 
 absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
   auto content = FsRoot("/").ReadFile(path);
@@ -25,8 +24,6 @@ absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& 
   }
   return content;
 }
-
-}  // namespace
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ServerTlsConfig& config) {

@@ -155,10 +155,14 @@ int DryRun(const SweepOptions& o, const sweep::SweepConfig& c) {
 }
 
 // SIGINT/SIGTERM cancel the sweep: tests already running finish, the journal
-// is flushed, and the run can be resumed. A second signal kills at once.
+// is flushed, the run can be resumed, and the exit code is 128 + the signal
+// (as a shell reports a command the signal ended). A second signal kills at
+// once.
 run::CancelToken* g_cancel = nullptr;
+volatile sig_atomic_t g_signal = 0;
 
 void OnSignal(int sig) {
+  g_signal = sig;
   if (g_cancel != nullptr) g_cancel->Cancel();
   ::signal(sig, SIG_DFL);
 }
@@ -216,8 +220,9 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
   if (shown == sweep::Phase::kTests || shown == sweep::Phase::kRetest) progress.Finish();
   if (!result.ok()) {
     if (absl::IsCancelled(result.status()) && !c.journal_path.empty()) {
-      return PrintError(absl::CancelledError(
+      PrintError(absl::CancelledError(
           absl::StrCat(result.status().message(), ": continue with --resume ", c.journal_path)));
+      return g_signal != 0 ? 128 + g_signal : 1;
     }
     return PrintError(result.status());
   }

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/rpc/status.h"
+#include "common/rpc/tls_probe.h"
 #include "common/status.h"
 
 namespace gdrbench::controller {
@@ -20,7 +21,12 @@ void AgentClient::Prepare(grpc::ClientContext& ctx, std::chrono::milliseconds ti
 absl::Status AgentClient::WaitConnected() {
   auto deadline = std::chrono::system_clock::now() + config_.connect_timeout;
   if (channel_->WaitForConnected(deadline)) return absl::OkStatus();
-  // The TLS handshake failing shows up here too; say both.
+  // A refused TLS handshake shows up here as well, without its reason: one
+  // handshake of our own names it (foreign CA, expired, not yet valid, ...).
+  absl::Status why = rpc::ProbeTls(config_.address, config_.tls, std::chrono::milliseconds(2000));
+  if (!why.ok()) {
+    return absl::UnavailableError(absl::StrCat("agent ", config_.address, " unreachable: ", why.message()));
+  }
   return absl::UnavailableError(absl::StrCat(
       "agent ", config_.address, " unreachable: no connection within ",
       config_.connect_timeout.count(), " ms (nothing listening, wrong address, or a TLS "
@@ -76,13 +82,25 @@ absl::Status AgentClient::CloseTarget(const std::string& target_id) {
 
 absl::Status AgentClient::RunWriteSweep(
     const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
-    const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) {
+    const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) {
   RETURN_IF_ERROR(WaitConnected());
   grpc::ClientContext ctx;
   Prepare(ctx, timeout);
   auto reader = stub_->RunWriteSweep(&ctx, request);
   v1::RunWriteSweepResponse msg;
-  while (reader->Read(&msg)) on_message(msg);
+  uint64_t read = 0;
+  while (reader->Read(&msg)) {
+    ++read;
+    if (on_message(msg)) continue;
+    // Not waited out to the deadline: the agent sees the cancellation and
+    // stops its sweep; what it still sends is discarded by Finish.
+    ctx.TryCancel();
+    while (reader->Read(&msg)) {
+    }
+    (void)reader->Finish();
+    return absl::CancelledError(absl::StrCat("RunWriteSweep on ", config_.address,
+                                             ": stopped by the controller after message ", read));
+  }
   return rpc::FromGrpc(reader->Finish(), absl::StrCat("RunWriteSweep on ", config_.address));
 }
 

@@ -33,10 +33,12 @@ class AgentClient {
   absl::StatusOr<v1::NodeInfo> GetNodeInfo();
   absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request);
   absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& request);
-  // Calls `on_message` for each streamed message; `timeout` bounds the whole sweep.
+  // Calls `on_message` for each streamed message; `timeout` bounds the whole
+  // sweep. `on_message` returning false cancels the call at once: CANCELLED
+  // "RunWriteSweep on <address>: stopped by the controller after message N".
   absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& request,
                              std::chrono::milliseconds timeout,
-                             const std::function<void(const v1::RunWriteSweepResponse&)>& on_message);
+                             const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message);
   // Out of band: the initiator's half (RunWriteSweep's first message) for the target.
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& request);
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& request);

@@ -29,10 +29,12 @@ class AgentApi {
   virtual absl::StatusOr<v1::NodeInfo> GetNodeInfo() = 0;
   virtual absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request) = 0;
   virtual absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& request) = 0;
-  // `timeout` bounds the whole stream.
+  // `timeout` bounds the whole stream. `on_message` returns false to stop
+  // it: the call is cancelled at once (the agent's sweep sees the
+  // cancellation and stops) and CANCELLED is returned.
   virtual absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
-      const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) = 0;
+      const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) = 0;
   // Out of band (the target's OpenTarget answered cm = OOB): hands the
   // initiator's half (RunWriteSweep's first message) to the target's agent.
   // UNIMPLEMENTED for an API without that mode (the fakes that never use it).
@@ -60,7 +62,7 @@ class GrpcAgentApi final : public AgentApi {
   }
   absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
-      const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) override {
+      const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) override {
     return client_->RunWriteSweep(r, timeout, on_message);
   }
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {

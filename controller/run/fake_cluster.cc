@@ -75,7 +75,7 @@ class FakeCluster::Agent final : public AgentApi {
 
   absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& req, std::chrono::milliseconds,
-      const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) override {
+      const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) override {
     RETURN_IF_DOWN();
     c_->sweeps_.fetch_add(1, std::memory_order_relaxed);
     uint32_t dst = 0;
@@ -95,7 +95,7 @@ class FakeCluster::Agent final : public AgentApi {
       s->set_bw_peak_gbps(gbps);
       s->set_status(gbps > 0 ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
       if (gbps <= 0) s->set_error("completion error: IBV_WC_RETRY_EXC_ERR (transport retry exceeded)");
-      on_message(m);
+      if (!on_message(m)) return absl::CancelledError("RunWriteSweep: stopped by the controller");
     }
     v1::RunWriteSweepResponse& m = *scratch.Make<v1::RunWriteSweepResponse>();
     auto* sum = m.mutable_summary();
@@ -105,7 +105,7 @@ class FakeCluster::Agent final : public AgentApi {
     sum->set_memory_kind("host");
     sum->set_registration("ibv_reg_mr");
     sum->set_bw_avg_gbps_best(gbps);
-    on_message(m);
+    if (!on_message(m)) return absl::CancelledError("RunWriteSweep: stopped by the controller");
     return absl::OkStatus();
   }
 

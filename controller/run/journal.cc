@@ -23,24 +23,7 @@ constexpr uint32_t kMaxRecord = 64 << 20;
 constexpr size_t kMaxJournalBytes = size_t{64} << 30;
 constexpr char kHeader = 'H', kPlan = 'P', kTest = 'T';
 
-// Record checksum: a word-at-a-time multiplicative hash (FNV-1a's byte loop
-// was the largest single cost of journaling zero-time tests). Detects torn
-// and garbled records; not cryptographic.
-uint32_t Checksum(const char* p, size_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, p + i, n - i);
-  h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 29;
-  return static_cast<uint32_t>(h ^ (h >> 32));
-}
+uint32_t Checksum(const char* p, size_t n) { return journal_records::FrameChecksum(p, n); }
 
 uint32_t GetU32(const char* p) {
   uint32_t v = 0;

@@ -29,4 +29,9 @@ absl::Status ToPairResult(v1::JournalTest&& test, const v1::JournalPlan& plan, v
 // The plan's rate for a test (FillIdentity's rule over the plan's link rates).
 double PlanExpectedGbps(const v1::JournalPlan& plan, uint32_t src, uint32_t dst, uint32_t rail);
 
+// The checksum of a frame's body (journal.cc; not cryptographic: torn and
+// garbled records). Here so that the fuzzer gets past it to the records
+// (tests/fuzz/fuzz_journal.cc).
+uint32_t FrameChecksum(const char* body, size_t n);
+
 }  // namespace gdrbench::controller::run::journal_records

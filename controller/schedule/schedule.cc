@@ -41,6 +41,52 @@ std::vector<std::vector<uint32_t>> RailGroups(const std::vector<NodeShape>& node
   return groups;
 }
 
+// Tests in one plan (node pairs x rails, every round of every mode): the
+// schedule, the results and the journal (~110 B a test) grow with it. 1024
+// 8-rail nodes all-pairs one way are 8.4 million; 32,768 nodes (the node
+// cap, common/limits.h) all-pairs would be 8.6 billion, refused before
+// anything is allocated. (To join common/limits.h when that header next
+// changes: editing it rebuilds most of the tree.)
+constexpr uint64_t kMaxPlanTests = 1ull << 24;
+
+// Tests the schedule will hold, counted before anything is built (all-pairs
+// over 32,768 nodes would be billions): exact for all-pairs and pairs, an
+// upper bound (every pair on the most rails) for quick and ring.
+uint64_t SaturatingMul(uint64_t a, uint64_t b) {
+  return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+uint64_t CountTests(const std::vector<NodeShape>& nodes, const ScheduleOptions& o) {
+  const uint64_t n = nodes.size();
+  const uint64_t directions = o.bidirectional ? 1 : 2;
+  std::vector<uint64_t> rails;
+  rails.reserve(n);
+  for (const auto& nd : nodes) rails.push_back(nd.rail_gpu.size());
+  const uint64_t max_rails = rails.empty() ? 0 : *std::max_element(rails.begin(), rails.end());
+  switch (o.mode) {
+    case Mode::kAllPairs: {
+      // A pair runs on the rails both have: sorted, node k shares its r_k
+      // rails with each of the n-1-k nodes after it.
+      std::sort(rails.begin(), rails.end());
+      uint64_t shared = 0;
+      for (uint64_t k = 0; k < n; ++k) shared += SaturatingMul(rails[k], n - 1 - k);
+      return SaturatingMul(shared, directions);
+    }
+    case Mode::kQuick:
+      return SaturatingMul(SaturatingMul(uint64_t{o.quick_matchings} * (n / 2), max_rails), directions);
+    case Mode::kRing:
+      return SaturatingMul(n, max_rails);
+    case Mode::kPairs: {
+      uint64_t tests = 0;
+      for (const auto& [a, b] : o.pairs) {
+        if (a < n && b < n) tests += std::min(rails[a], rails[b]);
+      }
+      return tests;
+    }
+  }
+  return 0;
+}
+
 // Emits node-disjoint `pairs` as one or two rounds per rail group (two when
 // tests are one-directional: a->b first, then b->a), honouring the cap.
 class Emitter {
@@ -136,6 +182,12 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
   const uint32_t n = static_cast<uint32_t>(nodes.size());
   if (n < 2 && o.mode != Mode::kPairs) {
     return absl::InvalidArgumentError(absl::StrCat("a sweep needs at least 2 nodes, got ", n));
+  }
+  if (const uint64_t tests = CountTests(nodes, o); tests > kMaxPlanTests) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the plan has ", tests, " tests (", ModeName(o.mode), " over ", n,
+        " nodes and their rails), more than the ", kMaxPlanTests,
+        " one run holds: use --mode quick or ring, or split the nodes into several runs"));
   }
   Schedule s;
   Emitter emit(nodes, o, &s);

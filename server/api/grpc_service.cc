@@ -33,6 +33,12 @@ grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
                                               grpc::ServerReader<v1::RunChunk>* reader,
                                               v1::UploadRunResponse* resp) {
   GDR_CALLER(Role::kWrite);
+  if (absl::Status st = h_.DrainRefusal(); !st.ok()) return rpc::ToGrpc(st);
+  uploads_in_flight_.fetch_add(1);
+  struct Done {
+    std::atomic<int>& n;
+    ~Done() { n.fetch_sub(1); }
+  } done{uploads_in_flight_};
   auto ingest = h_.NewUpload();
   v1::RunChunk chunk;
   bool first = true;

@@ -3,6 +3,8 @@
 // metadata (mTLS, when configured, is checked by the transport first).
 #pragma once
 
+#include <atomic>
+
 #include "gdrbench/v1/controller.grpc.pb.h"
 #include "server/api/auth.h"
 #include "server/api/handler.h"
@@ -47,10 +49,15 @@ class GrpcControllerService final : public v1::Controller::Service {
   grpc::Status CancelSweep(grpc::ServerContext* ctx, const v1::CancelSweepRequest* req,
                            v1::SweepJob* resp) override;
 
+  // UploadRun calls between their first read and their answer (the drain
+  // on SIGTERM waits for them).
+  int uploads_in_flight() const { return uploads_in_flight_.load(); }
+
  private:
   absl::StatusOr<Principal> Caller(grpc::ServerContext* ctx, Role needed) const;
   Handler& h_;
   const Authorizer& auth_;
+  std::atomic<int> uploads_in_flight_{0};
 };
 
 }  // namespace gdrbench::server::api

@@ -114,6 +114,11 @@ v1::RunSummary ToSummary(const store::RunRow& r) {
 Handler::Handler(store::Store& store, sweeps::SweepManager& sweeps, HandlerOptions options)
     : store_(store), sweeps_(sweeps), options_(options) {}
 
+absl::Status Handler::DrainRefusal() const {
+  if (!draining_) return absl::OkStatus();
+  return absl::UnavailableError("the server is shutting down (SIGTERM): nothing stored; upload again once it is back");
+}
+
 std::unique_ptr<history::Ingester> Handler::NewUpload() {
   return std::make_unique<history::Ingester>(store_, options_.ingest);
 }

@@ -8,6 +8,7 @@
 // Thread safety: every method may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -59,11 +60,18 @@ class Handler {
   sweeps::SweepManager& sweeps() { return sweeps_; }
   const HandlerOptions& options() const { return options_; }
 
+  // SIGTERM: from now on the front ends refuse new uploads (UNAVAILABLE
+  // "shutting down", DrainRefusal) while those in flight finish.
+  void StartDraining() { draining_ = true; }
+  // OK, or the UNAVAILABLE a new upload gets while the server drains.
+  absl::Status DrainRefusal() const;
+
  private:
   absl::StatusOr<store::RunRow> Run(const std::string& run_id, const char* field);
   store::Store& store_;
   sweeps::SweepManager& sweeps_;
   HandlerOptions options_;
+  std::atomic<bool> draining_{false};
 };
 
 // Request checks, one sentence each (tested on their own).

@@ -144,6 +144,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   }));
 
   svr.Post("/api/v1/runs", guard(Role::kWrite, [&h, &counters](Req req, Res res, const Principal& who) {
+    if (absl::Status st = h.DrainRefusal(); !st.ok()) return SendError(res, st);
     v1::Run run;
     if (auto st = JsonToMessage(req.body, &run); !st.ok()) {
       ++counters.uploads_rejected;

@@ -1,5 +1,8 @@
 #include "server/api/server.h"
 
+#include <chrono>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -80,14 +83,35 @@ void ControllerServer::Shutdown(int grace_ms) {
     stopping_ = true;
   }
   stop_cv_.notify_all();
-  if (retention_.joinable()) retention_.join();
-  if (sweeps_) sweeps_->Stop();  // cancels a running sweep, ends watchers
-  if (http_) http_->Stop();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms);
+  if (handler_) handler_->StartDraining();  // new uploads refused from here, whatever the listeners do
+  const int uploads = service_ ? service_->uploads_in_flight() : 0;
+  if (grace_ms > 0) {
+    spdlog::info("draining: new calls refused; {} gRPC upload(s) in flight get up to {} s", uploads,
+                 grace_ms / 1000.0);
+  }
+  // gRPC first, on its own thread: its listener closes now, so nothing new
+  // starts while the rest stops.
+  std::thread grpc_drain;
   if (grpc_) {
     grpc_->GetHealthCheckService()->SetServingStatus(false);
-    grpc_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms));
+    grpc_drain = std::thread([this, deadline] { grpc_->Shutdown(deadline); });
   }
+  if (sweeps_) sweeps_->Stop();  // cancels a running sweep, ends watchers
+  if (http_) http_->Stop();      // closes its listener; requests in flight finish
+  if (grpc_drain.joinable()) grpc_drain.join();
+  if (retention_.joinable()) retention_.join();
   sweeps_.reset();
+  if (grace_ms > 0) {
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (std::chrono::system_clock::now() >= deadline) {
+      spdlog::warn("drained in {:.1f} s: calls still running at the {} s deadline were cancelled (an "
+                   "unfinished upload stores nothing)", took, grace_ms / 1000.0);
+    } else {
+      spdlog::info("drained in {:.1f} s", took);
+    }
+  }
 }
 
 ControllerServer::~ControllerServer() { Shutdown(0); }

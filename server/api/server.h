@@ -49,7 +49,11 @@ class ControllerServer {
   int grpc_port() const { return grpc_port_; }
   int http_port() const { return http_->port(); }
   Handler& handler() { return *handler_; }
-  // Stops accepting, lets calls in flight finish for up to `grace_ms`.
+  // SIGTERM's drain: new calls and connections are refused at once (gRPC
+  // and HTTP), a running sweep is cancelled and watchers ended, calls in
+  // flight (uploads) finish for up to `grace_ms`; those still running then
+  // are cancelled (an unfinished upload stores nothing). Logs one line at
+  // the start and one at the end.
   void Shutdown(int grace_ms = 3000);
 
  private:

@@ -43,5 +43,18 @@ TEST(ControllerFlags, AnEmptyAgentsListBlamesAgents) {
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr("--hostlist")));
 }
 
+// Item 9: 20,000 nodes all-pairs are 400 million tests: refused in one
+// sentence (the plan is never built), exit 2, no agent contacted.
+TEST(ControllerFlags, APlanPastTheTestCapIsOneSentenceAndExit2) {
+  CommandResult r = RunCommand({BinDir() + "/gdrbench", "sweep", "--hostlist", "n[1-20000]", "--port", "1",
+                                "--insecure", "--dry-run"},
+                               std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("the plan has 399980000 tests"));
+  EXPECT_THAT(r.err, HasSubstr("more than the 16777216 one run holds"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_LT(r.elapsed, std::chrono::seconds(5));
+}
+
 }  // namespace
 }  // namespace gdrbench::testing

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 #include <stdexcept>
 #include <thread>
 
@@ -139,6 +140,12 @@ TestPki MakeTestPki(const std::string& dir) {
   p.rogue_ca = dir + "/rogue-ca.pem";
   p.rogue_cert = dir + "/rogue.pem";
   p.rogue_key = dir + "/rogue.key";
+  for (auto [cert, key, name] : {std::tuple{&p.expired_cert, &p.expired_key, "expired"},
+                                 std::tuple{&p.future_cert, &p.future_key, "future"},
+                                 std::tuple{&p.server2_cert, &p.server2_key, "server2"}}) {
+    *cert = dir + "/" + name + ".pem";
+    *key = dir + "/" + name + ".key";
+  }
   std::string script =
       "set -e; cd '" + dir + "';"
       "cat > san.cnf <<'X'\n"
@@ -152,7 +159,17 @@ TestPki MakeTestPki(const std::string& dir) {
       "  -keyout $1.key -out $1.csr 2>/dev/null; "
       "  openssl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key -CAcreateserial -days 2 "
       "  $3 -out $1.pem 2>/dev/null; };"
-      "sign server ca '-extfile san.cnf'; sign client ca ''; sign rogue rogue-ca '';";
+      "sign server ca '-extfile san.cnf'; sign client ca ''; sign rogue rogue-ca '';"
+      "sign server2 ca '-extfile san.cnf';"
+      // openssl ca with a minimal config: the one 3.0 tool that sets notBefore.
+      "printf '[ca]\\ndefault_ca=d\\n[d]\\ndatabase=index.txt\\nnew_certs_dir=.\\nserial=serial\\n"
+      "default_md=sha256\\npolicy=p\\ncopy_extensions=copy\\n[p]\\ncommonName=supplied\\n' > ca.cnf;"
+      ": > index.txt; echo 01 > serial;"
+      "dated() { openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj \"/CN=$1\" "
+      "  -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout $1.key -out $1.csr 2>/dev/null; "
+      "  openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -in $1.csr -out $1.pem -notext "
+      "  -startdate $2 -enddate $3 2>/dev/null; };"
+      "dated expired 20200101000000Z 20200102000000Z; dated future 20990101000000Z 20990201000000Z;";
   CommandResult r = RunCommand({"/bin/bash", "-c", script});
   if (r.exit_code != 0) throw std::runtime_error("openssl failed: " + r.err);
   return p;

@@ -59,10 +59,14 @@ class AgentProcess {
 std::string BinDir();
 
 // Makes a CA, a server cert for 127.0.0.1/localhost, a client cert signed by
-// the CA and a client cert signed by a second, unrelated CA (openssl).
+// the CA and a client cert signed by a second, unrelated CA (openssl). Also
+// server certs of the CA (same names) that expired in 2020, that are not
+// valid before 2099 (`openssl ca -startdate/-enddate`: OpenSSL 3.0's x509
+// and req cannot set notBefore), and a second valid one (CN=server2).
 struct TestPki {
   std::string ca, server_cert, server_key, client_cert, client_key;
   std::string rogue_ca, rogue_cert, rogue_key;
+  std::string expired_cert, expired_key, future_cert, future_key, server2_cert, server2_key;
 };
 TestPki MakeTestPki(const std::string& dir);
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "common/rpc/cert_check.h"
+
 namespace gdrbench::rpc {
 namespace {
 
@@ -87,7 +89,15 @@ class LocalCertChecks : public ::testing::Test {
                       " && openssl req -x509 -newkey rsa:2048 -nodes -keyout a.key -out a.pem -subj /CN=a -days 2"
                       " && openssl req -x509 -newkey rsa:2048 -nodes -keyout b.key -out b.pem -subj /CN=b -days 2"
                       " && openssl req -new -key a.key -subj /CN=old -out old.csr"
-                      " && openssl x509 -req -in old.csr -signkey a.key -days -1 -out old.pem";
+                      " && openssl x509 -req -in old.csr -signkey a.key -days -1 -out old.pem"
+                      // Not valid before 2099: OpenSSL 3.0's x509/req cannot set
+                      // notBefore; `openssl ca` with a minimal config can.
+                      " && printf '[ca]\\ndefault_ca=d\\n[d]\\ndatabase=index.txt\\nnew_certs_dir=.\\n"
+                      "serial=serial\\ndefault_md=sha256\\npolicy=p\\n[p]\\ncommonName=supplied\\n' > ca.cnf"
+                      " && : > index.txt && echo 01 > serial"
+                      " && openssl req -new -key a.key -subj /CN=future -out future.csr"
+                      " && openssl ca -batch -config ca.cnf -cert b.pem -keyfile b.key -in future.csr"
+                      "    -out future.pem -notext -startdate 20990101000000Z -enddate 20990201000000Z";
     ASSERT_EQ(std::system((cmd + " >/dev/null 2>&1").c_str()), 0) << cmd;
   }
   void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
@@ -109,6 +119,19 @@ TEST_F(LocalCertChecks, AnExpiredClientCertificateIsRefusedAServerOneWarns) {
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(Msg(c.status()), HasSubstr("expired on"));
   EXPECT_TRUE(MakeServerCredentials(Server(P("old.pem"), P("a.key"))).ok());
+}
+
+TEST_F(LocalCertChecks, ANotYetValidCertificateIsRefusedForAClientAndAReload) {
+  auto c = MakeChannelCredentials(Client(P("future.pem"), P("a.key")));
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(c.status()), HasSubstr("is not valid before Jan  1 00:00:00 2099 GMT (check this host's clock)"));
+  std::string cert = ReadPem("--tls-cert", P("future.pem")).value();
+  std::string key = ReadPem("--tls-key", P("a.key")).value();
+  EXPECT_TRUE(CheckCertAndKey("--tls-cert", P("future.pem"), cert, "--tls-key", key, CertUse::kServer).ok());
+  absl::Status reload = CheckCertAndKey("--tls-cert", P("future.pem"), cert, "--tls-key", key, CertUse::kReload);
+  EXPECT_THAT(Msg(reload), HasSubstr("is not valid before Jan  1 00:00:00 2099 GMT"));
+  EXPECT_THAT(Msg(reload), HasSubstr("clients would refuse it"));
+  EXPECT_EQ(DescribeCert(cert), "CN=future (issued by CN=b, valid until Feb  1 00:00:00 2099 GMT)");
 }
 
 }  // namespace

@@ -49,11 +49,15 @@ class ScriptedAgent final : public AgentApi {
   }
   absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
-      const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) override {
+      const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) override {
     calls.push_back("RunWriteSweep");
     sweep = r;
     sweep_timeout = timeout;
-    for (const auto& m : stream) on_message(m);
+    delivered = 0;
+    for (const auto& m : stream) {
+      ++delivered;
+      if (!on_message(m)) return absl::CancelledError("stopped by the controller");
+    }
     return sweep_status;
   }
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest&) override {
@@ -75,6 +79,7 @@ class ScriptedAgent final : public AgentApi {
   std::chrono::milliseconds sweep_timeout{0};
   absl::Status open_status, sweep_status, verify_status, close_status;
   std::vector<v1::RunWriteSweepResponse> stream;
+  size_t delivered = 0;  // messages handed to the callback before it stopped the stream
   v1::VerifyTargetResponse verify;
 };
 
@@ -161,6 +166,7 @@ TEST_F(PairTest, ImpossibleAnswersAreTheTestsErrorNotItsResult) {
     EXPECT_EQ(result.status(), v1::RESULT_STATUS_ERROR) << result.reason();
     EXPECT_THAT(result.reason(), HasSubstr("the agent answered the impossible"));
     EXPECT_EQ(result.sizes_size(), 0);
+    EXPECT_EQ(client.delivered, 1u);  // the stream stopped at the first bad answer
   }
   // With the link rate known, the ceiling is the link's (x 1.25).
   client.stream = {Size(65536, 90), Size(1 << 20, 130), Summary()};
@@ -177,6 +183,7 @@ TEST_F(PairTest, AStreamOfSizesNotAskedForIsCutAtTheFirst) {
   EXPECT_EQ(result.status(), v1::RESULT_STATUS_ERROR);
   EXPECT_THAT(result.reason(), HasSubstr("65536 B, a size not asked for or already answered"));
   EXPECT_EQ(result.sizes_size(), 0);
+  EXPECT_EQ(client.delivered, 2u);  // 65536 once is fine; the second one stops the stream
 }
 
 TEST_F(PairTest, AGivenLeaseIsUsed) {

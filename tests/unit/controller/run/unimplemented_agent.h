@@ -21,7 +21,7 @@ class UnimplementedAgent : public AgentApi {
     return absl::UnimplementedError("");
   }
   absl::Status RunWriteSweep(const v1::RunWriteSweepRequest&, std::chrono::milliseconds,
-                             const std::function<void(const v1::RunWriteSweepResponse&)>&) override {
+                             const std::function<bool(const v1::RunWriteSweepResponse&)>&) override {
     return absl::UnimplementedError("");
   }
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest&) override {

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "controller/schedule/factorization.h"
 
 namespace gdrbench::controller::schedule {
@@ -234,6 +235,36 @@ TEST(Estimate, IterationsAtLinkRate) {
   EXPECT_NEAR(EstimateTestSeconds(p), 1.5, 1e-9);
   p.duration_ns = 2'000'000'000;
   EXPECT_NEAR(EstimateTestSeconds(p), 2.5, 1e-9);
+}
+
+// Issue 12, item 9: tests are counted before anything is built. All-pairs
+// over 32,768 8-rail nodes (the node cap) is 8.6 billion tests: the
+// round-robin alone would allocate 4 GiB before the first test.
+TEST(PlanCap, PlansPastTheTestCapAreOneSentenceBeforeAnythingIsBuilt) {
+  ScheduleOptions o;
+  auto big = BuildSchedule(Nodes(32768, {0, 1, 2, 3, 4, 5, 6, 7}), o);
+  ASSERT_EQ(big.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(big.status().message(),
+            "the plan has 8589672448 tests (all-pairs over 32768 nodes and their rails), more than the "
+            "16777216 one run holds: use --mode quick or ring, or split the nodes into several runs");
+  // A pair counts only the rails both ends have: 2,000 nodes of one rail
+  // and 2,000 of 8 rails, sorted by rails, node k shares r_k with each later.
+  std::vector<NodeShape> mixed = Nodes(2000, {-1});
+  for (const auto& n : Nodes(2000, {-1, -1, -1, -1, -1, -1, -1, -1})) mixed.push_back(n);
+  auto m = BuildSchedule(mixed, o);
+  ASSERT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  uint64_t shared = 0;
+  for (uint64_t k = 0; k < 4000; ++k) shared += (k < 2000 ? 1 : 8) * (4000 - 1 - k);
+  EXPECT_THAT(std::string(m.status().message()),
+              ::testing::StartsWith(absl::StrCat("the plan has ", shared * 2, " tests")));
+  // quick with absurd rounds too; a quick plan under the cap still builds.
+  o.mode = Mode::kQuick;
+  o.quick_matchings = 4'000'000'000u;
+  EXPECT_EQ(BuildSchedule(Nodes(32768), o).status().code(), absl::StatusCode::kInvalidArgument);
+  o.quick_matchings = 3;
+  auto quick = BuildSchedule(Nodes(32768, {0, 1, 2, 3, 4, 5, 6, 7}), o);
+  ASSERT_TRUE(quick.ok()) << quick.status();
+  EXPECT_EQ(quick->tests(), 3u * 16384 * 8 * 2);
 }
 
 }  // namespace
