@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lab: nodes=4 timeout=720
+# lab: nodes=4 timeout=720 host=tests/lab/host/sweep_server_pages.sh host_timeout=120
 # gdrbench sweep over 4 lab agents, every run stored in a gdrbench-server (embedded SQLite
 # store in the guest); one boot for what were three tests (sweep_allpairs, sweep_blame,
 # server_regression):
@@ -11,6 +11,10 @@
 #    finds that link, and nothing else, as the regression against the baseline and the last
 #    passing run;
 # 3. node4's whole link shaped to 10mbit: node4 is blamed, and is the regression.
+# 4. The server is stopped and its store (three real sweeps) kept with lab.json (cluster, run
+#    ids, the shaped link and node) in $GDRBENCH_BUILD_DIR/lab/sweep_server/; then, on the host
+#    (the guest has no network to it; `host=` below), tests/lab/host/sweep_server_pages.sh
+#    serves that store with gdrbench-server and checks every dashboard page in Chromium.
 # Sweeps 2 and 3 run one test at a time (--max-concurrent 1): in the emulated guest two
 # concurrent tests share one CPU and add noise far larger than a real fabric's. The lab's links
 # wander +-15 % between runs, and a busy host (load 10 on 2 cores) made one unshaped cell 57 %
@@ -27,7 +31,7 @@ sw_start_agents node1 node2 node3 node4
   --http-listen 127.0.0.1:0 --grpc-port-file "$DP_DIR/grpc.port" --http-port-file "$DP_DIR/http.port" \
   --regression-tolerance 0.75 2>"$DP_DIR/server.log" </dev/null &
 server_pid=$!
-trap 'kill $server_pid 2>/dev/null' EXIT
+trap 'kill $server_pid 2>/dev/null; dp_cleanup' EXIT
 for ((t = 0; t < 200; t++)); do [[ -s $DP_DIR/http.port ]] && break; sleep 0.1; done
 [[ -s $DP_DIR/http.port ]] || { cat "$DP_DIR/server.log"; lab_fail "gdrbench-server did not start"; }
 server=127.0.0.1:$(<"$DP_DIR/grpc.port")
@@ -133,5 +137,21 @@ sw_show "$out"
 sw_check "$out/run.json" full 4 || exit 1
 sw_check "$out/run.json" blame node node4 || exit 1
 shape node4 --clear || lab_fail "shape --clear failed"
-regressions "$(run_id "$out")" REGRESSION_KIND_NODE node4
+run3=$(run_id "$out")
+regressions "$run3" REGRESSION_KIND_NODE node4
+
+# The store for the dashboard's pages on the host: the server stopped first (SIGTERM: SQLite
+# closes, its WAL checkpointed into server.db).
+lab_log "the store and lab.json for the dashboard pages"
+kill -TERM $server_pid
+wait $server_pid
+rc=$?
+((rc == 0)) || { tail -5 "$DP_DIR/server.log"; lab_fail "gdrbench-server exit $rc on SIGTERM"; }
+keep=${GDRBENCH_BUILD_DIR:-build}/lab/sweep_server
+rm -rf "$keep"
+mkdir -p "$keep"
+cp "$DP_DIR"/server.db* "$keep/" || lab_fail "cannot copy the store to $keep"
+printf '{"cluster": "lab", "runs": ["%s", "%s", "%s"], "shaped_link": ["node2", "node3"], "shaped_node": "node4"}\n' \
+  "$run1" "$run2" "$run3" >"$keep/lab.json"
+ls -l "$keep" | sed 's/^/  /'
 echo "PASS"
