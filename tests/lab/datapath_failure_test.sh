@@ -98,15 +98,25 @@ sed 's/^/  /' "$DP_DIR/down.out"
 grep -q "went down (IBV_EVENT_PORT_ERR)" "$DP_DIR/down.out" ||
   { dp_agent_logs node1; lab_fail "the failure does not name the port event"; }
 # From the event as the agent logged it (the kernel's linkwatch may hold a carrier change for up
-# to a second after `ip link set down`; that part is the kernel's, not ours) to the pair's exit.
-event_ts=$(grep -m1 "IBV_EVENT_PORT_ERR on port 1" "$DP_DIR/node1.log" | awk '{print $1}')
-[[ -n "$event_ts" ]] || { dp_agent_logs node1; lab_fail "the agent logged no IBV_EVENT_PORT_ERR"; }
-event_at=$(date -d "$event_ts" +%s.%N) || lab_fail "cannot read the event's time '$event_ts'"
-read -r after_event after_down < <(awk -v e="$event_at" -v d="$down_at" -v b="$end" \
-  'BEGIN{printf "%.2f %.2f\n", b - e, b - d}')
-echo "  the pair ended ${after_event} s after the port event (${after_down} s after shape --down), exit $rc"
-lab_ge 1.0 "$after_event" ||
-  { dp_agent_logs node1 node2; lab_fail "the pair ended ${after_event} s after the port event, not within a second"; }
+# to a second after `ip link set down`; that part is the kernel's, not ours) to the agent's
+# answer (its "sweep ... RESULT_STATUS_FAILED" line): within a second. The controller's exit
+# after it runs in the emulated guest too (a busy host slows it to a second or more): bounded
+# at 3 s, both printed.
+at_of() { date -d "$(awk '{print $1}' <<<"$1")" +%s.%N; }  # a log line's time, epoch seconds
+event_line=$(grep -m1 "IBV_EVENT_PORT_ERR on port 1" "$DP_DIR/node1.log") ||
+  { dp_agent_logs node1; lab_fail "the agent logged no IBV_EVENT_PORT_ERR"; }
+answer_line=$(sed -n '/IBV_EVENT_PORT_ERR on port 1/,$p' "$DP_DIR/node1.log" | grep -m1 "RESULT_STATUS_FAILED") ||
+  { dp_agent_logs node1; lab_fail "no failed sweep after the port event in the agent's log"; }
+event_at=$(at_of "$event_line") || lab_fail "cannot read the time of '$event_line'"
+answer_at=$(at_of "$answer_line") || lab_fail "cannot read the time of '$answer_line'"
+read -r to_answer to_exit after_down < <(awk -v e="$event_at" -v a="$answer_at" -v d="$down_at" -v b="$end" \
+  'BEGIN{printf "%.2f %.2f %.2f\n", a - e, b - e, b - d}')
+echo "  the agent answered ${to_answer} s after the port event; the pair exited ${to_exit} s after it" \
+  "(${after_down} s after shape --down), exit $rc"
+lab_ge 1.0 "$to_answer" ||
+  { dp_agent_logs node1 node2; lab_fail "the agent answered ${to_answer} s after the port event, not within a second"; }
+lab_ge 3.0 "$to_exit" ||
+  { dp_agent_logs node1 node2; lab_fail "the pair exited ${to_exit} s after the port event"; }
 kill -0 "${DP_PID[node1]}" || lab_fail "the initiator agent died"
 shape node1 --up || lab_fail "shape --up failed"
 dp_pair node2 node1 --sizes 64K --iterations 20 --verify || { dp_show; dp_agent_logs node1 node2; lab_fail "pair after the port came back"; }
