@@ -42,11 +42,15 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunWriteSweepResp
   void OnWriteDone(bool ok) override {
     std::lock_guard lock(mu_);
     writing_ = false;
-    if (!ok) {
+    if (ok) {
+      queue_.pop_front();
+    } else {
+      // The stream is gone (the client cancelled): nothing more is written,
+      // but the call must still be finished once the sweep has stopped, or
+      // it is never done and Shutdown waits for it for ever.
       cancelled_ = true;
-      return;
+      queue_.clear();
     }
-    queue_.pop_front();
     MaybeWriteLocked();
   }
 
@@ -69,7 +73,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunWriteSweepResp
 
   void MaybeWriteLocked() {
     if (writing_ || finished_) return;
-    if (!queue_.empty()) {
+    if (!queue_.empty() && !cancelled_) {
       writing_ = true;
       StartWrite(&queue_.front());
     } else if (done_producing_) {
