@@ -86,9 +86,11 @@ try {
   await page.waitForSelector('.gdr-hm-tip', { state: 'visible' });
   const tip = await page.textContent('.gdr-hm-tip');
   c.ok(tip.includes(a + ' \u2192 ' + b) && tip.includes('rail ' + (vm.rail || 0)), 'hover on the shaped link shows src, dst, rail', tip);
-  c.ok(cell && tip.includes(cell.bwAvgGbps.toPrecision(3)) && tip.includes('verdict ' + cell.verdict), 'and its stored Gb/s and verdict', tip + ' vs ' + JSON.stringify(cell));
+  // The page's own three-digit text (GdrMatrix.gbpsText: 0.0093, not toPrecision's 0.00930).
+  const text = (v) => page.evaluate((x) => window.GdrMatrix.gbpsText(x), v);
+  c.ok(cell && tip.includes(await text(cell.bwAvgGbps)) && tip.includes('verdict ' + cell.verdict), 'and its stored Gb/s and verdict', tip + ' vs ' + JSON.stringify(cell));
   const base = (await api('/api/v1/runs/' + run1 + '/cells?src=' + a + '&dst=' + b + '&rail=' + (vm.rail || 0) + '&size_bytes=' + vm.sizeBytes)).cells[0];
-  c.ok(base && tip.includes('baseline ' + base.bwAvgGbps.toPrecision(3)), 'and the baseline run\u2019s value', tip + ' vs ' + JSON.stringify(base));
+  c.ok(base && tip.includes('baseline ' + (await text(base.bwAvgGbps))), 'and the baseline run\u2019s value', tip + ' vs ' + JSON.stringify(base));
   s = await shot(page, opt.shots, 'lab-run');
   const hm = await page.locator('.rail-block canvas').first().boundingBox();
   c.ok(countPixels(s.png, hm, isGreen) > 5000, 'run screenshot: the heatmap is mostly green', countPixels(s.png, hm, isGreen));
