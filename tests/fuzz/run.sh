@@ -14,7 +14,7 @@ out=$1
 secs=$2
 shift 2
 fuzzers=("$@")
-[[ ${#fuzzers[@]} -gt 0 ]] || fuzzers=(hostlist inventory capture)
+[[ ${#fuzzers[@]} -gt 0 ]] || fuzzers=(hostlist inventory capture requests journal server)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=1
@@ -27,12 +27,17 @@ cmake --build "$out/build" -j "$(nproc)" >"$out/build.log" 2>&1 || { tail -30 "$
 mkdir -p "$out/seeds/capture"
 python3 "$src/tests/unit/agent/preflight/hostile_captures.py" "$out/seeds/capture"
 cp "$src"/tests/testdata/gpu-h200/*.tar.gz "$out/seeds/capture/"
+# A journal written by an older gdrbench (format 1), and real run.json files
+# (the server's JSON upload).
+mkdir -p "$out/seeds/journal" "$out/seeds/server"
+cp "$src"/tests/testdata/journal/*.bin "$out/seeds/journal/"
+cp "$src"/tests/testdata/runs/*.json "$src"/tests/testdata/journal/*.run.json "$out/seeds/server/"
 
 status=0
 for f in "${fuzzers[@]}"; do
   bin=$out/build/fuzz_$f
   corpus=$out/corpus/$f
-  mkdir -p "$corpus" "$out/crashes/$f"
+  mkdir -p "$corpus" "$out/crashes/$f" "$out/seeds/$f"
   seeds=("$here/seeds/$f")
   [[ -d "$out/seeds/$f" ]] && seeds+=("$out/seeds/$f")
   [[ -d "$here/seeds/$f" ]] || seeds=("$out/seeds/$f")
