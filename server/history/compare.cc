@@ -39,7 +39,11 @@ absl::StatusOr<v1::CompareRunsResponse> CompareRuns(store::Store& store, const s
   };
   std::set<std::pair<uint32_t, uint64_t>> all = in_a;
   all.insert(in_b.begin(), in_b.end());
-  for (const auto& [rail, size] : all) {
+  for (const auto& matrix : all) {
+    // Named copies, not a structured binding: the lambdas below use them,
+    // which clang before 16 (the fuzzers' clang-14) refuses for bindings.
+    const uint32_t rail = matrix.first;
+    const uint64_t size = matrix.second;
     if (spec.rail && *spec.rail != rail) continue;
     if (spec.size_bytes && spec.size_bytes != size) continue;
     // Run a's cells of this matrix, by (src, dst).
