@@ -131,7 +131,11 @@ v1::RegressionReport RegressionBuilder::Finish() {
     }
   }
   std::set<std::pair<std::string, uint32_t>> explained;  // (node, rail)
-  for (const auto& [node, ks] : bad_on) {
+  for (const auto& entry : bad_on) {
+    // Named, not a structured binding: `collect` uses `node`, which clang
+    // before 16 (the fuzzers' clang-14) refuses for bindings.
+    const std::string& node = entry.first;
+    const auto& ks = entry.second;
     auto collect = [&](size_t k, std::vector<float>* b, std::vector<float>* a, uint32_t* cells) {
       const Rail& r = rails_[k];
       for (const auto& c : r.regressed) {
