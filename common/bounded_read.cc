@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
+#include "common/limits.h"
 #include "common/status.h"
 
 namespace gdrbench {
@@ -53,6 +54,10 @@ absl::StatusOr<std::string> ReadRegularFd(int fd, const std::string& name, size_
   if (have > max_bytes) return TooLarge(name, max_bytes);
   out.resize(have);
   return out;
+}
+
+absl::StatusOr<std::string> ReadBoundedFile(const std::string& path) {
+  return ReadBoundedFile(path, limits::kMaxFileBytes);
 }
 
 absl::StatusOr<std::string> ReadBoundedFile(const std::string& path, size_t max_bytes) {

@@ -10,15 +10,15 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/limits.h"
 
 namespace gdrbench {
 
 // `path` whole. NOT_FOUND, PERMISSION_DENIED as the open says;
 // FAILED_PRECONDITION naming the path when it is not a regular file ("is a
 // FIFO, not a regular file") or holds more than `max_bytes`.
-absl::StatusOr<std::string> ReadBoundedFile(const std::string& path,
-                                            size_t max_bytes = limits::kMaxFileBytes);
+// Without `max_bytes`: limits::kMaxFileBytes.
+absl::StatusOr<std::string> ReadBoundedFile(const std::string& path);
+absl::StatusOr<std::string> ReadBoundedFile(const std::string& path, size_t max_bytes);
 
 // The same on an fd opened by the caller (O_NONBLOCK is cleared for the
 // read); `name` is the path for messages. Does not close `fd`.

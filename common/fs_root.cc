@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/ascii.h"
 #include "common/bounded_read.h"
+#include "common/limits.h"
 #include "common/status.h"
 
 namespace gdrbench {
@@ -41,6 +42,10 @@ absl::StatusOr<std::string> FsRoot::HostPathInside(const std::string& path) cons
   if (root_ == "/") return path;
   ASSIGN_OR_RETURN(std::string real, RealPath(path));
   return absl::StrCat(root_, real);
+}
+
+absl::StatusOr<std::string> FsRoot::ReadFile(const std::string& path) const {
+  return ReadFile(path, limits::kMaxFileBytes);
 }
 
 absl::StatusOr<std::string> FsRoot::ReadFile(const std::string& path, size_t max_bytes) const {

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/limits.h"
 
 namespace gdrbench {
 
@@ -30,11 +29,12 @@ class FsRoot {
   // tree resolved against the root; for messages (reads use HostPathInside).
   std::string Resolve(const std::string& path) const;
 
-  // Whole file, at most `max_bytes`. NOT_FOUND when absent (or, offline,
-  // resolving outside the tree), PERMISSION_DENIED, FAILED_PRECONDITION
-  // when not a regular file or larger than `max_bytes`, INTERNAL.
-  absl::StatusOr<std::string> ReadFile(const std::string& path,
-                                       size_t max_bytes = limits::kMaxFileBytes) const;
+  // Whole file, at most `max_bytes` (limits::kMaxFileBytes when not given).
+  // NOT_FOUND when absent (or, offline, resolving outside the tree),
+  // PERMISSION_DENIED, FAILED_PRECONDITION when not a regular file or larger
+  // than `max_bytes`, INTERNAL.
+  absl::StatusOr<std::string> ReadFile(const std::string& path) const;
+  absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const;
   // First line, whitespace trimmed.
   absl::StatusOr<std::string> ReadLine(const std::string& path) const;
   bool Exists(const std::string& path) const;

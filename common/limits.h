@@ -2,9 +2,9 @@
 // files and trees it reads, captures it unpacks, the agent's listener and
 // calls, preflight deadlines, signals. The data path's own request limits
 // (sizes, iterations, QPs, tx depth, buffer bytes) are in
-// agent/bench/sweep_options.h and the target leases in
-// agent/service/target_registry.h (TargetLimits); the controller's plan and
-// answer bounds are in controller/run/bounds.h. A limit reached is an error
+// common/sweep_limits.h and the target leases in
+// agent/service/target_registry.h (TargetLimits); the controller's node,
+// plan and answer bounds are here. A limit reached is an error
 // with a sentence that names it, never a crash or a silent truncation.
 #pragma once
 
@@ -40,6 +40,10 @@ inline constexpr size_t kMaxCaptureDepth = 32;
 // connections and files, verbs and CUDA always find an fd.
 inline constexpr int kMaxOpenFds = 16'384;
 inline constexpr int kReservedFds = 128;   // verbs, CUDA, files, logs
+// Connections at once (about: counted by fd number above those open when the
+// agent began serving). A controller holds one or two per agent; fewer
+// admitted also means less for gRPC to tear down after a flood.
+inline constexpr int kMaxConnections = 256;
 // A connection that has not finished its TLS/HTTP2 handshake by then is
 // closed (gRPC's default is 120 s: idle sockets would hold the budget).
 inline constexpr int kHandshakeTimeoutMs = 10'000;
@@ -76,6 +80,11 @@ inline constexpr double kMaxPlausibleGbps = 1600;
 // Nodes in one plan (inventory, --agents, --hostlist, all their elements
 // together): the largest GPU clusters have ~12,500 8-GPU nodes.
 inline constexpr size_t kMaxNodes = 32'768;
+// Tests in one plan (node pairs x rails, every round of every mode): the
+// schedule, the results and the journal (~110 B a test) grow with it.
+// 1024 8-rail nodes all-pairs one way are 8.4 million; 32,768 nodes
+// all-pairs would be 8.6 billion, refused before anything is allocated.
+inline constexpr uint64_t kMaxPlanTests = 1ull << 24;
 
 // --- Signals --------------------------------------------------------------
 // SIGTERM/SIGINT: the time a long-running binary takes to drain (stop

@@ -22,12 +22,6 @@
 namespace gdrbench::agent::service {
 namespace {
 
-// Connections at once (about: counted by fd number above those open when the
-// agent began serving). A controller holds one or two per agent; fewer
-// admitted also means less for gRPC to tear down after a flood. (To move
-// into common/limits.h with its next change: editing it rebuilds the tree.)
-constexpr int kMaxConnections = 256;
-
 absl::Status CannotListen(const std::string& address, int err) {
   return absl::UnavailableError(
       absl::StrCat("cannot listen on ", address, ": ", std::strerror(err),
@@ -77,7 +71,7 @@ int FdBudget(int baseline) {
   getrlimit(RLIMIT_NOFILE, &rl);
   int64_t soft = rl.rlim_cur == RLIM_INFINITY ? limits::kMaxOpenFds : static_cast<int64_t>(rl.rlim_cur);
   return static_cast<int>(std::min<int64_t>({soft - limits::kReservedFds, limits::kMaxOpenFds,
-                                             static_cast<int64_t>(baseline) + kMaxConnections}));
+                                             static_cast<int64_t>(baseline) + limits::kMaxConnections}));
 }
 
 // Warns at most once every 10 s about shed connections.

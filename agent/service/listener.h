@@ -8,7 +8,7 @@
 // stops on an error: EMFILE/ENFILE drain the backlog through a reserved fd,
 // and a connection whose fd number reaches the fd budget (RLIMIT_NOFILE less
 // limits::kReservedFds, at most limits::kMaxOpenFds, and about
-// kMaxConnections (listener.cc) above the fds open when serving began) is closed
+// limits::kMaxConnections above the fds open when serving began) is closed
 // at once: Linux hands out the lowest free number, so that many are open.
 //
 // Thread safety: Start/Stop from one thread; the accept loop is internal.

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/limits.h"
 #include "common/status.h"
 
 namespace gdrbench::agent::verbs {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "common/limits.h"
 #include "controller/schedule/factorization.h"
 
 namespace gdrbench::controller::schedule {
@@ -41,13 +42,7 @@ std::vector<std::vector<uint32_t>> RailGroups(const std::vector<NodeShape>& node
   return groups;
 }
 
-// Tests in one plan (node pairs x rails, every round of every mode): the
-// schedule, the results and the journal (~110 B a test) grow with it. 1024
-// 8-rail nodes all-pairs one way are 8.4 million; 32,768 nodes (the node
-// cap, common/limits.h) all-pairs would be 8.6 billion, refused before
-// anything is allocated. (To join common/limits.h when that header next
-// changes: editing it rebuilds most of the tree.)
-constexpr uint64_t kMaxPlanTests = 1ull << 24;
+using limits::kMaxPlanTests;
 
 // Tests the schedule will hold, counted before anything is built (all-pairs
 // over 32,768 nodes would be billions): exact for all-pairs and pairs, an
