@@ -219,9 +219,15 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
   }();
   if (shown == sweep::Phase::kTests || shown == sweep::Phase::kRetest) progress.Finish();
   if (!result.ok()) {
-    if (absl::IsCancelled(result.status()) && !c.journal_path.empty()) {
-      PrintError(absl::CancelledError(
-          absl::StrCat(result.status().message(), ": continue with --resume ", c.journal_path)));
+    if (absl::IsCancelled(result.status())) {
+      // A journal is written from the first test on: cancelled before it (in
+      // the probe), there is nothing to resume.
+      std::error_code exists_ec;
+      const bool resumable = !c.journal_path.empty() && std::filesystem::exists(c.journal_path, exists_ec);
+      PrintError(absl::CancelledError(absl::StrCat(
+          result.status().message(),
+          resumable ? absl::StrCat(": continue with --resume ", c.journal_path)
+                    : std::string(": no test ran, nothing to resume; run the sweep again"))));
       return g_signal != 0 ? 128 + g_signal : 1;
     }
     return PrintError(result.status());

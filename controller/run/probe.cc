@@ -60,6 +60,7 @@ ProbeResult ProbeNodes(const inventory::Inventory& inv, const std::vector<AgentA
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
+      if (options.cancel != nullptr && options.cancel->cancelled()) return;
       const auto& in = inv.nodes[i];
       PlanNode& pn = out.nodes[i];
       pn.name = in.name;

@@ -12,6 +12,7 @@
 #include "controller/inventory/expectations.h"
 #include "controller/inventory/inventory.h"
 #include "controller/run/agent_api.h"
+#include "controller/run/cancel.h"
 #include "controller/run/plan.h"
 #include "gdrbench/v1/preflight.pb.h"
 
@@ -32,6 +33,9 @@ struct ProbeOptions {
   // from GetNodeInfo even without a preflight: a miss is a FAIL check
   // "fleet_expectations" in the node's report and leaves it out (unless force).
   inventory::Expectations expect;
+  // Once cancelled, no further agent is asked (those in flight finish within
+  // their RPC deadlines); the result is then incomplete. Not owned; may be null.
+  const CancelToken* cancel = nullptr;
 };
 
 struct ProbeResult {

@@ -377,9 +377,15 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   po.parallelism = c.parallel;
   po.expect = r.inventory.expect;
   po.expectations = MergedAgentExpectations(r.inventory.expect, c.expectations);
+  po.cancel = hooks.cancel;
   spdlog::info("probing {} agents", agents.api.size());
   run::ProbeResult probe = run::ProbeNodes(r.inventory, agents.api, po);
-  if (Cancelled(hooks)) return absl::CancelledError("sweep cancelled before its first test");
+  if (Cancelled(hooks)) {
+    size_t answered = 0;
+    for (const auto& info : probe.infos) answered += !info.hostname().empty();
+    return absl::CancelledError(absl::StrCat("sweep cancelled while probing its agents (", answered, " of ",
+                                             probe.infos.size(), " answered), before its first test"));
+  }
   ASSIGN_OR_RETURN(run::Plan plan, run::MakePlan(probe.nodes, r.memory, c.schedule, r.params));
   ASSIGN_OR_RETURN(Journal journal, OpenJournal(c, plan));
   const std::string& run_id = journal.header.run_id();

@@ -8,13 +8,20 @@ One real gdrbench-agent on 0.0.0.0 is reached as 12 nodes at 127.0.0.1..12
 run). To stop the sweep deterministically mid-way, its stderr is a pipe of
 one page (F_SETPIPE_SZ) that this test does not read until the signal is
 sent: after a few dozen progress lines the sweep blocks writing them, as
-behind a stalled `tee`, so it cannot end before SIGTERM arrives."""
+behind a stalled `tee`, so it cannot end before SIGTERM arrives.
+
+First, SIGTERM while the sweep is still probing its agents (12 addresses
+that accept TCP and never answer, asked two at a time: 6 rounds of the
+connect timeout): it stops asking, says that nothing ran and that there is
+nothing to resume (no journal exists yet), and exits 128+15 within one
+round, not after all six."""
 import argparse
 import fcntl
 import json
 import os
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -46,6 +53,58 @@ def queued(fd):
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
+def probe_phase(gdrbench, work):
+    """SIGTERM during the probe: no --resume hint for a journal that does not exist."""
+    silent = socket.socket()
+    silent.bind(("0.0.0.0", 0))
+    silent.listen(64)  # the kernel completes the handshakes; nobody speaks HTTP/2
+    silent.setblocking(False)
+    port = silent.getsockname()[1]
+    inv = os.path.join(work, "silent.yaml")
+    with open(inv, "w") as f:
+        f.write("tls: {insecure: true}\nrails:\n  - {nic: none0}\nnodes:\n")
+        for i in range(NODES):
+            f.write(f"  - {{name: s{i:02d}, address: '127.0.0.{i + 1}:{port}'}}\n")
+    out = os.path.join(work, "probe-run")
+    sweep = subprocess.Popen([gdrbench, "sweep", "--inventory", inv, "--no-preflight", "--parallel", "2",
+                              "--retries", "0", "--sizes", "64K", "--out", out, "--progress", "lines"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+    deadline = time.time() + 30
+    while True:  # the sweep is probing once it has connected
+        try:
+            conn, _ = silent.accept()
+            break
+        except BlockingIOError:
+            pass
+        if sweep.poll() is not None:
+            fail(f"the sweep ended (exit {sweep.returncode}) before it probed: {sweep.stderr.read()[-2000:]}")
+        if time.time() > deadline:
+            fail("the sweep did not connect to its first agent within 30 s")
+        time.sleep(0.02)
+    sent = time.time()
+    sweep.send_signal(signal.SIGTERM)
+    try:
+        _, err = sweep.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        sweep.kill()
+        fail("the sweep did not exit within 60 s of SIGTERM in its probe")
+    took = time.time() - sent
+    conn.close()
+    silent.close()
+    last_line = err.strip().splitlines()[-1] if err.strip() else ""
+    if sweep.returncode != 128 + signal.SIGTERM:
+        fail(f"exit {sweep.returncode} after SIGTERM in the probe, expected {128 + signal.SIGTERM}: {last_line}")
+    if "--resume" in last_line or os.path.exists(os.path.join(out, "journal.bin")):
+        fail("cancelled in the probe, the sweep offers a journal to resume: " + last_line)
+    if "nothing to resume" not in last_line or "probing" not in last_line:
+        fail("the last line does not say the sweep stopped in its probe with nothing to resume: " + last_line)
+    # One round of connect timeouts (3 s, 2 s more for the TLS probe), not six.
+    if took > 12:
+        fail(f"the sweep took {took:.1f} s to stop after SIGTERM in its probe: it went on asking agents")
+    print(f"ok: SIGTERM in the probe -> exit {sweep.returncode} after {took:.1f} s, '{last_line}'")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin-dir", required=True)
@@ -64,6 +123,7 @@ def main():
         out = os.path.join(work, "run")
         journal = os.path.join(out, "journal.bin")
         gdrbench = os.path.join(args.bin_dir, "gdrbench")
+        probe_phase(gdrbench, work)
         common = ["--inventory", inv, "--no-preflight", "--parallel", "4", "--retries", "0", "--sizes", "64K"]
 
         r, w = os.pipe()
