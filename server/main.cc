@@ -1,5 +1,5 @@
 // gdrbench-server: parses flags into ServerConfig and serves until
-// SIGINT/SIGTERM. Flags may also come from a file (--config, "key = value"
+// SIGINT/SIGTERM; SIGHUP reloads the TLS certificates (gRPC and HTTP). Flags may also come from a file (--config, "key = value"
 // lines, as deploy/systemd/gdrbench-server.service passes them).
 #include <csignal>
 #include <cstdio>
@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGHUP);  // the TLS reload, in this thread only
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
   auto server = ControllerServer::Start(std::move(cfg));
@@ -136,7 +137,18 @@ int main(int argc, char** argv) {
     return Fail("cannot write --grpc-port-file / --http-port-file");
   }
   int sig = 0;
-  sigwait(&stop, &sig);
+  while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
+    auto reloaded = (*server)->ReloadTls();
+    for (const auto& [part, r] : {std::pair{"gRPC", &reloaded.grpc}, std::pair{"HTTP", &reloaded.http}}) {
+      if (r->ok()) {
+        spdlog::info("SIGHUP: {}: {}", part, **r);
+      } else if (absl::IsFailedPrecondition(r->status())) {
+        spdlog::info("SIGHUP: {}: {}", part, std::string(r->status().message()));  // plaintext
+      } else {
+        spdlog::warn("SIGHUP: {}: kept the TLS certificate in use: {}", part, std::string(r->status().message()));
+      }
+    }
+  }
   spdlog::info("signal {}: shutting down", sig);
   (*server)->Shutdown(drain_seconds * 1000);
   return 0;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "controller/report/capacity_report.h"
 #include "server/api/http_auth.h"
 #include "server/api/http_json.h"
@@ -64,6 +65,11 @@ void HttpServer::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+absl::StatusOr<std::string> HttpServer::ReloadTls() {
+  if (!tls_) return absl::FailedPreconditionError("serving plaintext (--insecure): no TLS material to reload");
+  return tls_->Reload();
+}
+
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& cfg, Handler& h,
                                                               const Authorizer& auth,
                                                               metrics::Exporter& exporter,
@@ -90,11 +96,13 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
     for (const auto& f : {cfg.cert_file, cfg.key_file}) {
       if (!std::filesystem::exists(f)) return absl::NotFoundError(absl::StrCat("TLS file ", f, " does not exist"));
     }
+    ASSIGN_OR_RETURN(s->tls_, HttpTlsIdentity::Load(cfg.cert_file, cfg.key_file));
     auto ssl = std::make_unique<httplib::SSLServer>(cfg.cert_file.c_str(), cfg.key_file.c_str());
     if (!ssl->is_valid()) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot load the HTTP TLS certificate ", cfg.cert_file, " and key ", cfg.key_file));
     }
+    s->tls_->Install(ssl->ssl_context());  // handshakes from here on: what SIGHUP reloads
     s->server_ = std::move(ssl);
   }
   httplib::Server& svr = *s->server_;

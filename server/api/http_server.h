@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "server/api/auth.h"
 #include "server/api/handler.h"
+#include "server/api/http_tls.h"
 #include "server/metrics/metrics.h"
 
 namespace httplib {
@@ -45,9 +46,13 @@ class HttpServer {
   ~HttpServer();
   int port() const { return port_; }
   void Stop();
+  // SIGHUP: --http-tls-cert/--http-tls-key read again (HttpTlsIdentity::
+  // Reload); FAILED_PRECONDITION when serving plaintext.
+  absl::StatusOr<std::string> ReloadTls();
 
  private:
   HttpServer() = default;
+  std::unique_ptr<HttpTlsIdentity> tls_;  // outlives server_'s SSL_CTX (declared first)
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;

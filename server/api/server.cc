@@ -28,7 +28,8 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(Server
     config.grpc_tls.insecure = true;
     config.http.insecure = true;
   }
-  ASSIGN_OR_RETURN(auto creds, rpc::MakeServerCredentials(config.grpc_tls));
+  ASSIGN_OR_RETURN(s->grpc_tls_, rpc::ReloadableServerTls::Create(config.grpc_tls));
+  std::shared_ptr<grpc::ServerCredentials> creds = s->grpc_tls_->credentials();
   ASSIGN_OR_RETURN(s->store_, store::Store::Open(config.db));
   spdlog::info("store: {}", s->store_->name());
   ControllerServer* self = s.get();
@@ -74,6 +75,10 @@ void ControllerServer::Retention() {
     l.lock();
     if (stop_cv_.wait_for(l, std::chrono::hours(1), [&] { return stopping_; })) return;
   }
+}
+
+ControllerServer::TlsReload ControllerServer::ReloadTls() {
+  return TlsReload{grpc_tls_->Reload(), http_->ReloadTls()};
 }
 
 void ControllerServer::Shutdown(int grace_ms) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "common/rpc/server_tls.h"
 #include "common/rpc/tls.h"
 #include "server/api/auth.h"
 #include "server/api/grpc_service.h"
@@ -56,10 +57,19 @@ class ControllerServer {
   // the start and one at the end.
   void Shutdown(int grace_ms = 3000);
 
+  // SIGHUP: the certificates read again, gRPC's (--tls-cert/--tls-key/
+  // --tls-client-ca, rpc::ReloadableServerTls) and HTTP's (HttpTlsIdentity);
+  // each part the line to log, or why it kept the one it serves.
+  struct TlsReload {
+    absl::StatusOr<std::string> grpc, http;
+  };
+  TlsReload ReloadTls();
+
  private:
   ControllerServer() = default;
   void Retention();
   ServerConfig config_;
+  std::unique_ptr<rpc::ReloadableServerTls> grpc_tls_;  // outlives grpc_
   std::unique_ptr<store::Store> store_;
   Authorizer auth_;
   metrics::Counters counters_;
