@@ -48,6 +48,14 @@ def start_agent(bin_dir, work):
     return agent, open(pf).read().strip()
 
 
+def write_inventory(path, port, prefix):
+    """NODES nodes at 127.0.0.1..NODES, one port: each node its own address."""
+    with open(path, "w") as f:
+        f.write("tls: {insecure: true}\nrails:\n  - {nic: none0}\nnodes:\n")
+        for i in range(NODES):
+            f.write(f"  - {{name: {prefix}{i:02d}, address: '127.0.0.{i + 1}:{port}'}}\n")
+
+
 def queued(fd):
     """Bytes written to the pipe and not yet read."""
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
@@ -61,10 +69,7 @@ def probe_phase(gdrbench, work):
     silent.setblocking(False)
     port = silent.getsockname()[1]
     inv = os.path.join(work, "silent.yaml")
-    with open(inv, "w") as f:
-        f.write("tls: {insecure: true}\nrails:\n  - {nic: none0}\nnodes:\n")
-        for i in range(NODES):
-            f.write(f"  - {{name: s{i:02d}, address: '127.0.0.{i + 1}:{port}'}}\n")
+    write_inventory(inv, port, "s")
     out = os.path.join(work, "probe-run")
     sweep = subprocess.Popen([gdrbench, "sweep", "--inventory", inv, "--no-preflight", "--parallel", "2",
                               "--retries", "0", "--sizes", "64K", "--out", out, "--progress", "lines"],
@@ -116,10 +121,7 @@ def main():
     try:
         agent, port = start_agent(args.bin_dir, work)
         inv = os.path.join(work, "inv.yaml")
-        with open(inv, "w") as f:
-            f.write("tls: {insecure: true}\nrails:\n  - {nic: none0}\nnodes:\n")
-            for i in range(NODES):
-                f.write(f"  - {{name: n{i:02d}, address: '127.0.0.{i + 1}:{port}'}}\n")
+        write_inventory(inv, port, "n")
         out = os.path.join(work, "run")
         journal = os.path.join(out, "journal.bin")
         gdrbench = os.path.join(args.bin_dir, "gdrbench")
