@@ -25,6 +25,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -40,7 +41,7 @@ struct LoopParams {
   uint32_t post_list = 1;
   uint64_t iterations = 0;       // WRs per QP; 0 selects duration mode
   int64_t duration_ns = 0;       // duration mode: post until this long after the first post
-  int64_t stall_timeout_ns = 30'000'000'000;  // no completion for this long: give up
+  int64_t stall_timeout_ns = 30'000'000'000;  // no completion for this long: give up (StallTimeoutNs)
   // Set by another thread to end the loop (the caller went away, the target
   // is closed, the port went down); read only while no completion arrives.
   const std::atomic<bool>* abort = nullptr;
@@ -73,7 +74,26 @@ struct LoopResult {
   int error_code = 0;
   uint32_t vendor_err = 0;
   uint32_t failed_qp = 0;
+  int64_t stalled_ns = 0;  // kStalled: how long no completion had come
 };
+
+// The stall guard for one size. A completion is asked only every
+// cq_moderation WRs of a QP, and the QPs share the wire, so the time between
+// two completions grows with the size: at 8 MiB x 100 WRs one completion
+// stands for 839 MB, 134 s at the 0.05 Gb/s that Soft-RoCE moved on a loaded
+// lab host, where a flat 30 s ended such tests as stalls that were not
+// (bench/datapath_vs_perftest.sh, 2026-12-01). The guard allows the larger
+// of kMinStallTimeoutNs and that much data at kStallFloorGbps, the slowest
+// link still called working. A peer that is gone ends sooner anyway: RC's
+// retries give an error completion, a port that goes down is its event.
+inline constexpr int64_t kMinStallTimeoutNs = 30'000'000'000;
+inline constexpr double kStallFloorGbps = 0.01;
+inline int64_t StallTimeoutNs(uint64_t size_bytes, uint32_t qps, uint32_t cq_moderation, uint64_t iterations) {
+  const uint64_t wrs = iterations > 0 ? std::min<uint64_t>(cq_moderation, iterations) : cq_moderation;
+  const double batch_bits = 8.0 * static_cast<double>(size_bytes) * static_cast<double>(wrs) * qps;
+  const double ns = batch_bits / kStallFloorGbps;  // bits / (Gbit/s) = ns
+  return ns > static_cast<double>(kMinStallTimeoutNs) ? static_cast<int64_t>(ns) : kMinStallTimeoutNs;
+}
 
 inline constexpr int kPollBatch = 16;
 
@@ -153,6 +173,7 @@ LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
         int64_t now = ops.NowNs();
         if (now - last_progress > p.stall_timeout_ns) {
           r.outcome = LoopOutcome::kStalled;
+          r.stalled_ns = now - last_progress;
           goto done;
         }
         if (p.abort != nullptr && p.abort->load(std::memory_order_relaxed)) {

@@ -23,8 +23,8 @@ std::string DescribeFailure(const LoopResult& loop, uint64_t size) {
                           absl::Hex(loop.vendor_err), ") after ", loop.completed,
                           " completed WRs");
     case LoopOutcome::kStalled:
-      return absl::StrCat("no completion for 30 s at ", size, " B (", loop.completed, " of ",
-                          loop.posted, " WRs completed): the peer or the fabric stopped");
+      return absl::StrCat("no completion for ", absl::SixDigits(loop.stalled_ns / 1e9), " s at ", size, " B (",
+                          loop.completed, " of ", loop.posted, " WRs completed): the peer or the fabric stopped");
     case LoopOutcome::kAborted:
       return absl::StrCat("stopped at ", size, " B (", loop.completed, " of ", loop.posted,
                           " WRs completed): cancelled");

@@ -112,6 +112,7 @@ size_t RunSweep(Ops& ops, const SweepOptions& o, const SweepEndpoint& ep, const 
     if (cancelled.load()) break;
     const uint64_t size = o.sizes_bytes[i];
     ops.Configure(ep.slices, static_cast<uint32_t>(size), o.post_list);
+    measured.stall_timeout_ns = StallTimeoutNs(size, o.qps, o.cq_moderation, o.iterations);
     SizeOutcome out;
     if (o.warmup_iterations > 0) {
       LoopParams warm = measured;

@@ -125,6 +125,27 @@ TEST(WriteLoop, APeerThatNeverCompletesEndsAsStalled) {
   LoopResult r = RunWriteLoop(nic, p, s);
   EXPECT_EQ(r.outcome, LoopOutcome::kStalled);
   EXPECT_EQ(r.completed, 0u);
+  EXPECT_GT(r.stalled_ns, p.stall_timeout_ns);
+  std::string msg = DescribeFailure(r, 65536);
+  EXPECT_NE(msg.find("no completion for 0.00"), std::string::npos) << msg;  // ~1 ms, the guard set above
+}
+
+// A slow link that moves is not a stall: at 8 MiB x 100 WRs, tx depth 128,
+// CQ moderation 100 (bench/datapath_vs_perftest.sh's 8M row, perftest's
+// defaults) the one completion comes after all 839 MB; Soft-RoCE on a loaded
+// lab host moved 0.05 Gb/s (134 s), and a flat 30 s guard ended the test.
+TEST(WriteLoop, TheStallGuardGrowsWithTheDataBetweenTwoCompletions) {
+  const uint64_t mib8 = 8 << 20;
+  const double batch_s_at_lab_rate = 100.0 * mib8 * 8 / 0.05e9;
+  EXPECT_GT(StallTimeoutNs(mib8, 1, 100, 100) / 1e9, batch_s_at_lab_rate);
+  EXPECT_NEAR(StallTimeoutNs(mib8, 1, 100, 100) / 1e9, 100.0 * mib8 * 8 / 0.01e9, 1.0);
+  // Four QPs share the wire: four batches may complete together.
+  EXPECT_NEAR(StallTimeoutNs(mib8, 4, 100, 100) / 1e9, 4 * 100.0 * mib8 * 8 / 0.01e9, 4.0);
+  // Fewer iterations than the moderation: the last WR is the one signalled.
+  EXPECT_NEAR(StallTimeoutNs(mib8, 1, 100, 20) / 1e9, 20.0 * mib8 * 8 / 0.01e9, 1.0);
+  // Small messages keep the 30 s floor (64 KiB x 100: 5.2 s of data at 0.01 Gb/s).
+  EXPECT_EQ(StallTimeoutNs(64 << 10, 1, 100, 1000), kMinStallTimeoutNs);
+  EXPECT_EQ(StallTimeoutNs(2, 1, 100, 0), kMinStallTimeoutNs);  // duration mode
 }
 
 TEST(WriteLoop, SummaryUsesFirstPostToLastCompletion) {
