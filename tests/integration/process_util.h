@@ -10,6 +10,16 @@
 
 namespace gdrbench::testing {
 
+// Time bounds of tests that measure how fast something answers are for the
+// release build. Under `make sanitize` (ASan, GCC's __SANITIZE_ADDRESS__)
+// every binary of the tree runs several times slower: the bounds scale by
+// this, and the tests still check that the answer comes.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr int kTimeScale = 4;
+#else
+inline constexpr int kTimeScale = 1;
+#endif
+
 struct CommandResult {
   int exit_code = -1;  // -1: killed by a signal or timed out
   std::string out;

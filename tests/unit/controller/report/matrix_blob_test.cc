@@ -14,9 +14,13 @@
 namespace gdrbench::controller::report {
 namespace {
 
+// Holds the blob it decoded: the sections point into it (a blob decoded from
+// a temporary, as Decode(b.Finish()), was read after it was freed: make
+// sanitize's ASan found it).
 struct Decoded {
+  std::string blob;
   google::protobuf::Struct head;
-  std::vector<std::pair<std::string, const char*>> sections;  // name -> data
+  std::vector<std::pair<std::string, size_t>> sections;  // name -> offset in blob
 };
 
 uint32_t U32(const std::string& b, size_t at) {
@@ -25,8 +29,10 @@ uint32_t U32(const std::string& b, size_t at) {
   return v;
 }
 
-Decoded Decode(const std::string& blob) {
+Decoded Decode(std::string data) {
   Decoded d;
+  d.blob = std::move(data);
+  const std::string& blob = d.blob;
   EXPECT_EQ(blob.substr(0, 4), "GDRM");
   EXPECT_EQ(U32(blob, 4), 1u);
   const uint32_t len = U32(blob, 8);
@@ -37,7 +43,7 @@ Decoded Decode(const std::string& blob) {
     const auto& f = s.struct_value().fields();
     const std::string type = f.at("type").string_value();
     const size_t width = type == "f32" ? 4 : type == "u16" ? 2 : 1;
-    d.sections.push_back({f.at("name").string_value(), blob.data() + off});
+    d.sections.push_back({f.at("name").string_value(), off});
     off = (off + n * n * width + 7) / 8 * 8;
   }
   EXPECT_EQ(off, blob.size());
@@ -45,8 +51,8 @@ Decoded Decode(const std::string& blob) {
 }
 
 const char* Section(const Decoded& d, const std::string& name) {
-  for (const auto& [n, p] : d.sections) {
-    if (n == name) return p;
+  for (const auto& [n, off] : d.sections) {
+    if (n == name) return d.blob.data() + off;
   }
   return nullptr;
 }
