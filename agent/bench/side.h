@@ -49,6 +49,13 @@ inline SweepEndpoint MakeEndpoint(const LocalSlices& local, const std::vector<ib
     if (!st.ok()) *err = std::string(st.message());
     return st.ok();
   };
+  if (buf->kind() == memory::Kind::kGpuStaged) {
+    ep.stage = [buf](uint64_t off, uint64_t len, std::string* err) {
+      absl::Status st = buf->StageToHost(off, len);
+      if (!st.ok()) *err = std::string(st.message());
+      return st.ok();
+    };
+  }
   return ep;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/bench/staging.h"
 #include "agent/bench/sweep_options.h"
 #include "agent/bench/verbs_ops.h"
 #include "absl/strings/str_cat.h"
@@ -32,6 +33,12 @@ struct SizeOutcome {
   std::string perftest_command;
   bool latency_test = false;     // write_lat: `latency` holds the result
   LatencyStats latency;
+  // gpu-staged source: the GPU -> pinned host copy timed after the wire
+  // pass (staging.h), and the BW of copy + wire.
+  bool staged = false;
+  uint64_t staged_copies = 0;
+  double staged_copy_gbytes_per_s = 0;
+  double staged_bw_avg_gbps = 0;
 };
 
 // Turns one measured loop into a result (pure; unit-tested).
@@ -52,6 +59,9 @@ struct SweepEndpoint {
   // false with `error` set.
   std::vector<uint64_t> verify_offsets;
   std::function<bool(uint64_t offset, uint64_t length, std::string* error)> fill_pattern;
+  // A gpu-staged local buffer: its GPU -> host copy (staging.h); empty
+  // otherwise. RunSweep times it after each size's measured pass.
+  StageFn stage;
 };
 
 struct SweepIdentity {  // for the perftest command line
@@ -62,8 +72,10 @@ struct SweepIdentity {  // for the perftest command line
 
 // Runs every size in order (warm-up, measured pass, then with verify one
 // WR per QP from this size's verify region to the same region of the remote
-// slice) and calls `on_size` after each; stops after the first failed size
-// (the QPs are in error state then) or when `cancelled`. Returns the number
+// slice) and calls `on_size` after each (with `endpoint.stage`, the staging
+// copy of each size is timed after its measured pass: staging.h); stops
+// after the first failed size (the QPs are in error state then) or when
+// `cancelled`. Returns the number
 // of sizes that ran. Ops: the write loop's policy plus
 //   void Configure(const std::vector<QpTarget>& targets, uint32_t bytes, uint32_t post_list);
 template <typename Ops>
@@ -91,6 +103,23 @@ std::string RunPatternPass(Ops& ops, const SweepEndpoint& ep, uint32_t qps, uint
   LoopResult v = RunWriteLoop(ops, vp, scratch);
   if (v.outcome != LoopOutcome::kOk) return absl::StrCat("verify pass: ", DescribeFailure(v, size));
   return "";
+}
+
+// The staging copy of one measured size (staging.h); a failed copy fails
+// the size with its reason.
+template <typename Ops>
+void TimeStagingOf(Ops& ops, const SweepEndpoint& ep, uint32_t qps, SizeOutcome* out) {
+  StagingTiming t = TimeStaging(ep.stage, [&ops] { return ops.NowNs(); }, qps, ep.slice_bytes,
+                                out->size_bytes, out->iterations, out->duration_ns);
+  if (!t.ok) {
+    out->ok = false;
+    out->error = t.error;
+    return;
+  }
+  out->staged = true;
+  out->staged_copies = t.copies;
+  out->staged_copy_gbytes_per_s = t.copy_gbytes_per_s;
+  out->staged_bw_avg_gbps = t.staged_bw_avg_gbps;
 }
 
 template <typename Ops>
@@ -130,6 +159,7 @@ size_t RunSweep(Ops& ops, const SweepOptions& o, const SweepEndpoint& ep, const 
       LoopResult r = RunWriteLoop(ops, measured, scratch);
       out = Summarize(r, scratch, measured, size);
     }
+    if (out.ok && ep.stage) TimeStagingOf(ops, ep, o.qps, &out);
     if (out.ok && o.verify) {
       out.error = RunPatternPass(ops, ep, o.qps, size, ep.verify_offsets[i], small);
       out.ok = out.error.empty();

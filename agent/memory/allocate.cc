@@ -5,6 +5,11 @@
 
 namespace gdrbench::agent::memory {
 
+absl::Status Buffer::StageToHost(size_t, size_t) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("memory ", kind_name(), " is not staged: only gpu-staged copies GPU -> host"));
+}
+
 absl::StatusOr<std::unique_ptr<Buffer>> Allocate(const MemorySpec& spec, size_t bytes,
                                                  int numa_node) {
   switch (spec.kind) {

@@ -112,7 +112,7 @@ class GpuStagedBuffer final : public Buffer {
   absl::StatusOr<int64_t> CheckPattern(size_t offset, size_t length, uint64_t seed) override;
   std::string check_method() const override { return "cuda-kernel"; }
 
-  absl::Status StageToHost(size_t offset, size_t length);
+  absl::Status StageToHost(size_t offset, size_t length) override;
   absl::Status StageToGpu(size_t offset, size_t length);
   GpuBuffer& gpu() { return *gpu_; }
 

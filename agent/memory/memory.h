@@ -71,6 +71,10 @@ class Buffer {
   virtual absl::StatusOr<int64_t> CheckPattern(size_t offset, size_t length, uint64_t seed) = 0;
   // "cpu" or "cuda-kernel".
   virtual std::string check_method() const = 0;
+  // gpu-staged: copies [offset, offset+length) GPU -> the pinned host buffer
+  // the NIC sends from (the copy GPUDirect removes). FAILED_PRECONDITION for
+  // every other kind (nothing to stage).
+  virtual absl::Status StageToHost(size_t offset, size_t length);
 };
 
 // The pattern byte at `offset` for `seed`; the single definition both sides use.

@@ -185,6 +185,7 @@ class FakeNic {
 
   int64_t NowNs() { return now_ += 100; }  // time passes while a loop spins
   int64_t now() const { return now_; }
+  void Advance(int64_t ns) { now_ += ns; }  // work outside the NIC (a staging copy)
   uint32_t qps() const { return static_cast<uint32_t>(queues_.size()); }
   // The real one sleeps 1 ms. On a fabric the peer is another thread that
   // runs in real time: let some real time pass too, or a wait for its
