@@ -30,6 +30,9 @@
 #include "agent/memory/memory.h"
 #include "agent/memory/pattern.h"
 #include "agent/memory/probe.h"
+#if GDRBENCH_HAVE_CUDA_H
+#include "tests/gpu/require_gpu.h"
+#endif
 #include "agent/bench/side.h"
 #include "agent/bench/write_sweep.h"
 #include "tests/unit/agent/bench/fake_nic.h"
@@ -40,22 +43,6 @@ namespace {
 using ::testing::HasSubstr;
 
 #if GDRBENCH_HAVE_CUDA_H
-
-std::string NoGpuReason() {
-  auto driver = cuda::CudaDriver::Shared();
-  if (!driver.ok()) return std::string(driver.status().message());
-  auto devices = (*driver)->ListDevices();
-  if (!devices.ok()) return std::string(devices.status().message());
-  if (devices->empty()) return "the NVIDIA driver sees no GPU";
-  return "";
-}
-
-#define REQUIRE_GPU()                                    \
-  do {                                                   \
-    if (std::string why = NoGpuReason(); !why.empty()) { \
-      GTEST_SKIP() << "needs an NVIDIA GPU: " << why;    \
-    }                                                    \
-  } while (0)
 
 int64_t SteadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(

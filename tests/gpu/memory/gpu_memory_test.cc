@@ -22,6 +22,9 @@
 #include "agent/memory/memory.h"
 #include "agent/memory/pattern.h"
 #include "agent/memory/probe.h"
+#if GDRBENCH_HAVE_CUDA_H
+#include "tests/gpu/require_gpu.h"
+#endif
 
 namespace gdrbench::agent::memory {
 namespace {
@@ -30,23 +33,6 @@ using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
 #if GDRBENCH_HAVE_CUDA_H
-
-// Empty when a GPU is usable, else why not (the skip reason).
-std::string NoGpuReason() {
-  auto driver = cuda::CudaDriver::Shared();
-  if (!driver.ok()) return std::string(driver.status().message());
-  auto devices = (*driver)->ListDevices();
-  if (!devices.ok()) return std::string(devices.status().message());
-  if (devices->empty()) return "the NVIDIA driver sees no GPU";
-  return "";
-}
-
-#define REQUIRE_GPU()                                                 \
-  do {                                                                \
-    if (std::string why = NoGpuReason(); !why.empty()) {              \
-      GTEST_SKIP() << "needs an NVIDIA GPU: " << why;                 \
-    }                                                                 \
-  } while (0)
 
 std::unique_ptr<GpuBuffer> MakeGpu(const std::string& gpu, size_t bytes) {
   auto buf = GpuBuffer::Create(gpu, bytes);
