@@ -1,6 +1,7 @@
 #include "controller/run/journal.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,27 +32,36 @@ uint32_t GetU32(const char* p) {
   return v;
 }
 
-// `frame` holds 8 placeholder bytes and then the body: fills in its length
-// and checksum.
-void SealFrame(std::string* frame) {
-  const size_t n = frame->size() - 8;
+// `buf` holds, from `at` on, 8 placeholder bytes and then a frame's body:
+// fills in its length and checksum.
+void SealFrame(std::string* buf, size_t at) {
+  const size_t n = buf->size() - at - 8;
   const uint32_t len = static_cast<uint32_t>(n);
-  const uint32_t sum = Checksum(frame->data() + 8, n);
+  const uint32_t sum = Checksum(buf->data() + at + 8, n);
+  char* f = buf->data() + at;
   for (int i = 0; i < 4; ++i) {
-    (*frame)[i] = static_cast<char>((len >> (8 * i)) & 0xff);
-    (*frame)[4 + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
+    f[i] = static_cast<char>((len >> (8 * i)) & 0xff);
+    f[4 + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
   }
 }
 
-absl::Status WriteAll(int fd, const std::string& data, const std::string& path) {
-  const char* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t w = ::write(fd, p, left);
+std::atomic<uint64_t> next_writer_id{1};
+
+// Writes every buffer of `iov`, in order (writev(2), resumed after a short
+// write); consumes `iov`.
+absl::Status WriteAll(int fd, std::vector<iovec>& iov, const std::string& path) {
+  size_t first = 0;
+  while (first < iov.size()) {
+    const int n = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
+    ssize_t w = ::writev(fd, iov.data() + first, n);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) return ErrnoToStatus(errno, absl::StrCat("journal ", path, ": write"));
-    p += w;
-    left -= static_cast<size_t>(w);
+    auto done = static_cast<size_t>(w);
+    while (first < iov.size() && done >= iov[first].iov_len) done -= iov[first++].iov_len;
+    if (done > 0) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + done;
+      iov[first].iov_len -= done;
+    }
   }
   return absl::OkStatus();
 }
@@ -183,7 +193,7 @@ v1::JournalPlan DescribePlan(const Plan& plan) {
 }
 
 JournalWriter::JournalWriter(std::string path, int fd, const v1::JournalPlan& plan, Options o)
-    : path_(std::move(path)), fd_(fd), options_(o), plan_(plan) {
+    : path_(std::move(path)), fd_(fd), options_(o), id_(next_writer_id.fetch_add(1)), plan_(plan) {
   for (int i = 0; i < plan_.nodes_size(); ++i) node_index_.emplace(plan_.nodes(i).name(), static_cast<uint32_t>(i));
   if (options_.group_window.count() > 0) flusher_ = std::thread([this] { FlusherLoop(); });
 }
@@ -195,8 +205,9 @@ absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Create(const std::
   if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("journal ", path));
   std::unique_ptr<JournalWriter> w(new JournalWriter(path, fd, plan, options));
   {
-    std::lock_guard<std::mutex> lock(w->mu_);
-    w->pending_.assign(kMagic, kMagicLen);
+    JournalWriter::Shard* sh = w->ThisThreadShard();
+    std::lock_guard<std::mutex> lock(sh->mu);
+    sh->pending.assign(kMagic, kMagicLen);
   }
   RETURN_IF_ERROR(w->WriteFrame(kHeader, header));
   RETURN_IF_ERROR(w->WriteFrame(kPlan, plan));
@@ -236,68 +247,121 @@ JournalWriter::~JournalWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+// This thread's shard: the last one it used when that was this writer's,
+// else the one it was given before, else a new one (so a writer has at most
+// one shard per thread that ever appended to it).
+JournalWriter::Shard* JournalWriter::ThisThreadShard() {
+  struct Cached {
+    uint64_t writer = 0;
+    Shard* shard = nullptr;
+  };
+  thread_local Cached cached;
+  if (cached.writer == id_) return cached.shard;
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  const std::thread::id me = std::this_thread::get_id();
+  Shard* found = nullptr;
+  for (const auto& sh : shards_) {
+    if (sh->owner == me) found = sh.get();
+  }
+  if (found == nullptr) {
+    shards_.push_back(std::make_unique<Shard>());
+    found = shards_.back().get();
+    found->owner = me;
+  }
+  cached = Cached{id_, found};
+  return found;
+}
+
+absl::Status JournalWriter::Error() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
 absl::Status JournalWriter::Append(const v1::PairResult& pair) {
+  if (failed_.load()) return Error();
   auto s = node_index_.find(pair.src().node());
   auto d = node_index_.find(pair.dst().node());
   if (s == node_index_.end() || d == node_index_.end()) {
     return absl::InternalError(absl::StrCat("journal: a result of ", pair.src().node(), "->", pair.dst().node(),
                                             ", a node outside the plan"));
   }
-  // Encoded outside the lock, in a buffer kept per thread.
-  thread_local std::string frame;
-  frame.assign(8, '\0');
-  frame.push_back(kTest);
   const double expected =
       pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(s->second)).rails_size()) &&
               pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(d->second)).rails_size())
           ? journal_records::PlanExpectedGbps(plan_, s->second, d->second, pair.rail())
           : 0;
-  RETURN_IF_ERROR(journal_records::AppendTest(pair, s->second, d->second, expected, plan_, &frame));
-  SealFrame(&frame);
+  // Encoded straight into this thread's buffer: its lock is contended only
+  // by the moment WritePending takes the buffer.
+  Shard* sh = ThisThreadShard();
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!error_.ok()) return error_;
-    const bool was_empty = pending_.empty();
-    pending_.append(frame);
-    if (options_.group_window.count() > 0) {
-      if (was_empty) cv_.notify_one();
-      return absl::OkStatus();
+    std::lock_guard<std::mutex> lock(sh->mu);
+    std::string& buf = sh->pending;
+    const size_t at = buf.size();
+    buf.append(8, '\0');
+    buf.push_back(kTest);
+    absl::Status st = journal_records::AppendTest(pair, s->second, d->second, expected, plan_, &buf);
+    if (!st.ok()) {
+      buf.resize(at);
+      return st;
     }
+    SealFrame(&buf, at);
+  }
+  if (options_.group_window.count() > 0) {
+    // The flusher is woken once per window, not per record.
+    if (!dirty_.load() && !dirty_.exchange(true)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      cv_.notify_one();
+    }
+    return absl::OkStatus();
   }
   return WritePending();
 }
 
 absl::Status JournalWriter::WriteFrame(char kind, const google::protobuf::MessageLite& body) {
-  std::string frame(8, '\0');
-  frame.push_back(kind);
-  body.AppendToString(&frame);
-  SealFrame(&frame);
+  Shard* sh = ThisThreadShard();
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    pending_.append(frame);
+    std::lock_guard<std::mutex> lock(sh->mu);
+    const size_t at = sh->pending.size();
+    sh->pending.append(8, '\0');
+    sh->pending.push_back(kind);
+    body.AppendToString(&sh->pending);
+    SealFrame(&sh->pending, at);
   }
   return WritePending();
 }
 
 absl::Status JournalWriter::Flush() { return WritePending(); }
 
-// Takes what is pending and writes it with mu_ released: Append only waits
-// for the swap, never for the kernel. write_mu_ keeps the frames in order.
+// Takes every shard's pending frames and writes them with one writev(2), no
+// shard lock held: Append only waits for a swap, never for the kernel.
+// write_mu_ keeps each shard's frames in order.
 absl::Status JournalWriter::WritePending() {
   std::lock_guard<std::mutex> w(write_mu_);
+  if (failed_.load()) return Error();
+  std::vector<Shard*> shards;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!error_.ok()) return error_;
-    writing_.swap(pending_);
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    shards.reserve(shards_.size());
+    for (const auto& sh : shards_) shards.push_back(sh.get());
   }
-  absl::Status st = WriteAll(fd_, writing_, path_);
-  writing_.clear();
+  std::vector<iovec> iov;
+  iov.reserve(shards.size());
+  for (Shard* sh : shards) {
+    {
+      std::lock_guard<std::mutex> lock(sh->mu);
+      sh->writing.swap(sh->pending);
+    }
+    if (!sh->writing.empty()) iov.push_back(iovec{sh->writing.data(), sh->writing.size()});
+  }
+  absl::Status st = iov.empty() ? absl::OkStatus() : WriteAll(fd_, iov, path_);
+  for (Shard* sh : shards) sh->writing.clear();
   if (st.ok() && options_.sync && ::fdatasync(fd_) != 0) {
     st = ErrnoToStatus(errno, absl::StrCat("journal ", path_, ": fdatasync"));
   }
   if (!st.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     error_ = st;
+    failed_.store(true);
   }
   return st;
 }
@@ -305,10 +369,13 @@ absl::Status JournalWriter::WritePending() {
 void JournalWriter::FlusherLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+    cv_.wait(lock, [&] { return stop_ || dirty_.load(); });
     if (stop_) return;
     // Let the window fill, then write whatever arrived in it at once.
     cv_.wait_for(lock, options_.group_window, [&] { return stop_; });
+    // Cleared before the frames are taken: a record appended after this
+    // wakes the flusher again.
+    dirty_.store(false);
     lock.unlock();
     (void)WritePending();
     lock.lock();

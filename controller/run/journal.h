@@ -10,8 +10,14 @@
 // kill can then lose only records younger than the window: 1 ms is far below
 // any real test's duration (seconds) and removes the per-test syscall that
 // dominates zero-time tests (bench/controller_scale). 0 = one write(2) per
-// record, before Append returns. The write(2) runs outside the lock Append
-// takes, so tests keep finishing while the kernel copies.
+// record, before Append returns. The write(2) runs outside the locks Append
+// takes, so tests keep finishing while the kernel copies. Each appending
+// thread encodes into its own buffer under its own lock (one writev(2) takes
+// them all): with one shared buffer the two workers and the flusher
+// contended for one mutex on every record, the largest single cost of the
+// journal at 1024 x 8 (bench/results/2026-12-01-controller-journal-2.txt).
+// Records of one thread stay in order; records of different threads may
+// interleave in any order (each is whole, and a resume needs no order).
 //
 // File format 2: the line "gdrbench-journal 2\n", then frames of
 // [u32 little-endian length][u32 checksum of the body][body], a body being
@@ -29,8 +35,10 @@
 // Thread safety: JournalWriter::Append may be called concurrently.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -90,23 +98,35 @@ class JournalWriter {
   const std::string& path() const { return path_; }
 
  private:
+  // One appending thread's frames not yet written.
+  struct Shard {
+    std::thread::id owner;  // set once, under shards_mu_
+    std::mutex mu;
+    std::string pending;   // mu
+    std::string writing;   // write_mu_: taken from `pending` by WritePending
+  };
   JournalWriter(std::string path, int fd, const v1::JournalPlan& plan, Options o);
   absl::Status WriteFrame(char kind, const google::protobuf::MessageLite& body);
-  absl::Status WritePending();             // mu_ not held
+  Shard* ThisThreadShard();
+  absl::Status WritePending();             // no shard lock held
+  absl::Status Error();
   void FlusherLoop();
 
   std::string path_;
   int fd_;
   Options options_;
+  uint64_t id_;                            // tells this writer's shards from another's (thread_local)
   v1::JournalPlan plan_;
   std::unordered_map<std::string, uint32_t> node_index_;  // plan_'s nodes by name
-  std::mutex write_mu_;                    // one write(2) sequence at a time; taken before mu_
-  std::string writing_;                    // write_mu_: the frames being written
+  std::mutex write_mu_;                    // one write sequence at a time; taken before a shard's mu
+  std::mutex shards_mu_;                   // guards shards_ (not their contents); after write_mu_
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::atomic<bool> failed_{false};        // error_ is set
+  std::atomic<bool> dirty_{false};         // a shard has pending frames the flusher was not told of
   std::mutex mu_;
   std::condition_variable cv_;
-  std::string pending_;                    // mu_: framed records not yet written
   absl::Status error_;                     // mu_
-  bool stop_ = false;
+  bool stop_ = false;                      // mu_
   std::thread flusher_;
 };
 
