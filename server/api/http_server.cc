@@ -3,7 +3,6 @@
 #include <httplib.h>
 
 #include <atomic>
-#include <filesystem>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -93,16 +92,19 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
       return absl::InvalidArgumentError(
           "HTTP needs --http-tls-cert and --http-tls-key (or --insecure for plaintext)");
     }
-    for (const auto& f : {cfg.cert_file, cfg.key_file}) {
-      if (!std::filesystem::exists(f)) return absl::NotFoundError(absl::StrCat("TLS file ", f, " does not exist"));
-    }
+    // The files are read once, by HttpTlsIdentity (the errors name the flag
+    // and the file); the SSL_CTX is set up from that material, not from the
+    // paths again.
     ASSIGN_OR_RETURN(s->tls_, HttpTlsIdentity::Load(cfg.cert_file, cfg.key_file));
-    auto ssl = std::make_unique<httplib::SSLServer>(cfg.cert_file.c_str(), cfg.key_file.c_str());
+    absl::Status installed;
+    HttpTlsIdentity* tls = s->tls_.get();
+    auto ssl = std::make_unique<httplib::SSLServer>([tls, &installed](SSL_CTX& ctx) {
+      installed = tls->Install(&ctx);  // handshakes from here on: what SIGHUP reloads
+      return installed.ok();
+    });
     if (!ssl->is_valid()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot load the HTTP TLS certificate ", cfg.cert_file, " and key ", cfg.key_file));
+      return installed.ok() ? absl::InternalError("SSL_CTX_new failed for the HTTP server") : installed;
     }
-    s->tls_->Install(ssl->ssl_context());  // handshakes from here on: what SIGHUP reloads
     s->server_ = std::move(ssl);
   }
   httplib::Server& svr = *s->server_;

@@ -28,6 +28,15 @@ namespace {
 constexpr const char* kCertFlag = "--http-tls-cert";
 constexpr const char* kKeyFlag = "--http-tls-key";
 
+// The OpenSSL error queue's first entry, cleared.
+absl::Status OpenSslError(const std::string& call) {
+  const unsigned long e = ERR_get_error();
+  char reason[256] = "no OpenSSL error recorded";
+  if (e != 0) ERR_error_string_n(e, reason, sizeof(reason));
+  ERR_clear_error();
+  return absl::InternalError(absl::StrCat(call, " failed: ", reason));
+}
+
 using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
 
 BioPtr MemBio(const std::string& pem) {
@@ -76,7 +85,17 @@ std::shared_ptr<const HttpTlsIdentity::Material> HttpTlsIdentity::Current() {
   return current_;
 }
 
-void HttpTlsIdentity::Install(SSL_CTX* ctx) {
+absl::Status HttpTlsIdentity::Install(SSL_CTX* ctx) {
+  std::shared_ptr<const Material> m = Current();
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
+  if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+    return OpenSslError("SSL_CTX_set_min_proto_version(TLS1_2_VERSION)");
+  }
+  // The certificate and key the context starts with; the callback below
+  // replaces them per handshake with whatever Reload last installed.
+  if (SSL_CTX_use_cert_and_key(ctx, m->leaf, m->key, m->chain, /*override=*/1) != 1) {
+    return OpenSslError(absl::StrCat("SSL_CTX_use_cert_and_key(", cert_file_, ", ", key_file_, ")"));
+  }
   SSL_CTX_set_cert_cb(
       ctx,
       [](SSL* ssl, void* arg) -> int {
@@ -86,6 +105,7 @@ void HttpTlsIdentity::Install(SSL_CTX* ctx) {
         return SSL_use_cert_and_key(ssl, m->leaf, m->key, m->chain, /*override=*/1) == 1 ? 1 : 0;
       },
       this);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> HttpTlsIdentity::Reload() {

@@ -28,9 +28,11 @@ class HttpTlsIdentity {
                                                                const std::string& key_file);
   ~HttpTlsIdentity();
 
-  // Every new handshake on `ctx` is served from this identity; `ctx` must not
-  // outlive it.
-  void Install(SSL_CTX* ctx);
+  // Sets `ctx` up as the HTTP side's server context: TLS 1.2 or later, no
+  // compression, the loaded certificate and key, and every new handshake
+  // served from this identity's current material. `ctx` must not outlive it.
+  // INTERNAL naming the OpenSSL call when one fails.
+  absl::Status Install(SSL_CTX* ctx);
 
   // Reads the two files again. OK: "TLS reloaded: serving CN=... (issued by
   // ..., valid until ...) to new connections"; otherwise why, and the

@@ -57,6 +57,18 @@ def main():
         cert, key, ca = p("live.pem"), p("live.key"), p("ca.pem")
         shutil.copy(p("server.pem"), cert)
         shutil.copy(p("server.key"), key)
+        # At start, the HTTP side's files are read once and a bad one is named
+        # by its flag: a missing certificate, a key that is not the certificate's.
+        for http_cert, http_key, want in ((p("missing.pem"), key, "--http-tls-cert: cannot read " + p("missing.pem")),
+                                          (cert, p("client.key"), "--http-tls-key is not the key of")):
+            refused = subprocess.run([os.path.join(args.bin_dir, "gdrbench-server"), "--db", p("refused.db"),
+                                      "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
+                                      "--tls-cert", cert, "--tls-key", key, "--http-tls-cert", http_cert,
+                                      "--http-tls-key", http_key, "--tokens", sl.write_tokens(work)],
+                                     stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+            check(refused.returncode != 0 and want in refused.stderr,
+                  f"start with --http-tls-cert {http_cert} --http-tls-key {http_key}: exit {refused.returncode}, "
+                  f"expected {want!r} in: {refused.stderr[-800:]}")
         server = sl.Server(args.bin_dir, work, ["--db", p("store.db"), "--tls-cert", cert, "--tls-key", key,
                                                 "--tokens", sl.write_tokens(work)])
         grpc_subject = lambda: served_subject(server.grpc, ca, alpn="h2")  # noqa: E731
