@@ -84,6 +84,12 @@ absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
   } else if (!o.pairs_file.empty()) {
     return Usage("--pairs is only for --mode pairs");
   }
+  if (c.schedule.mode == schedule::Mode::kIncast) {
+    if (o.fan_in == 0) return Usage("--mode incast needs --fan-in K (senders per target, 1 <= K < nodes)");
+    c.schedule.fan_in = o.fan_in;
+  } else if (o.fan_in != 0) {
+    return Usage("--fan-in is only for --mode incast");
+  }
   SweepFlags f = o.sweep;
   // 1000 iterations unless --duration; both given is refused (ToSweepParams).
   if (f.duration_s == 0 && f.iterations == 0) f.iterations = 1000;

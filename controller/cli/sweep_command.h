@@ -31,6 +31,7 @@ struct SweepOptions {
   uint32_t quick_rounds = 3;
   uint64_t schedule_seed = 1;
   uint32_t max_concurrent = 0;    // tests per round, 0 = no cap
+  uint32_t fan_in = 0;            // mode incast: senders per target
 
   SweepFlags sweep;               // sizes, iterations, qps, ... (memory: see below)
   std::string memory;             // host | hugepage | gpu | gpu-staged; empty = inventory's

@@ -55,8 +55,11 @@ void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, c
                    std::FILE* out) {
   const auto& s = plan.schedule;
   const auto& o = plan.schedule_options;
+  const std::string mode = o.mode == schedule::Mode::kIncast
+                               ? absl::StrFormat("incast (fan-in %u)", o.fan_in)
+                               : std::string(schedule::ModeName(o.mode));
   std::fprintf(out, "plan %s: %s, %zu nodes, %zu rail(s), %s, memory %s\n", plan.fingerprint.c_str(),
-               schedule::ModeName(o.mode), plan.nodes.size(), RailCount(plan),
+               mode.c_str(), plan.nodes.size(), RailCount(plan),
                o.bidirectional ? "bidirectional tests" : "one direction per sub-round",
                plan.memory.c_str());
   std::fprintf(out, "rounds: %zu, tests: %zu, at most %zu tests per round%s\n", s.rounds(), s.tests(),
@@ -87,11 +90,12 @@ void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, c
   const auto& s = plan.schedule;
   const auto& o = plan.schedule_options;
   std::fprintf(out,
-               "{\"fingerprint\":\"%s\",\"mode\":\"%s\",\"bidirectional\":%s,\"memory\":\"%s\","
+               "{\"fingerprint\":\"%s\",\"mode\":\"%s\",\"fan_in\":%u,\"bidirectional\":%s,\"memory\":\"%s\","
                "\"rails\":%zu,\"rounds_total\":%zu,\"tests\":%zu,\"max_tests_per_round\":%zu,"
                "\"estimated_seconds\":%.6g,\"estimated_seconds_per_round\":%.6g,"
                "\"assumed_link_gbps\":%.6g,\"estimate_basis\":\"%s\",\n\"nodes\":[",
-               plan.fingerprint.c_str(), schedule::ModeName(o.mode), o.bidirectional ? "true" : "false",
+               plan.fingerprint.c_str(), schedule::ModeName(o.mode), schedule::MaxFanIn(o),
+               o.bidirectional ? "true" : "false",
                JsonEscape(plan.memory).c_str(), RailCount(plan), s.rounds(), s.tests(),
                s.MaxRoundSize(), schedule::EstimateScheduleSeconds(s, est),
                schedule::EstimateTestSeconds(est), est.link_gbps, JsonEscape(basis).c_str());

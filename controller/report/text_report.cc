@@ -37,7 +37,52 @@ std::vector<std::vector<std::string>> Grid(const v1::BandwidthMatrix& m) {
   return g;
 }
 
+// Incast rows: target, rail, round, size, fan-in, sum / expected, verdict,
+// then "sender Gb/s" per sender ('*' low, FAIL/ERR/SKIP without a value).
+std::vector<std::vector<std::string>> IncastRows(const v1::Run& run) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"target", "rail", "round", "size", "K", "sum Gb/s", "expected", "of exp.", "verdict", "senders (Gb/s)"});
+  for (const auto& t : run.incast()) {
+    std::string senders;
+    for (const auto& s : t.senders()) {
+      std::string v = s.status() == v1::RESULT_STATUS_OK
+                          ? absl::StrCat(Gbps(s.bw_avg_gbps()), s.verdict() == "low" ? "*" : "")
+                          : (s.status() == v1::RESULT_STATUS_SKIPPED ? "SKIP"
+                             : s.status() == v1::RESULT_STATUS_ERROR ? "ERR"
+                                                                     : "FAIL");
+      absl::StrAppend(&senders, senders.empty() ? "" : " ", s.node(), " ", v);
+    }
+    rows.push_back({t.node(), absl::StrCat(t.rail()), absl::StrCat(t.round()), SizeName(t.size_bytes()),
+                    absl::StrCat(t.fan_in()), Gbps(t.aggregate_gbps()),
+                    t.expected_gbps() > 0 ? Gbps(t.expected_gbps()) : "?",
+                    t.expected_gbps() > 0 ? absl::StrFormat("%.0f%%", 100 * t.fraction_of_link()) : "?",
+                    t.verdict().empty() ? "-" : t.verdict(), senders});
+  }
+  return rows;
+}
+
 }  // namespace
+
+std::string RenderIncastText(const v1::Run& run) {
+  if (run.incast().empty()) return "";
+  std::string out =
+      "incast: per target, the sum of its K senders' BW average (expected: the senders' fair shares, "
+      "port / K each)\n";
+  auto rows = IncastRows(run);
+  std::vector<size_t> w(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t j = 0; j + 1 < row.size(); ++j) w[j] = std::max(w[j], row[j].size());
+  }
+  for (const auto& row : rows) {
+    for (size_t j = 0; j < row.size(); ++j) {
+      const size_t pad = j + 1 < row.size() ? w[j] - row[j].size() : 0;
+      absl::StrAppend(&out, j ? "  " : "", j == 0 ? "" : std::string(pad, ' '), row[j],
+                      j == 0 ? std::string(pad, ' ') : "");
+    }
+    out += "\n";
+  }
+  return out + "\n";
+}
 
 std::string RenderMatrixText(const v1::Run& run) {
   std::string out;
@@ -57,7 +102,7 @@ std::string RenderMatrixText(const v1::Run& run) {
     }
     out += "\n";
   }
-  return out;
+  return out + RenderIncastText(run);
 }
 
 std::string RenderMarkdown(const v1::Run& run) {
@@ -129,6 +174,21 @@ std::string RenderMarkdown(const v1::Run& run) {
     absl::StrAppend(&out, "\nfleet: median ", Gbps(m->fleet().median_gbps()), ", min ",
                     Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()), " Gb/s; ",
                     m->fleet().bad_cells(), " failed, ", m->fleet().low_cells(), " low\n\n");
+  }
+  if (!run.incast().empty()) {
+    out += "## Incast (per target: the sum of its K senders, Gb/s)\n\n";
+    auto rows = IncastRows(run);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      out += "|";
+      for (const auto& c : rows[i]) absl::StrAppend(&out, " ", c, " |");
+      out += "\n";
+      if (i == 0) {
+        out += "|";
+        for (size_t j = 0; j < rows[i].size(); ++j) out += "---|";
+        out += "\n";
+      }
+    }
+    out += "\n";
   }
   std::string failing;
   for (const auto* m : internal::VerdictMatrices(run)) {

@@ -81,7 +81,8 @@ class PairTester {
   virtual void Run(const PairTestSpec& spec, v1::PairResult* result) = 0;
 };
 
-// Fills src/dst endpoints, rail, round and expected_gbps of `result` from the plan.
+// Fills src/dst endpoints, rail, round and expected_gbps of `result` from the
+// plan. Incast plans hold a sender to min(its port, the target's port / K).
 void FillIdentity(const PairTestSpec& spec, v1::PairResult* result);
 
 // The rate a test between ports of these link rates is held to: the slower

@@ -69,7 +69,7 @@ std::string Fingerprint(const Plan& plan) {
   mix(plan.memory);
   const auto& o = plan.schedule_options;
   mix(absl::StrCat(schedule::ModeName(o.mode), o.bidirectional, o.quick_matchings, o.seed,
-                   o.max_concurrent));
+                   o.max_concurrent, o.mode == schedule::Mode::kIncast ? absl::StrCat("/", o.fan_in) : ""));
   for (const auto& [a, b] : o.pairs) mix(absl::StrCat(a, ">", b));
   std::string params;
   plan.params.SerializeToString(&params);  // proto3 scalars serialize deterministically

@@ -104,8 +104,10 @@ std::string TestKey(const v1::PairResult& r) {
 
 absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_done) {
   const auto& sched = plan_.schedule;
-  // Every schedule that runs is checked: no NIC and no GPU in two tests of a round.
-  if (absl::Status valid = schedule::ValidateSchedule(sched, Shapes(plan_.nodes, plan_.memory));
+  // Every schedule that runs is checked: no NIC and no GPU in two tests of a
+  // round (incast: but a target's, shared by its fan-in senders).
+  if (absl::Status valid = schedule::ValidateSchedule(sched, Shapes(plan_.nodes, plan_.memory),
+                                                      schedule::MaxFanIn(plan_.schedule_options));
       !valid.ok()) {
     return valid;
   }

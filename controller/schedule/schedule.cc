@@ -71,6 +71,8 @@ uint64_t CountTests(const std::vector<NodeShape>& nodes, const ScheduleOptions& 
       return SaturatingMul(SaturatingMul(uint64_t{o.quick_matchings} * (n / 2), max_rails), directions);
     case Mode::kRing:
       return SaturatingMul(n, max_rails);
+    case Mode::kIncast:
+      return SaturatingMul(SaturatingMul(n, o.fan_in), max_rails);
     case Mode::kPairs: {
       uint64_t tests = 0;
       for (const auto& [a, b] : o.pairs) {
@@ -145,15 +147,86 @@ std::vector<std::vector<std::pair<uint32_t, uint32_t>>> GreedyMatchings(
   return rounds;
 }
 
+// The incast parameters, checked before the plan is counted.
+absl::Status CheckIncast(uint32_t n, const ScheduleOptions& o) {
+  const uint32_t k = o.fan_in;
+  if (k < 1 || k >= n) {
+    return absl::InvalidArgumentError(absl::StrCat("--fan-in ", k, ": give 1 .. ", n - 1,
+                                                   " (senders per target, fewer than the ", n, " nodes)"));
+  }
+  if (o.bidirectional) {
+    return absl::InvalidArgumentError(
+        "--mode incast is one-directional (K senders write to one target): no --bidirectional");
+  }
+  if (o.max_concurrent > 0 && o.max_concurrent < k) {
+    return absl::InvalidArgumentError(absl::StrCat("--max-concurrent ", o.max_concurrent, " is below --fan-in ",
+                                                   k, ": a target's senders must run in one round"));
+  }
+  return absl::OkStatus();
+}
+
+// Incast: target t gets senders t+1 .. t+K (mod n); groups (target and its
+// senders) are packed first fit into rounds of node-disjoint groups, then
+// each round is replicated over the rail groups, a whole group's tests of a
+// rail always in one round (a cap closes rounds between groups only).
+absl::Status EmitIncast(const std::vector<NodeShape>& nodes, const ScheduleOptions& o, Schedule* s) {
+  const uint32_t n = static_cast<uint32_t>(nodes.size());
+  const uint32_t k = o.fan_in;
+  std::vector<std::vector<uint32_t>> rounds;  // targets per round
+  std::vector<std::vector<bool>> busy;
+  for (uint32_t t = 0; t < n; ++t) {
+    size_t r = 0;
+    for (; r < rounds.size(); ++r) {
+      bool free = true;
+      for (uint32_t j = 0; j <= k && free; ++j) free = !busy[r][(t + j) % n];
+      if (free) break;
+    }
+    if (r == rounds.size()) {
+      rounds.emplace_back();
+      busy.emplace_back(n, false);
+    }
+    rounds[r].push_back(t);
+    for (uint32_t j = 0; j <= k; ++j) busy[r][(t + j) % n] = true;
+  }
+  const auto groups = RailGroups(nodes);
+  for (const auto& targets : rounds) {
+    for (const auto& g : groups) {
+      size_t in_round = 0;
+      for (uint32_t t : targets) {
+        for (uint32_t r : g) {
+          std::vector<Test> tests;
+          for (uint32_t j = 1; j <= k; ++j) {
+            const uint32_t src = (t + j) % n;
+            if (r < nodes[src].rail_gpu.size() && r < nodes[t].rail_gpu.size()) tests.push_back({src, t, r, false});
+          }
+          if (o.max_concurrent > 0 && in_round + tests.size() > o.max_concurrent) {
+            s->CloseRound();
+            in_round = 0;
+          }
+          for (const Test& x : tests) s->Add(x);
+          in_round += tests.size();
+        }
+      }
+      s->CloseRound();
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+uint32_t MaxFanIn(const ScheduleOptions& options) {
+  return options.mode == Mode::kIncast ? std::max(options.fan_in, 1u) : 1;
+}
 
 absl::StatusOr<Mode> ParseMode(absl::string_view name) {
   if (name == "all-pairs") return Mode::kAllPairs;
   if (name == "quick") return Mode::kQuick;
   if (name == "ring") return Mode::kRing;
   if (name == "pairs") return Mode::kPairs;
+  if (name == "incast") return Mode::kIncast;
   return absl::InvalidArgumentError(
-      absl::StrCat("--mode: expected all-pairs, quick, ring or pairs, got '", name, "'"));
+      absl::StrCat("--mode: expected all-pairs, quick, ring, pairs or incast, got '", name, "'"));
 }
 
 const char* ModeName(Mode mode) {
@@ -162,6 +235,7 @@ const char* ModeName(Mode mode) {
     case Mode::kQuick: return "quick";
     case Mode::kRing: return "ring";
     case Mode::kPairs: return "pairs";
+    case Mode::kIncast: return "incast";
   }
   return "?";
 }
@@ -177,6 +251,9 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
   const uint32_t n = static_cast<uint32_t>(nodes.size());
   if (n < 2 && o.mode != Mode::kPairs) {
     return absl::InvalidArgumentError(absl::StrCat("a sweep needs at least 2 nodes, got ", n));
+  }
+  if (o.mode == Mode::kIncast) {
+    if (absl::Status st = CheckIncast(n, o); !st.ok()) return st;
   }
   if (const uint64_t tests = CountTests(nodes, o); tests > kMaxPlanTests) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -230,6 +307,9 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
       for (const auto& m : GreedyMatchings(o.pairs, n)) emit.EmitMatching(m, false);
       break;
     }
+    case Mode::kIncast:
+      if (absl::Status st = EmitIncast(nodes, o, &s); !st.ok()) return st;
+      break;
   }
   s.CloseRound();
   if (s.tests() == 0) {
@@ -238,38 +318,55 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
   return s;
 }
 
-absl::Status ValidateSchedule(const Schedule& s, const std::vector<NodeShape>& nodes) {
+absl::Status ValidateSchedule(const Schedule& s, const std::vector<NodeShape>& nodes, uint32_t max_fan_in) {
   // Stamp arrays indexed by node*rails+rail (NIC) and node*maxgpu+gpu (GPU):
-  // a slot holding the current round number is busy.
+  // a slot holding the current round number is busy; `role` says whether it
+  // sends (0) or is written to, and by how many tests (1..max_fan_in).
+  struct Slot {
+    uint32_t round = UINT32_MAX;
+    uint32_t writers = 0;  // 0: a sender
+  };
+  const uint32_t fan_in = std::max(max_fan_in, 1u);
   size_t rails = 1;
   int max_gpu = 0;
   for (const auto& n : nodes) {
     rails = std::max(rails, n.rail_gpu.size());
     for (int g : n.rail_gpu) max_gpu = std::max(max_gpu, g + 1);
   }
-  std::vector<uint32_t> nic(nodes.size() * rails, UINT32_MAX);
-  std::vector<uint32_t> gpu(nodes.size() * std::max(max_gpu, 1), UINT32_MAX);
+  const size_t gpus = std::max(max_gpu, 1);
+  std::vector<Slot> nic(nodes.size() * rails);
+  std::vector<Slot> gpu(nodes.size() * gpus);
+  // Takes `slot` for round r: a sender needs it free; a target may join
+  // other writers up to the fan-in. Empty string = taken, else the conflict.
+  auto take = [&](Slot& slot, uint32_t r, bool target) -> std::string {
+    if (slot.round != r) {
+      slot = {r, target ? 1u : 0u};
+      return "";
+    }
+    if (fan_in == 1) return "is in two tests";
+    if (!target && slot.writers == 0) return "sends in two tests";
+    if (!target || slot.writers == 0) return "sends and is written to in one round";
+    if (slot.writers == fan_in) return absl::StrCat("is written to by more than ", fan_in, " tests (the fan-in)");
+    ++slot.writers;
+    return "";
+  };
   for (uint32_t r = 0; r < s.rounds(); ++r) {
     for (const Test& t : s.Round(r)) {
       for (uint32_t node : {t.src, t.dst}) {
+        const bool target = node == t.dst;
         if (node >= nodes.size() || t.rail >= nodes[node].rail_gpu.size()) {
           return absl::FailedPreconditionError(
               absl::StrCat("round ", r, ": node ", node, " has no rail ", t.rail));
         }
-        uint32_t& slot = nic[node * rails + t.rail];
-        if (slot == r) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "round ", r, ": NIC of rail ", t.rail, " on node ", node, " is in two tests"));
+        if (std::string why = take(nic[node * rails + t.rail], r, target); !why.empty()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("round ", r, ": NIC of rail ", t.rail, " on node ", node, " ", why));
         }
-        slot = r;
         int g = nodes[node].rail_gpu[t.rail];
         if (g >= 0) {
-          uint32_t& gs = gpu[node * std::max(max_gpu, 1) + g];
-          if (gs == r) {
-            return absl::FailedPreconditionError(
-                absl::StrCat("round ", r, ": GPU ", g, " on node ", node, " is in two tests"));
+          if (std::string why = take(gpu[node * gpus + g], r, target); !why.empty()) {
+            return absl::FailedPreconditionError(absl::StrCat("round ", r, ": GPU ", g, " on node ", node, " ", why));
           }
-          gs = r;
         }
       }
     }

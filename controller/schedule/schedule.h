@@ -14,6 +14,12 @@
 //   quick      k random perfect matchings (seeded; odd N: one node rests).
 //   ring       node i -> node i+1 (mod N); bidirectional: each ring edge once.
 //   pairs      a custom list of (src, dst) node pairs.
+//   incast     `fan_in` = K senders write to one target at once (one
+//              direction only): target t is written by t+1 .. t+K (mod N),
+//              every node is a target once per rail, and groups of K+1
+//              node-disjoint nodes share a round. The target's NIC (and GPU)
+//              is deliberately in K tests of that round; a sender's is in one,
+//              and no node is a sender and a target in one round.
 // `max_concurrent` > 0 caps the tests of one round (for oversubscribed fabrics).
 // Pure functions, thread-safe.
 #pragma once
@@ -29,9 +35,9 @@
 
 namespace gdrbench::controller::schedule {
 
-enum class Mode { kAllPairs, kQuick, kRing, kPairs };
+enum class Mode { kAllPairs, kQuick, kRing, kPairs, kIncast };
 
-// "all-pairs", "quick", "ring", "pairs"; INVALID_ARGUMENT otherwise.
+// "all-pairs", "quick", "ring", "pairs", "incast"; INVALID_ARGUMENT otherwise.
 absl::StatusOr<Mode> ParseMode(absl::string_view name);
 const char* ModeName(Mode mode);
 
@@ -56,7 +62,12 @@ struct ScheduleOptions {
   uint64_t seed = 1;
   std::vector<std::pair<uint32_t, uint32_t>> pairs;  // mode kPairs: node indices
   uint32_t max_concurrent = 0;                       // 0 = no cap
+  uint32_t fan_in = 0;                               // mode kIncast: K, 1 <= K < nodes
 };
+
+// How many tests of one round may write into one target NIC: `fan_in` in
+// mode kIncast, 1 (every NIC and GPU in one test) otherwise.
+uint32_t MaxFanIn(const ScheduleOptions& options);
 
 class Schedule {
  public:
@@ -82,8 +93,9 @@ class Schedule {
 };
 
 // INVALID_ARGUMENT for fewer than 2 nodes, quick_matchings == 0, a pair that
-// names an unknown node or a node with itself, or no rail shared by any
-// scheduled pair.
+// names an unknown node or a node with itself, no rail shared by any
+// scheduled pair, or (incast) a fan-in outside 1 .. N-1, --bidirectional, or
+// a cap below the fan-in (a target's K senders must share a round).
 absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
                                        const ScheduleOptions& options);
 
@@ -96,7 +108,12 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
 // FAILED_PRECONDITION naming the round, the node and the NIC/GPU when a NIC
 // or a GPU is in two tests of one round, or a test names a node or a rail
 // the shapes lack.
-absl::Status ValidateSchedule(const Schedule& schedule, const std::vector<NodeShape>& nodes);
+// `max_fan_in` > 1 (incast, see MaxFanIn) relaxes the target side only: a
+// target's NIC and GPU may be in up to `max_fan_in` tests of a round when
+// every one of them writes to it; a sender's NIC and GPU stay in one test,
+// and a NIC that sends is never a target in the same round.
+absl::Status ValidateSchedule(const Schedule& schedule, const std::vector<NodeShape>& nodes,
+                              uint32_t max_fan_in = 1);
 
 // Packs arbitrary `tests` (outlier retests, incast, cross-rail, ...) into
 // rounds that keep that invariant: first fit, in the order given, each test

@@ -9,6 +9,31 @@ uint64_t Key(uint32_t src, uint32_t dst, uint32_t rail) {
   return (uint64_t{src} << 40) ^ (uint64_t{dst} << 16) ^ rail;
 }
 
+// The rounds' groups (target, rail) that hold one of `tests`, each group as
+// one round in the plan's order.
+schedule::Schedule IncastGroups(const std::vector<schedule::Test>& tests, const schedule::Schedule& plan) {
+  std::unordered_set<uint64_t> low;
+  for (const auto& t : tests) low.insert(Key(t.src, t.dst, t.rail));
+  schedule::Schedule out;
+  for (size_t r = 0; r < plan.rounds(); ++r) {
+    const auto round = plan.Round(r);
+    std::unordered_set<uint64_t> groups;  // (dst, rail) of this round with a low cell
+    for (const auto& t : round) {
+      if (low.count(Key(t.src, t.dst, t.rail))) groups.insert(Key(0, t.dst, t.rail));
+    }
+    for (const auto& t : round) {  // groups in the order their first test ran
+      const uint64_t g = Key(0, t.dst, t.rail);
+      if (!groups.erase(g)) continue;
+      for (const auto& u : round) {
+        if (u.dst == t.dst && u.rail == t.rail) out.Add(u);
+      }
+      out.CloseRound();
+    }
+  }
+  out.CloseRound();
+  return out;
+}
+
 }  // namespace
 
 std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, const run::Plan& plan) {
@@ -39,6 +64,7 @@ std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, con
 absl::StatusOr<schedule::Schedule> RetestSchedule(const analysis::MatrixSet& matrices,
                                                   const run::Plan& plan) {
   std::vector<schedule::Test> tests = RetestTests(matrices, plan);
+  if (plan.schedule_options.mode == schedule::Mode::kIncast) return IncastGroups(tests, plan.schedule);
   return schedule::PackRounds(tests, run::Shapes(plan.nodes, plan.memory),
                               plan.schedule_options.max_concurrent);
 }

@@ -19,7 +19,10 @@ namespace gdrbench::controller::sweep {
 // scheduled test (src, dst): that test is the one re-run.
 std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, const run::Plan& plan);
 
-// RetestTests packed into rounds for `plan` (its shapes and cap).
+// RetestTests packed into rounds for `plan` (its shapes and cap). Incast
+// plans: a cell's bandwidth depends on its co-senders, so a low cell re-runs
+// its whole group (every test of its round into the same target and rail),
+// one group per round, as the plan ran it.
 absl::StatusOr<schedule::Schedule> RetestSchedule(const analysis::MatrixSet& matrices,
                                                   const run::Plan& plan);
 

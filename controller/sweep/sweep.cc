@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "controller/analysis/incast.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/run/discover.h"
 #include "controller/run/expectations.h"
@@ -470,6 +471,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   for (const auto& e : excluded) result.add_excluded_nodes(e);
   *result.mutable_policy() = c.policy;
   analysis::FillRun(collect.matrices(), outcome, &result);
+  if (plan.schedule_options.mode == schedule::Mode::kIncast) analysis::FillIncast(&result);
   return result;
 }
 

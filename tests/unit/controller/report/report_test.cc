@@ -33,6 +33,42 @@ TEST(Report, JsonRoundTripsThroughTheProto) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Report, IncastTargetsAreATableInTextMarkdownAndJson) {
+  v1::Run run = SampleRun();
+  run.set_mode("incast");
+  v1::IncastTarget* t = run.add_incast();
+  t->set_node("node3");
+  t->set_rail(0);
+  t->set_round(2);
+  t->set_size_bytes(1 << 20);
+  t->set_fan_in(2);
+  t->set_aggregate_gbps(40);
+  t->set_expected_gbps(100);
+  t->set_fraction_of_link(0.4);
+  t->set_verdict("low");
+  for (const char* n : {"node4", "node5"}) {
+    v1::IncastSender* s = t->add_senders();
+    s->set_node(n);
+    s->set_status(v1::RESULT_STATUS_OK);
+    s->set_bw_avg_gbps(20);
+    s->set_verdict("low");
+  }
+  t->mutable_senders(1)->set_status(v1::RESULT_STATUS_FAILED);
+  t->mutable_senders(1)->set_bw_avg_gbps(0);
+  const std::string text = RenderIncastText(run);
+  EXPECT_THAT(text, HasSubstr("node3"));
+  EXPECT_THAT(text, HasSubstr("40%"));
+  EXPECT_THAT(text, HasSubstr("node4 20* node5 FAIL"));
+  EXPECT_THAT(RenderMatrixText(run), HasSubstr(text));
+  EXPECT_THAT(RenderMarkdown(run), HasSubstr("## Incast"));
+  EXPECT_THAT(RenderMarkdown(run), HasSubstr("| node3 | 0 | 2 | 1 MiB | 2 | 40 | 100 | 40% | low |"));
+  auto json = RenderJson(run);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr("\"aggregate_gbps\": 40"));
+  // Runs of other modes print no incast table.
+  EXPECT_EQ(RenderIncastText(SampleRun()), "");
+}
+
 TEST(Report, LoadRunJsonNamesTheProblem) {
   EXPECT_EQ(LoadRunJson("/nonexistent/run.json").status().code(), absl::StatusCode::kNotFound);
   const std::string path = ::testing::TempDir() + "/bad_run.json";

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -219,6 +220,150 @@ TEST(Pairs, ParsesAListAndSchedulesIt) {
   EXPECT_THAT(std::string(bad.status().message()), testing::HasSubstr("p.txt:2: node 'z'"));
   EXPECT_FALSE(ParsePairList("a a\n", "p.txt", names).ok());
   EXPECT_FALSE(ParsePairList("a b c\n", "p.txt", names).ok());
+}
+
+// Incast: per round, each target written by exactly K senders on a rail, no
+// sender in two tests, no node both sender and target; over the schedule every
+// node is the target of exactly its K successors on every rail.
+void CheckIncast(uint32_t n, uint32_t k, uint32_t rails, uint32_t cap = 0) {
+  std::vector<int> rg(rails);
+  for (uint32_t r = 0; r < rails; ++r) rg[r] = static_cast<int>(r);
+  auto nodes = Nodes(n, rg);
+  ScheduleOptions o;
+  o.mode = Mode::kIncast;
+  o.fan_in = k;
+  o.max_concurrent = cap;
+  auto s = BuildSchedule(nodes, o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->tests(), size_t{n} * k * rails) << "N=" << n << " K=" << k;
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> seen;
+  for (size_t r = 0; r < s->rounds(); ++r) {
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> writers;  // (target, rail) -> senders
+    std::set<std::pair<uint32_t, uint32_t>> senders;
+    std::set<uint32_t> sender_nodes, target_nodes;
+    for (const schedule::Test& t : s->Round(r)) {
+      ASSERT_FALSE(t.bidirectional);
+      ASSERT_NE(t.src, t.dst);
+      ASSERT_TRUE(senders.insert({t.src, t.rail}).second) << "a sender's NIC twice in round " << r;
+      ++writers[{t.dst, t.rail}];
+      sender_nodes.insert(t.src);
+      target_nodes.insert(t.dst);
+      // Target t's senders are its K successors.
+      ASSERT_LE((t.src + n - t.dst) % n, k);
+      ASSERT_TRUE(seen.insert({t.src, t.dst, t.rail}).second);
+    }
+    for (const auto& [key, count] : writers) ASSERT_EQ(count, k) << "fan-in of node " << key.first << " round " << r;
+    for (uint32_t node : sender_nodes) ASSERT_FALSE(target_nodes.count(node)) << "node " << node << " sends and receives";
+    if (cap > 0) ASSERT_LE(s->Round(r).size(), cap);
+  }
+  ASSERT_TRUE(ValidateSchedule(*s, nodes, MaxFanIn(o)).ok()) << ValidateSchedule(*s, nodes, MaxFanIn(o));
+  // Exclusive validation must refuse it whenever a target has 2+ writers.
+  if (k > 1) ASSERT_FALSE(ValidateSchedule(*s, nodes).ok());
+}
+
+TEST(Incast, EveryNodeIsTheTargetOfKSendersInOneRoundForEveryNAndK) {
+  for (uint32_t n = 2; n <= 40; ++n) {
+    for (uint32_t k = 1; k < n; ++k) {
+      CheckIncast(n, k, 1);
+      if (HasFatalFailure()) return;
+    }
+  }
+  for (uint32_t n : {255u, 1025u}) {
+    for (uint32_t k : {1u, 3u, 7u, n - 1}) {
+      CheckIncast(n, k, 1);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(Incast, RailsRunInParallelAndTheCapKeepsGroupsWhole) {
+  CheckIncast(8, 3, 4);
+  CheckIncast(9, 2, 2, /*cap=*/2);  // one group per round
+  CheckIncast(12, 3, 1, /*cap=*/7);  // two groups fit, a third closes the round
+  auto nodes = Nodes(8, {0, 1});
+  ScheduleOptions o;
+  o.mode = Mode::kIncast;
+  o.fan_in = 3;
+  auto s = BuildSchedule(nodes, o);
+  ASSERT_TRUE(s.ok());
+  // 8 nodes, groups of 4: two groups per round, both rails in parallel.
+  EXPECT_EQ(s->MaxRoundSize(), 2u * 3 * 2);
+}
+
+TEST(Incast, RailsSharingAGpuGoToSeparateRounds) {
+  auto nodes = Nodes(6, {0, 0});
+  ScheduleOptions o;
+  o.mode = Mode::kIncast;
+  o.fan_in = 2;
+  auto s = BuildSchedule(nodes, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(ValidateSchedule(*s, nodes, 2).ok()) << ValidateSchedule(*s, nodes, 2);
+  for (size_t r = 0; r < s->rounds(); ++r) {
+    std::set<uint32_t> rails;
+    for (const schedule::Test& t : s->Round(r)) rails.insert(t.rail);
+    EXPECT_EQ(rails.size(), 1u) << "round " << r;
+  }
+}
+
+TEST(Incast, BadFanInBidirectionalAndCapAreOneSentence) {
+  auto nodes = Nodes(4);
+  ScheduleOptions o;
+  o.mode = Mode::kIncast;
+  for (uint32_t k : {0u, 4u, 5u, 1000000000u}) {
+    o.fan_in = k;
+    auto s = BuildSchedule(nodes, o);
+    ASSERT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << k;
+    EXPECT_THAT(std::string(s.status().message()),
+                testing::HasSubstr(absl::StrCat("--fan-in ", k, ": give 1 .. 3")));
+  }
+  o.fan_in = 2;
+  o.bidirectional = true;
+  EXPECT_THAT(std::string(BuildSchedule(nodes, o).status().message()),
+              testing::HasSubstr("--mode incast is one-directional"));
+  o.bidirectional = false;
+  o.max_concurrent = 1;
+  EXPECT_THAT(std::string(BuildSchedule(nodes, o).status().message()),
+              testing::HasSubstr("--max-concurrent 1 is below --fan-in 2"));
+  EXPECT_EQ(ParseMode("incast").value(), Mode::kIncast);
+  EXPECT_STREQ(ModeName(Mode::kIncast), "incast");
+  EXPECT_EQ(MaxFanIn(o), 2u);
+  o.mode = Mode::kAllPairs;
+  EXPECT_EQ(MaxFanIn(o), 1u);
+}
+
+TEST(Validate, FanInRelaxesTheTargetSideOnly) {
+  auto nodes = Nodes(5);
+  auto round = [](std::vector<schedule::Test> tests) {
+    Schedule s;
+    for (const schedule::Test& t : tests) s.Add(t);
+    s.CloseRound();
+    return s;
+  };
+  auto msg = [&](const Schedule& s, uint32_t fan_in) {
+    return std::string(ValidateSchedule(s, nodes, fan_in).message());
+  };
+  // Three writers into node 0: fine at fan-in 3, one too many at 2.
+  Schedule three = round({{1, 0, 0, false}, {2, 0, 0, false}, {3, 0, 0, false}});
+  EXPECT_TRUE(ValidateSchedule(three, nodes, 3).ok());
+  EXPECT_THAT(msg(three, 2), testing::HasSubstr("round 0: NIC of rail 0 on node 0 is written to by more than 2 tests"));
+  EXPECT_THAT(msg(three, 1), testing::HasSubstr("NIC of rail 0 on node 0 is in two tests"));
+  // A sender in two tests, even to two targets.
+  EXPECT_THAT(msg(round({{1, 0, 0, false}, {1, 2, 0, false}}), 4),
+              testing::HasSubstr("NIC of rail 0 on node 1 sends in two tests"));
+  // A node that is written to and sends in one round (either order).
+  EXPECT_THAT(msg(round({{1, 0, 0, false}, {0, 2, 0, false}}), 4),
+              testing::HasSubstr("NIC of rail 0 on node 0 sends and is written to in one round"));
+  EXPECT_THAT(msg(round({{0, 2, 0, false}, {1, 0, 0, false}}), 4),
+              testing::HasSubstr("NIC of rail 0 on node 0 sends and is written to in one round"));
+  // GPUs: a target's GPU is shared by its writers, a sender's is not.
+  auto gpu_nodes = Nodes(4, {0, 0});
+  Schedule gpu_two = round({{1, 0, 0, false}, {2, 0, 1, false}});  // node 0's GPU via rails 0 and 1
+  EXPECT_TRUE(ValidateSchedule(gpu_two, gpu_nodes, 2).ok());
+  EXPECT_THAT(std::string(ValidateSchedule(gpu_two, gpu_nodes, 1).message()),
+              testing::HasSubstr("GPU 0 on node 0 is in two tests"));
+  Schedule gpu_sender = round({{1, 0, 0, false}, {1, 2, 1, false}});
+  EXPECT_THAT(std::string(ValidateSchedule(gpu_sender, gpu_nodes, 2).message()),
+              testing::HasSubstr("GPU 0 on node 1 sends in two tests"));
 }
 
 TEST(Schedule, RejectsTooFewNodes) {

@@ -2,6 +2,8 @@
 // the invariant every schedule keeps, GPUs included.
 #include "controller/sweep/retest.h"
 
+#include <set>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,7 +14,7 @@ namespace {
 
 // `n` nodes whose rails' GPUs are `rail_gpu` (one rail per entry).
 run::Plan MakeTestPlan(uint32_t n, std::vector<int> rail_gpu, const std::string& memory,
-                       bool bidirectional = false, uint32_t cap = 0) {
+                       bool bidirectional = false, uint32_t cap = 0, uint32_t fan_in = 0) {
   std::vector<run::PlanNode> nodes(n);
   for (uint32_t i = 0; i < n; ++i) {
     nodes[i].name = "node" + std::to_string(i);
@@ -26,6 +28,10 @@ run::Plan MakeTestPlan(uint32_t n, std::vector<int> rail_gpu, const std::string&
   schedule::ScheduleOptions o;
   o.bidirectional = bidirectional;
   o.max_concurrent = cap;
+  if (fan_in > 0) {
+    o.mode = schedule::Mode::kIncast;
+    o.fan_in = fan_in;
+  }
   v1::SweepParams p;
   p.add_sizes_bytes(65536);
   auto plan = run::MakePlan(std::move(nodes), memory, o, p);
@@ -123,6 +129,27 @@ TEST(Retest, BidirectionalReRunsTheScheduledTestOfAReverseCell) {
   EXPECT_EQ(tests[0].src, covering.src);  // the low cell is (dst, src): the same test again
   EXPECT_EQ(tests[0].dst, covering.dst);
   EXPECT_TRUE(tests[0].bidirectional);
+}
+
+// Incast: a low cell's bandwidth depends on its co-senders, so the retest
+// re-runs its whole group (the K senders into that target) in one round, and
+// only that group.
+TEST(Retest, IncastRetestsTheLowCellsWholeGroupInOneRound) {
+  run::Plan plan = MakeTestPlan(6, {-1}, "host", false, 0, /*fan_in=*/2);
+  // Target 3 is written by 4 and 5; 4 -> 3 is low.
+  analysis::MatrixSet set = Judged(plan, {{4, 3, 0}});
+  auto s = RetestSchedule(set, plan);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->rounds(), 1u);
+  std::set<std::pair<uint32_t, uint32_t>> got;
+  for (const auto& t : s->Round(0)) got.insert({t.src, t.dst});
+  EXPECT_EQ(got, (std::set<std::pair<uint32_t, uint32_t>>{{4, 3}, {5, 3}}));
+  EXPECT_TRUE(schedule::ValidateSchedule(*s, run::Shapes(plan.nodes, plan.memory), 2).ok());
+  // Two low cells of different groups: a round each.
+  auto two = RetestSchedule(Judged(plan, {{4, 3, 0}, {1, 0, 0}}), plan);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->rounds(), 2u);
+  EXPECT_EQ(two->tests(), 4u);
 }
 
 }  // namespace

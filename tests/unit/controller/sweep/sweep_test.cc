@@ -189,6 +189,51 @@ TEST(Sweep, ATransientLowCellIsRetestedAndTheRetestCounts) {
   EXPECT_THAT(plain->summary(), HasSubstr("1 low"));
 }
 
+// --mode incast through the whole library: the runner accepts rounds whose
+// target NIC is shared K ways, each sender is held to its fair share (port /
+// K), and the run carries the per-target sums; a receiver that takes only 40
+// of its 100 Gb/s is a low target and its senders low cells.
+TEST(Sweep, IncastJudgesSendersByTheirShareAndReportsEachTargetsSum) {
+  run::FakeCluster cluster(6, 1, 100);
+  cluster.SetBandwidth([](uint32_t, uint32_t d, const std::string&) { return d == 3 ? 20.0 : 48.0; });
+  SweepConfig c = Config(cluster);
+  c.schedule.mode = schedule::Mode::kIncast;
+  c.schedule.fan_in = 2;
+  c.retest_low = 0;
+  auto run = RunSweep(c);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->mode(), "incast");
+  ASSERT_EQ(run->pairs_size(), 12);  // 6 targets x 2 senders
+  for (const auto& p : run->pairs()) EXPECT_DOUBLE_EQ(p.expected_gbps(), 50) << p.src().node();
+  ASSERT_EQ(run->incast_size(), 6);
+  std::set<std::string> targets;
+  for (const auto& t : run->incast()) {
+    targets.insert(t.node());
+    EXPECT_EQ(t.fan_in(), 2u);
+    ASSERT_EQ(t.senders_size(), 2);
+    EXPECT_DOUBLE_EQ(t.expected_gbps(), 100);
+    EXPECT_EQ(t.size_bytes(), 65536u);
+    if (t.node() == "node3") {
+      EXPECT_DOUBLE_EQ(t.aggregate_gbps(), 40);
+      EXPECT_EQ(t.verdict(), "low");
+      EXPECT_EQ(t.senders(0).node(), "node4");
+      EXPECT_EQ(t.senders(0).verdict(), "low");
+    } else {
+      EXPECT_DOUBLE_EQ(t.aggregate_gbps(), 96);
+      EXPECT_EQ(t.verdict(), "pass") << t.node();
+      EXPECT_EQ(t.senders(1).verdict(), "pass") << t.node();
+    }
+  }
+  EXPECT_EQ(targets.size(), 6u);
+  EXPECT_FALSE(run->passed());
+  EXPECT_THAT(run->summary(), HasSubstr("2 low"));
+
+  c.schedule.fan_in = 6;  // as many senders as nodes: one sentence, no test run
+  auto bad = RunSweep(c);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("--fan-in 6: give 1 .. 5"));
+}
+
 TEST(Sweep, NodesThatFailPreflightAreLeftOutAndFailTheRun) {
   run::FakeCluster cluster(3, 1, 100);
   cluster.SetPreflight(2, v1::CHECK_STATUS_FAIL);
