@@ -101,13 +101,14 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
     if (!st.ok() && first_error.ok()) first_error = st;
   };
 
-  // The requests live in this thread's scratch arena until the next test
-  // (scratch_arena.h: the sweep runs millions of tests, and re-allocating
-  // the requests' params was a large part of the per-test cost).
-  thread_local ScratchArena scratch(16 << 10);
-  scratch.Reset();
-  v1::OpenTargetRequest& open = *scratch.Make<v1::OpenTargetRequest>();
-  v1::RunWriteSweepRequest& sweep = *scratch.Make<v1::RunWriteSweepRequest>();
+  // The requests are this thread's, reused test after test (scratch_arena.h:
+  // the sweep runs millions of tests, and re-allocating the requests' params
+  // was a large part of the per-test cost).
+  thread_local v1::OpenTargetRequest open;
+  thread_local v1::RunWriteSweepRequest sweep;
+  ClearKeeping(&open, Keep{&v1::OpenTargetRequest::release_params, &v1::OpenTargetRequest::set_allocated_params});
+  ClearKeeping(&sweep,
+               Keep{&v1::RunWriteSweepRequest::release_params, &v1::RunWriteSweepRequest::set_allocated_params});
   FillOpen(target, p, bidirectional, o, &open);
   auto opened = target.agent->OpenTarget(open);
   answer(true, opened.status());

@@ -149,13 +149,13 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
       if (cancelled()) return;  // not started: a resume runs it
       PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r) + options_.round_offset};
       const auto& t = spec.test;
-      // The result lives in the worker's scratch arena until the next test
-      // (scratch_arena.h: a heap message's Clear() re-allocates its
-      // sub-messages, most of a zero-time test's cost); on_result copies
+      // One result per worker thread, reused test after test (scratch_arena.h:
+      // the endpoints and their strings stay allocated); on_result copies
       // what it keeps.
-      thread_local ScratchArena scratch;
-      scratch.Reset();
-      v1::PairResult& result = *scratch.Make<v1::PairResult>();
+      thread_local v1::PairResult reused;
+      ClearKeeping(&reused, Keep{&v1::PairResult::release_src, &v1::PairResult::set_allocated_src},
+                   Keep{&v1::PairResult::release_dst, &v1::PairResult::set_allocated_dst});
+      v1::PairResult& result = reused;
       FillIdentity(spec, &result);
       const PlanNode* excluded = plan_.nodes[t.src].excluded   ? &plan_.nodes[t.src]
                                  : plan_.nodes[t.dst].excluded ? &plan_.nodes[t.dst]

@@ -1,51 +1,47 @@
-// ScratchArena: a protobuf arena for the messages of one step of a loop that
-// runs millions of times (one pair test of a sweep). Making a message is a
-// pointer bump, and Reset() drops everything made since the last Reset at
-// once while keeping the first block, so a steady-state step calls malloc
-// and free not at all.
+// Reused messages for a loop that runs millions of times (one pair test of a
+// sweep): one heap message per thread, readied for the next step by
+// ClearKeeping, which clears it as Clear() does but keeps the named singular
+// sub-messages allocated. Their strings keep their capacity, so setting the
+// same fields again allocates nothing (and strings of up to 15 bytes live
+// inside std::string anyway).
 //
-// Why not a reused heap message with Clear(): protobuf 3.21's generated
-// Clear() deletes a heap message's singular sub-messages (PairResult's
-// endpoints, summary and timestamp, a request's params, a oneof member), so
-// every test re-created them with all their strings: about a third of the
-// controller's cost per zero-time test at 1024 x 8 (bench/controller_scale).
+// Why not Clear() alone: protobuf 3.21's generated Clear() deletes a heap
+// message's singular sub-messages (PairResult's endpoints, a request's
+// params), so every test re-created them with all their strings. Why not a
+// protobuf arena (this file's ScratchArena until 2026-12-01): each string set
+// on an arena message is an arena allocation with a destructor registered and
+// run at Reset; the arena's allocation, cleanup and thread-cache look-ups
+// were a quarter of the controller's samples at 128 x 8
+// (bench/results/2026-12-01-controller-journal-2.txt).
 //
-// Messages made here must not be used after the next Reset(); copy one out
-// (CopyFrom, a copy constructor) to keep it. Thread safety: none; keep one
-// per thread (thread_local) and Reset it at the start of each step.
+// A message readied here must not be kept past the next step; copy it out to
+// keep it. Thread safety: none; keep one per thread (thread_local).
 #pragma once
 
-#include <cstddef>
-#include <memory>
-
-#include "google/protobuf/arena.h"
+#include <tuple>
 
 namespace gdrbench::controller::run {
 
-class ScratchArena {
- public:
-  // `block_bytes` covers one step's messages; a bigger step spills into
-  // blocks that Reset gives back.
-  explicit ScratchArena(size_t block_bytes = 64 << 10)
-      : block_(new char[block_bytes]), arena_(Options(block_.get(), block_bytes)) {}
-  ScratchArena(const ScratchArena&) = delete;
-  ScratchArena& operator=(const ScratchArena&) = delete;
-
-  template <typename T>
-  T* Make() {
-    return google::protobuf::Arena::CreateMessage<T>(&arena_);
-  }
-  void Reset() { arena_.Reset(); }
-
- private:
-  static google::protobuf::ArenaOptions Options(char* block, size_t bytes) {
-    google::protobuf::ArenaOptions o;
-    o.initial_block = block;
-    o.initial_block_size = bytes;
-    return o;
-  }
-  std::unique_ptr<char[]> block_;  // outlives arena_ (declared first)
-  google::protobuf::Arena arena_;
+// `m->Clear()`, keeping the sub-messages `Keep` names (pointers to the
+// message's release_x and set_allocated_x), each itself cleared. Ones not
+// yet allocated stay absent. Example:
+//   ClearKeeping(&r, Keep{&v1::PairResult::release_src, &v1::PairResult::set_allocated_src});
+template <typename M, typename Sub>
+struct Keep {
+  Sub* (M::*release)();
+  void (M::*set_allocated)(Sub*);
 };
+
+template <typename M, typename... Subs>
+void ClearKeeping(M* m, Keep<M, Subs>... keep) {
+  auto kept = std::make_tuple((m->*(keep.release))()...);
+  m->Clear();
+  std::apply(
+      [&](auto*... sub) {
+        ((sub != nullptr ? sub->Clear() : void()), ...);
+        ((m->*(keep.set_allocated))(sub), ...);
+      },
+      kept);
+}
 
 }  // namespace gdrbench::controller::run

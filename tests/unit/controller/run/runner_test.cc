@@ -7,6 +7,7 @@
 
 #include "controller/run/fake_cluster.h"
 #include "controller/run/probe.h"
+#include "controller/run/scratch_arena.h"
 #include "tests/unit/controller/run/unimplemented_agent.h"
 
 namespace gdrbench::controller::run {
@@ -255,6 +256,80 @@ TEST(Probe, RailsTheInventoryNamesAreSentToThePreflight) {
   EXPECT_THAT(named.last.expectations().rail_nics(), ::testing::ElementsAre("mlx5_0", "mlx5_4"));
   EXPECT_TRUE(discovered.last.expectations().rail_nics().empty());
   EXPECT_EQ(probe.nodes[1].rails.size(), 8u);
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::run
+
+namespace gdrbench::controller::run {
+namespace {
+
+TEST(ClearKeeping, ClearsLikeClearButKeepsTheNamedSubMessagesAllocated) {
+  v1::PairResult r;
+  r.mutable_src()->set_node("node1");
+  r.mutable_src()->set_memory_kind("gpu");
+  r.mutable_dst()->set_node("node2");
+  r.set_reason("boom");
+  r.add_sizes()->set_size_bytes(65536);
+  r.mutable_summary()->set_device("nic0");
+  r.mutable_started_at()->set_seconds(7);
+  r.set_attempts(2);
+  const v1::Endpoint* src = &r.src();
+  ClearKeeping(&r, Keep{&v1::PairResult::release_src, &v1::PairResult::set_allocated_src},
+               Keep{&v1::PairResult::release_dst, &v1::PairResult::set_allocated_dst});
+  EXPECT_EQ(&r.src(), src);  // the same object, not a new one
+  EXPECT_TRUE(r.has_src());
+  EXPECT_TRUE(r.has_dst());
+  EXPECT_EQ(r.src().ByteSizeLong(), 0u);
+  EXPECT_EQ(r.dst().ByteSizeLong(), 0u);
+  EXPECT_FALSE(r.has_summary());
+  EXPECT_FALSE(r.has_started_at());
+  EXPECT_EQ(r.sizes_size(), 0);
+  EXPECT_EQ(r.reason(), "");
+  EXPECT_EQ(r.attempts(), 0u);
+  v1::PairResult fresh;
+  ClearKeeping(&fresh, Keep{&v1::PairResult::release_summary, &v1::PairResult::set_allocated_summary});
+  EXPECT_FALSE(fresh.has_summary());  // not allocated before: stays absent
+}
+
+// The runner reuses one result per thread: a failed test must leave nothing
+// in the next one, and a passing one nothing in a failed one.
+TEST(Runner, AReusedResultCarriesNothingFromTheTestBefore) {
+  FakeCluster c(4, 1, 100);
+  c.SetOpenTargetError(2, absl::UnavailableError("target refused"));
+  auto plan = PlanFor(c);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  AgentPairTester tester(c.agents(), {});
+  RunnerOptions ro;
+  ro.parallelism = 1;  // every test on the same thread, one after the other
+  ro.retries = 0;
+  std::vector<v1::PairResult> got;
+  ro.on_result = [&](const v1::PairResult& r) {
+    got.push_back(r);
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run().ok());
+  ASSERT_EQ(got.size(), 12u);
+  size_t failed = 0;
+  for (const auto& r : got) {
+    SCOPED_TRACE(r.DebugString());
+    if (r.dst().node() == "node2") {
+      ++failed;
+      EXPECT_EQ(r.status(), v1::RESULT_STATUS_ERROR);
+      EXPECT_THAT(r.reason(), HasSubstr("target refused"));
+      EXPECT_FALSE(r.has_summary());
+      EXPECT_EQ(r.sizes_size(), 0);
+      EXPECT_EQ(r.src().memory_kind(), "");  // the summary's: there was none
+    } else {
+      EXPECT_EQ(r.status(), v1::RESULT_STATUS_OK);
+      EXPECT_EQ(r.reason(), "");
+      EXPECT_TRUE(r.has_summary());
+      EXPECT_EQ(r.sizes_size(), 1);
+      EXPECT_EQ(r.src().memory_kind(), "host");  // the fake's summary
+    }
+    EXPECT_EQ(r.attempts(), 1u);
+  }
+  EXPECT_EQ(failed, 3u);
 }
 
 }  // namespace
