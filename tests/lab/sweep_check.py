@@ -6,6 +6,8 @@
   sweep_check.py RUN_JSON dead NODE           NODE's cells after its death failed with a reason,
                                               every cell not involving NODE is OK
   sweep_check.py RUN_JSON same OTHER_JSON     same cells (status, and OK values) and pairs
+  sweep_check.py RUN_JSON incast N K          --mode incast: every one of N nodes a target of K
+                                              senders in one round, all OK, sum = the senders' Gb/s
 Prints one line per finding; exit 1 with "FAIL: ..." on the first failed check.
 """
 import json
@@ -95,6 +97,38 @@ def main():
             if cs[k].get("status") != ocs[k].get("status"):
                 fail(f"cell {k}: {cs[k].get('status')} vs {ocs[k].get('status')}")
         print(f"ok same {len(cs)} cells")
+    elif what == "incast":
+        n, k = int(sys.argv[3]), int(sys.argv[4])
+        if run.get("mode") != "incast":
+            fail(f"mode {run.get('mode')}, expected incast")
+        targets = run.get("incast", [])
+        if sorted(t["node"] for t in targets) != sorted(names) or len(names) != n:
+            fail(f"incast targets {[t['node'] for t in targets]}, expected each of {n} nodes once")
+        rounds = {}
+        for p in run.get("pairs", []):
+            rounds.setdefault((p.get("round", 0), p["dst"]["node"]), []).append(p["src"]["node"])
+        for t in targets:
+            senders = t.get("senders", [])
+            if t.get("fan_in") != k or len(senders) != k:
+                fail(f"target {t['node']}: fan_in {t.get('fan_in')}, {len(senders)} senders, expected {k}")
+            if sorted(rounds.get((t.get("round", 0), t["node"]), [])) != sorted(s["node"] for s in senders):
+                fail(f"target {t['node']}: its senders are not the pairs of its round")
+            bad = [s for s in senders if s.get("status") != "RESULT_STATUS_OK" or not s.get("bw_avg_gbps", 0) > 0]
+            if bad:
+                fail(f"target {t['node']}: senders not OK: {bad}")
+            total = sum(s["bw_avg_gbps"] for s in senders)
+            if abs(total - t.get("aggregate_gbps", 0)) > 1e-9 * max(total, 1):
+                fail(f"target {t['node']}: aggregate {t.get('aggregate_gbps')} != sum {total}")
+        # A round holds a target with its K senders; no node sends and receives at once.
+        by_round = {}
+        for (r, dst), srcs in rounds.items():
+            by_round.setdefault(r, []).append((dst, srcs))
+        for r, groups in by_round.items():
+            used = [x for dst, srcs in groups for x in [dst] + srcs]
+            if len(used) != len(set(used)):
+                fail(f"round {r}: a node in two roles or groups: {groups}")
+        sums = sorted(t["aggregate_gbps"] for t in targets)
+        print(f"ok incast {n} targets x {k} senders; per-target sums {sums[0]:.3g} .. {sums[-1]:.3g} Gb/s")
     else:
         fail("unknown check " + what)
 

@@ -3,7 +3,9 @@
 # Faults during a sweep: (1) node3's agent killed mid-run: its remaining row and column are
 # failed cells with the reason, every other cell is complete, node3 is blamed; (2) the
 # controller killed mid-run and restarted with --resume: it finishes the same 12 cells and runs
-# only the tests the journal did not have (no finished test repeated).
+# only the tests the journal did not have (no finished test repeated); (3) --mode incast
+# --fan-in 2 over the 4 nodes: every node the target of 2 senders at once, the per-target
+# sums in run.json and in the printed table.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 source "$(dirname "$0")/sweep_lib.sh"
@@ -69,4 +71,19 @@ echo "  the resumed run took $resumed tests from the journal and ran $((12 - res
 pairs=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); k=[(p["src"]["node"],p["dst"]["node"],p.get("round",0)) for p in r["pairs"]]; print(len(k), len(set(k)))' "$out/run.json")
 [[ "$pairs" == "12 12" ]] || lab_fail "run.json has (pairs, unique) = ($pairs), expected 12 12: a test ran twice"
 echo "ok 12 pairs, each once"
+
+lab_log "incast: 2 senders into each node at once (--mode incast --fan-in 2)"
+out=$DP_DIR/incast
+flags=()
+for ((i = 0; i < ${#SW_FLAGS[@]}; i++)); do  # no cap of 1: a target's 2 senders share a round
+  if [[ "${SW_FLAGS[i]}" == --max-concurrent ]]; then ((i++)); continue; fi
+  flags+=("${SW_FLAGS[i]}")
+done
+timeout "${SW_TIMEOUT:-300}" "$GDRBENCH_BIN/gdrbench" sweep --inventory "$DP_DIR/inv.yaml" "${flags[@]}" \
+  --mode incast --fan-in 2 --out "$out" >"$out.stdout" 2>"$out.stderr"
+rc=$?
+sw_show "$out"
+((rc == 0)) || lab_fail "incast sweep exit $rc"
+sw_check "$out/run.json" incast 4 2 || exit 1
+grep -q '^incast: per target' "$out.stdout" || lab_fail "no incast table in the sweep's output"
 echo "PASS"
