@@ -1,6 +1,12 @@
 #include "agent/bench/verbs_nic.h"
 
+#include <net/if.h>
+
+#include <array>
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
+#include "agent/verbs/neighbour.h"
 #include "agent/bench/control.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
@@ -47,8 +53,35 @@ absl::Status VerbsNic::CreateQps(uint32_t qps, const verbs::QpCaps& caps, int se
   return ArmControlReceives(*ops_);
 }
 
+void VerbsNic::WarmNeighbour(const ibv_ah_attr& ah) {
+  if (!ah.is_global || warmed_) return;
+  warmed_ = true;
+  ibv_gid_entry entry{};
+  if (int rc = ibv_query_gid_ex(ctx_.get(), port_, ah.grh.sgid_index, &entry, 0); rc != 0) {
+    spdlog::warn("neighbour warm-up skipped: ibv_query_gid_ex(port {}, index {}): {}", int{port_},
+                 int{ah.grh.sgid_index}, std::strerror(rc));
+    return;
+  }
+  char ifname[IF_NAMESIZE] = {};
+  if (entry.gid_type == IBV_GID_TYPE_IB || entry.ndev_ifindex == 0 ||
+      if_indextoname(entry.ndev_ifindex, ifname) == nullptr) {
+    return;  // InfiniBand, or a GID without a netdev: no neighbour to resolve
+  }
+  std::array<uint8_t, 16> local{}, remote{};
+  std::memcpy(local.data(), entry.gid.raw, 16);
+  std::memcpy(remote.data(), ah.grh.dgid.raw, 16);
+  auto w = verbs::WarmNeighbour(FsRoot("/"), ifname, local, remote, kNeighbourBudgetMs);
+  if (!w.ok()) {
+    spdlog::warn("neighbour warm-up on {} failed (the QP goes on without it): {}", ifname,
+                 std::string(w.status().message()));
+  } else if (w->needed) {
+    spdlog::info("{}", w->detail);
+  }
+}
+
 absl::Status VerbsNic::Connect(uint32_t q, const QpTransition& rtr, const QpTransition& rts) {
   QpTransition a = rtr, b = rts;
+  WarmNeighbour(rtr.attr.ah_attr);
   RETURN_IF_ERROR(verbs::ModifyQp(qps_[q].get(), a.attr, a.mask, "RTR"));
   RETURN_IF_ERROR(verbs::ModifyQp(qps_[q].get(), b.attr, b.mask, "RTS"));
   spdlog::debug("QP {} (qpn {}) -> RTS: dest qpn {}, sgid index {}, MTU {}", q, qps_[q]->qp_num,

@@ -43,6 +43,11 @@ class VerbsNic {
   absl::StatusOr<MemoryKeys> Register(memory::Buffer& buffer);
   absl::Status CreateQps(uint32_t qps, const verbs::QpCaps& caps, int send_cq_entries);
   QpAddress Address(uint32_t q) const { return addresses_[q]; }
+  // RTR then RTS. Before the first RTR with a GRH, the kernel's neighbour
+  // entry of the peer's GID is resolved (verbs::WarmNeighbour, at most
+  // kNeighbourBudgetMs; a failure is logged, not returned): an out-of-band
+  // QP's first packets would otherwise wait for the resolution's
+  // retransmission on a first contact.
   absl::Status Connect(uint32_t q, const QpTransition& rtr, const QpTransition& rts);
   ibv_qp* qp(uint32_t q) const { return qps_[q].get(); }
   VerbsOps& ops() { return *ops_; }
@@ -51,6 +56,10 @@ class VerbsNic {
 
  private:
   VerbsNic() = default;
+  void WarmNeighbour(const ibv_ah_attr& ah);
+
+  static constexpr int kNeighbourBudgetMs = 1000;
+  bool warmed_ = false;  // once per NIC: every QP of a test has the same peer
 
   uint8_t port_ = 1;
   uint16_t lid_ = 0;

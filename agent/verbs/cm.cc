@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "agent/verbs/device_info.h"
 #include "agent/verbs/handles.h"
 #include "common/status.h"
+#include "spdlog/spdlog.h"
 
 namespace gdrbench::agent::verbs {
 
@@ -116,20 +118,79 @@ absl::StatusOr<CmEvent> ExpectCmEvent(rdma_event_channel* channel, rdma_cm_event
   return ev;
 }
 
+std::vector<int> ResolveAttemptTimeouts(int total_ms) {
+  constexpr int kFirstMs = 50;
+  std::vector<int> out;
+  if (total_ms <= 0) return out;
+  if (total_ms < kFirstMs) return {total_ms};
+  int left = total_ms;
+  for (int t = kFirstMs; left > 0; t = t > (1 << 29) ? t : t * 2) {
+    int take = std::min(t, left);
+    if (take < kFirstMs && !out.empty()) {
+      out.back() += take;
+      break;
+    }
+    out.push_back(take);
+    left -= take;
+  }
+  return out;
+}
+
+absl::Status ResolveAddress(rdma_cm_id* id, rdma_event_channel* channel, const sockaddr_storage& src,
+                            const sockaddr_storage& dst, int total_ms) {
+  auto* s = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&src));
+  auto* d = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&dst));
+  const std::string what = absl::StrCat(FormatSockAddr(s), " -> ", FormatSockAddr(d));
+  const std::vector<int> schedule = ResolveAttemptTimeouts(total_ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto spent_ms = [&t0] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t0)
+        .count();
+  };
+  std::string last = "no attempt (timeout budget 0 ms)";
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    if (rdma_resolve_addr(id, s, d, schedule[i]) != 0) {
+      return ErrnoToStatus(errno, absl::StrCat("rdma_resolve_addr ", what, " (attempt ", i + 1,
+                                               ", timeout ", schedule[i], " ms)"));
+    }
+    // rdma_cm answers by the attempt's timeout; the extra second is slack
+    // for a loaded host, not part of the schedule.
+    auto ev = NextCmEvent(channel, schedule[i] + 1000);
+    if (!ev.ok()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "rdma_resolve_addr ", what, ": no rdma_cm event for attempt ", i + 1, " within ",
+          schedule[i] + 1000, " ms (", spent_ms(), " ms in all)"));
+    }
+    if (ev->type == RDMA_CM_EVENT_ADDR_RESOLVED) {
+      if (i > 0) {
+        spdlog::info("rdma_cm: address {} resolved on attempt {} after {} ms", what, i + 1,
+                     spent_ms());
+      }
+      return absl::OkStatus();
+    }
+    last = absl::StrCat(rdma_event_str(ev->type), " (status ", ev->status, ")");
+    const bool retry = ev->type == RDMA_CM_EVENT_ADDR_ERROR &&
+                       (ev->status == -ETIMEDOUT || ev->status == -ENODATA);
+    if (!retry) break;
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "address ", what, " not resolved: ", schedule.size(), " attempt(s) over ", spent_ms(),
+      " ms (timeouts ", schedule.empty() ? 0 : schedule.front(), " .. ",
+      schedule.empty() ? 0 : schedule.back(), " ms, ", total_ms,
+      " ms budget), last ", last, " (no RDMA path between the two addresses?)"));
+}
+
 absl::Status ResolveRoute(rdma_cm_id* id, rdma_event_channel* channel, const sockaddr_storage& src,
                           const sockaddr_storage& dst, int timeout_ms) {
   auto* s = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&src));
   auto* d = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&dst));
   std::string what = absl::StrCat(FormatSockAddr(s), " -> ", FormatSockAddr(d));
-  if (rdma_resolve_addr(id, s, d, timeout_ms) != 0) {
-    return ErrnoToStatus(errno, absl::StrCat("rdma_resolve_addr ", what));
-  }
-  auto ev = ExpectCmEvent(channel, RDMA_CM_EVENT_ADDR_RESOLVED, timeout_ms + 1000);
-  if (!ev.ok()) return absl::Status(ev.status().code(), absl::StrCat(what, ": ", ev.status().message()));
+  RETURN_IF_ERROR(ResolveAddress(id, channel, src, dst, timeout_ms));
   if (rdma_resolve_route(id, timeout_ms) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("rdma_resolve_route ", what));
   }
-  ev = ExpectCmEvent(channel, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout_ms + 1000);
+  auto ev = ExpectCmEvent(channel, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout_ms + 1000);
   if (!ev.ok()) return absl::Status(ev.status().code(), absl::StrCat(what, ": ", ev.status().message()));
   return absl::OkStatus();
 }

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -51,7 +52,28 @@ absl::StatusOr<CmEvent> NextCmEvent(rdma_event_channel* channel, int timeout_ms)
 absl::StatusOr<CmEvent> ExpectCmEvent(rdma_event_channel* channel, rdma_cm_event_type expected,
                                       int timeout_ms);
 
-// Binds `src` as the source and resolves the address and route of `dst`.
+// The timeouts of successive rdma_resolve_addr attempts within a budget of
+// `total_ms`: 50, 100, 200, 400, ... ms, doubling, the last one cut to what
+// is left (a remainder under 50 ms is added to the attempt before it); one
+// attempt of `total_ms` when the budget is under 50 ms; empty for <= 0.
+// Why: on a first contact the kernel has no neighbour (ARP/ND) entry for the
+// peer yet; the request that triggers the resolution can wait for its whole
+// timeout although the entry becomes valid milliseconds later (measured in
+// the lab: ~5 s per first test of a pair with one 10 s attempt). A fresh
+// attempt finds the entry at once, so short first attempts bound the stall.
+std::vector<int> ResolveAttemptTimeouts(int total_ms);
+
+// rdma_resolve_addr `src` -> `dst` with the ResolveAttemptTimeouts(total_ms)
+// schedule: an attempt that ends in ADDR_ERROR with ETIMEDOUT or ENODATA is
+// made again with the next timeout; any other outcome ends it. The final
+// error names both addresses, how many attempts over how long, and the last
+// event. UNAVAILABLE for a failed resolution, DEADLINE_EXCEEDED when the
+// channel gives no event at all.
+absl::Status ResolveAddress(rdma_cm_id* id, rdma_event_channel* channel, const sockaddr_storage& src,
+                            const sockaddr_storage& dst, int total_ms);
+
+// Binds `src` as the source and resolves the address (ResolveAddress, within
+// `timeout_ms` in all) and route of `dst`.
 // Afterwards id->verbs is the local device that will carry the traffic.
 absl::Status ResolveRoute(rdma_cm_id* id, rdma_event_channel* channel, const sockaddr_storage& src,
                           const sockaddr_storage& dst, int timeout_ms);

@@ -5,7 +5,8 @@
 # controller killed mid-run and restarted with --resume: it finishes the same 12 cells and runs
 # only the tests the journal did not have (no finished test repeated); (3) --mode incast
 # --fan-in 2 over the 4 nodes: every node the target of 2 senders at once, the per-target
-# sums in run.json and in the printed table.
+# sums in run.json and in the printed table. First, one first-contact test per connection
+# mode, bounded well under the old 5 s stall (sw_first_contact).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 source "$(dirname "$0")/sweep_lib.sh"
@@ -14,6 +15,12 @@ source "$(dirname "$0")/sweep_lib.sh"
 SW_FLAGS+=(--max-concurrent 1 --mad-k 0)
 
 sw_start_agents node1 node2 node3 node4
+
+# First contact in this freshly booted lab, both connection modes (issue 11 item 9): well under
+# the ~5 s stall of a neighbour not yet resolved.
+lab_log "first-contact tests"
+sw_first_contact node2 node1 rdma_cm 2500
+sw_first_contact node4 node3 oob 2500
 
 # wait_done FILE N: waits (at most 120 s) until FILE has a progress line with tests_done >= N.
 wait_done() {

@@ -1,0 +1,158 @@
+#include "agent/verbs/neighbour.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/status.h"
+
+namespace gdrbench::agent::verbs {
+namespace {
+
+// The RFC 863 discard port: nothing is expected to answer but the kernel's
+// "port unreachable", and the datagram's only purpose is the resolution.
+constexpr uint16_t kDiscardPort = 9;
+constexpr int kPollMs = 5;
+constexpr int kResendMs = 200;
+
+bool ParseHex(absl::string_view s, uint32_t* out) {
+  if (!absl::ConsumePrefix(&s, "0x")) return false;
+  return !s.empty() && absl::SimpleHexAtoi(s, out);
+}
+
+// A closed-on-scope socket descriptor.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<ArpEntry>> ParseProcNetArp(absl::string_view text) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  if (lines.empty() || !absl::StartsWith(lines.front(), "IP address")) {
+    return absl::InvalidArgumentError("/proc/net/arp: no 'IP address ...' header line");
+  }
+  std::vector<ArpEntry> out;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<absl::string_view> f = absl::StrSplit(lines[i], ' ', absl::SkipEmpty());
+    ArpEntry e;
+    in_addr a{};
+    if (f.size() != 6 || !ParseHex(f[1], &e.hw_type) || !ParseHex(f[2], &e.flags) ||
+        inet_pton(AF_INET, std::string(f[0]).c_str(), &a) != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("/proc/net/arp line ", i + 1, " is not 'IP HWtype Flags HWaddr Mask Device': '",
+                       lines[i], "'"));
+    }
+    e.ip = std::string(f[0]);
+    e.hw_address = std::string(f[3]);
+    e.device = std::string(f[5]);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+bool ArpComplete(const std::vector<ArpEntry>& entries, absl::string_view ip,
+                 absl::string_view device) {
+  for (const ArpEntry& e : entries) {
+    if (e.ip == ip && e.device == device && (e.flags & kArpFlagComplete) != 0) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> MappedIpv4(const std::array<uint8_t, 16>& g) {
+  for (int i = 0; i < 10; ++i) {
+    if (g[i] != 0) return std::nullopt;
+  }
+  if (g[10] != 0xff || g[11] != 0xff) return std::nullopt;
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, g.data() + 12, buf, sizeof(buf));
+  return std::string(buf);
+}
+
+absl::StatusOr<NeighbourWarmup> WarmNeighbour(const FsRoot& fs, const std::string& netdev,
+                                              const std::array<uint8_t, 16>& local_gid,
+                                              const std::array<uint8_t, 16>& remote_gid,
+                                              int budget_ms) {
+  NeighbourWarmup w;
+  std::optional<std::string> remote = MappedIpv4(remote_gid);
+  std::optional<std::string> local = MappedIpv4(local_gid);
+  if (!remote || !local || netdev.empty()) {
+    w.detail = "no IPv4-mapped RoCE GID on both ends: nothing to resolve";
+    return w;
+  }
+  auto complete = [&]() -> absl::StatusOr<bool> {
+    ASSIGN_OR_RETURN(std::string text, fs.ReadFile("/proc/net/arp"));
+    ASSIGN_OR_RETURN(std::vector<ArpEntry> entries, ParseProcNetArp(text));
+    return ArpComplete(entries, *remote, netdev);
+  };
+  ASSIGN_OR_RETURN(bool done, complete());
+  if (done) {
+    w.resolved = true;
+    w.detail = absl::StrCat("neighbour ", *remote, " on ", netdev, " already resolved");
+    return w;
+  }
+  w.needed = true;
+  const std::string what = absl::StrCat(*local, " -> ", *remote, ":", kDiscardPort, " on ", netdev);
+  Fd s{socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)};
+  if (s.fd < 0) return ErrnoToStatus(errno, absl::StrCat("socket(AF_INET, SOCK_DGRAM) for ", what));
+  if (setsockopt(s.fd, SOL_SOCKET, SO_BINDTODEVICE, netdev.c_str(),
+                 static_cast<socklen_t>(netdev.size())) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat("setsockopt(SO_BINDTODEVICE) for ", what));
+  }
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  std::memcpy(&src.sin_addr, local_gid.data() + 12, 4);
+  if (bind(s.fd, reinterpret_cast<sockaddr*>(&src), sizeof(src)) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat("bind for ", what));
+  }
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  dst.sin_port = htons(kDiscardPort);
+  std::memcpy(&dst.sin_addr, remote_gid.data() + 12, 4);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&t0] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t0)
+        .count();
+  };
+  int64_t next_send = 0;
+  const char byte = 0;
+  while (true) {
+    if (elapsed_ms() >= next_send) {
+      // A refused (ICMP port unreachable) earlier datagram shows up as
+      // ECONNREFUSED on an unconnected socket only with IP_RECVERR; a send
+      // error is still worth a retry within the budget, not a failure.
+      if (sendto(s.fd, &byte, 1, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&dst), sizeof(dst)) == 1) {
+        ++w.datagrams;
+      } else if (w.datagrams == 0 && errno != EAGAIN && errno != ECONNREFUSED) {
+        return ErrnoToStatus(errno, absl::StrCat("sendto ", what));
+      }
+      next_send += kResendMs;
+    }
+    ASSIGN_OR_RETURN(done, complete());
+    w.waited_ms = elapsed_ms();
+    if (done || w.waited_ms >= budget_ms) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+  }
+  w.resolved = done;
+  w.detail = absl::StrCat("neighbour ", *remote, " on ", netdev,
+                          done ? " resolved in " : " still unresolved after ", w.waited_ms, " ms (",
+                          w.datagrams, " discard-port datagram(s) from ", *local, ")");
+  return w;
+}
+
+}  // namespace gdrbench::agent::verbs
