@@ -320,6 +320,10 @@ schedule::EstimateParams Estimate(const SweepConfig& c) {
     }
   }
   e.link_gbps = rate > 0 ? rate : 100;
+  // Incast: K senders share the target's port, each moves its data at 1/K of
+  // it (the estimate and every test's deadline would be K times too short).
+  // A measured rate is already what a cell got.
+  e.link_gbps /= schedule::MaxFanIn(c.schedule);
   e.per_test_overhead_s = kDefaultSetupSeconds;
   if (c.measured && c.measured->gbps > 0) {
     e.per_test_overhead_s = c.measured->setup_s;

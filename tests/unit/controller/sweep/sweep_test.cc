@@ -234,6 +234,16 @@ TEST(Sweep, IncastJudgesSendersByTheirShareAndReportsEachTargetsSum) {
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("--fan-in 6: give 1 .. 5"));
 }
 
+TEST(Estimate, IncastSendersMoveTheirDataAtTheirShareOfTheTargetPort) {
+  run::FakeCluster cluster(6, 1, 100);
+  SweepConfig c = Config(cluster);
+  c.link_gbps = 400;
+  EXPECT_DOUBLE_EQ(Estimate(c).link_gbps, 400);
+  c.schedule.mode = schedule::Mode::kIncast;
+  c.schedule.fan_in = 4;
+  EXPECT_DOUBLE_EQ(Estimate(c).link_gbps, 100);
+}
+
 TEST(Sweep, NodesThatFailPreflightAreLeftOutAndFailTheRun) {
   run::FakeCluster cluster(3, 1, 100);
   cluster.SetPreflight(2, v1::CHECK_STATUS_FAIL);
