@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -33,6 +34,22 @@ bool RemoveQuietly(const std::string& dir) {
   return nftw(
              dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); },
              32, FTW_DEPTH | FTW_PHYS) == 0;
+}
+
+// On a stop signal the extractor may still be writing into the tree (it is
+// another thread, not stopped): an entry it creates between nftw's pass and
+// the root's rmdir fails that pass with ENOTEMPTY. Once the root directory
+// is gone nothing can be created in it (the extractor writes through
+// openat on its directory fds, and a removed directory takes no new
+// entries), so passes are repeated until one wins, for at most a second.
+bool RemoveWhileWritten(const std::string& dir) {
+  for (int pass = 0; pass < 200; ++pass) {
+    if (RemoveQuietly(dir)) return true;
+    struct stat st;
+    if (lstat(dir.c_str(), &st) != 0 && errno == ENOENT) return true;
+    usleep(5'000);
+  }
+  return false;
 }
 
 }  // namespace
@@ -64,8 +81,7 @@ void RemoveTempTreesOnSignals(const char* program) {
     size_t n = 0;
     {
       std::lock_guard lock(Mu());  // held to the end: no new tree after this
-      // A second pass: a file the extractor wrote during the first.
-      for (const auto& dir : Live()) n += (RemoveQuietly(dir) || RemoveQuietly(dir)) ? 1 : 0;
+      for (const auto& dir : Live()) n += RemoveWhileWritten(dir) ? 1 : 0;
       std::fprintf(stderr, "%s: interrupted by %s; removed %zu temporary tree%s\n", program,
                    sigabbrev_np(sig) ? absl::StrCat("SIG", sigabbrev_np(sig)).c_str() : "a signal", n,
                    n == 1 ? "" : "s");
