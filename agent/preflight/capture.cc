@@ -20,6 +20,7 @@
 #include "agent/preflight/extract.h"
 #include "agent/preflight/kernel_log.h"
 #include "agent/preflight/kernel_modules.h"
+#include "agent/preflight/temp_tree.h"
 #include "agent/topology/pci.h"
 #include "common/status.h"
 #include "common/version.h"
@@ -51,6 +52,7 @@ class Stager {
   void Link(const std::string& path) { Canonical(path, /*keep_last=*/true); }
 
   void Write(const std::string& path, const std::string& content) {
+    const TreeWriter writing;
     MakeParents(path);
     std::ofstream out(dest_ + path, std::ios::binary | std::ios::trunc);
     out << content;
@@ -58,7 +60,10 @@ class Stager {
 
   void Empty(const std::string& path) { Write(path, ""); }
 
-  void Dir(const std::string& path) { MakeParents(path + "/."); }
+  void Dir(const std::string& path) {
+    const TreeWriter writing;
+    MakeParents(path + "/.");
+  }
 
  private:
   void MakeParents(const std::string& path) {
@@ -80,6 +85,7 @@ class Stager {
       auto target = src_.ReadLink(next);
       if (target.ok()) {
         if (!links_.count(next)) {
+          const TreeWriter writing;
           links_.insert(next);
           MakeParents(next);
           std::string host = dest_ + next;

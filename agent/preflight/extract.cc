@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/preflight/temp_tree.h"
 #include "common/status.h"
 
 namespace gdrbench::agent::preflight {
@@ -75,6 +76,7 @@ class Unpacker {
   }
 
   absl::Status Entry(archive* a, archive_entry* e) {
+    const TreeWriter writing;  // (after a stop signal: waits for the end)
     const char* raw = archive_entry_pathname(e);
     if (raw == nullptr) return Bad("has an entry without a name");
     std::string path = raw;

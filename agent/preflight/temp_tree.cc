@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -29,27 +30,28 @@ std::set<std::string>& Live() {
   return *live;
 }
 
+// An entry already gone counts as removed: the tree may be half removed by
+// a run that was stopped in the middle of it.
 bool RemoveQuietly(const std::string& dir) {
   if (dir.empty() || dir == "/") return true;
-  return nftw(
-             dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); },
-             32, FTW_DEPTH | FTW_PHYS) == 0;
+  const int rc = nftw(
+      dir.c_str(),
+      [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path) == 0 || errno == ENOENT ? 0 : -1; },
+      32, FTW_DEPTH | FTW_PHYS);
+  if (rc == 0) return true;
+  struct stat st;
+  return lstat(dir.c_str(), &st) != 0 && errno == ENOENT;
 }
 
-// On a stop signal the extractor may still be writing into the tree (it is
-// another thread, not stopped): an entry it creates between nftw's pass and
-// the root's rmdir fails that pass with ENOTEMPTY. Once the root directory
-// is gone nothing can be created in it (the extractor writes through
-// openat on its directory fds, and a removed directory takes no new
-// entries), so passes are repeated until one wins, for at most a second.
-bool RemoveWhileWritten(const std::string& dir) {
-  for (int pass = 0; pass < 200; ++pass) {
-    if (RemoveQuietly(dir)) return true;
-    struct stat st;
-    if (lstat(dir.c_str(), &st) != 0 && errno == ENOENT) return true;
-    usleep(5'000);
-  }
-  return false;
+// Writers hold it shared, one entry at a time; the stop signal takes it
+// exclusively to close the gate.
+std::shared_mutex& WriteMu() {
+  static auto* mu = new std::shared_mutex();  // never destroyed: used at exit
+  return *mu;
+}
+bool& Stopping() {  // guarded by WriteMu
+  static bool stopping = false;
+  return stopping;
 }
 
 }  // namespace
@@ -65,6 +67,11 @@ std::string MakeTempTree(const char* prefix) {
 }
 
 void RemoveTree(const std::string& dir) {
+  // The owner's removal is a write to the tree: a stop signal waits for it
+  // (two removers racing each other both failed, and the signal's exit cut
+  // the owner's removal short: CI saw "removed 0 temporary trees" and the
+  // tree left behind).
+  TreeWriter removing;
   if (!RemoveQuietly(dir)) spdlog::warn("could not remove {} completely", dir);
   std::lock_guard lock(Mu());
   Live().erase(dir);
@@ -78,10 +85,14 @@ void RemoveTempTreesOnSignals(const char* program) {
   std::thread([program] {
     int sig = 0;
     sigwait(&stop, &sig);
+    {
+      std::unique_lock gate(WriteMu());  // waits for the entry being written
+      Stopping() = true;
+    }
     size_t n = 0;
     {
       std::lock_guard lock(Mu());  // held to the end: no new tree after this
-      for (const auto& dir : Live()) n += RemoveWhileWritten(dir) ? 1 : 0;
+      for (const auto& dir : Live()) n += RemoveQuietly(dir) ? 1 : 0;
       std::fprintf(stderr, "%s: interrupted by %s; removed %zu temporary tree%s\n", program,
                    sigabbrev_np(sig) ? absl::StrCat("SIG", sigabbrev_np(sig)).c_str() : "a signal", n,
                    n == 1 ? "" : "s");
@@ -90,5 +101,14 @@ void RemoveTempTreesOnSignals(const char* program) {
     }
   }).detach();
 }
+
+TreeWriter::TreeWriter() {
+  WriteMu().lock_shared();
+  if (!Stopping()) return;
+  WriteMu().unlock_shared();
+  for (;;) pause();  // the signal's thread ends the process
+}
+
+TreeWriter::~TreeWriter() { WriteMu().unlock_shared(); }
 
 }  // namespace gdrbench::agent::preflight

@@ -25,4 +25,22 @@ void RemoveTree(const std::string& dir);
 // 128 + the signal number.
 void RemoveTempTreesOnSignals(const char* program);
 
+// Held by whoever creates entries in a registered tree, one entry at a time
+// (the capture extractor, the capture stager), and by RemoveTree. A stop
+// signal waits for the holders of the moment; after it, a thread asking for
+// a TreeWriter waits for the end of the process (the signal's thread removes
+// the trees and exits), so nothing writes into a tree, removes it beside the
+// signal's thread or ends the process before the trees are gone. CI saw the
+// races this closes: an extractor recreating directories faster than a
+// loaded host removed them, the owner's removal racing the signal's (both
+// failed: "removed 0 temporary trees"), and an interrupted extraction's
+// error exiting before the removal ended (the tree left behind).
+class TreeWriter {
+ public:
+  TreeWriter();
+  ~TreeWriter();
+  TreeWriter(const TreeWriter&) = delete;
+  TreeWriter& operator=(const TreeWriter&) = delete;
+};
+
 }  // namespace gdrbench::agent::preflight

@@ -101,6 +101,11 @@ TEST(AgentHardening, SecondAgentOnAPortInUseRefusesToStart) {
 }
 
 // Item 2: a capture run killed by a signal left its unpacked tree behind.
+// The signal must land while the tree exists (the unpacking of 20,000 files
+// takes a fraction of a second, and on a loaded host the poller below can
+// be descheduled past its end): an attempt whose signal came after the
+// agent had removed the tree itself ("removed 0") is run again, at most 5
+// times. Every attempt, hit or miss, must leave $TMPDIR empty.
 TEST(AgentHardening, OfflinePreflightInterruptedRemovesItsTemporaryTree) {
   TempDir work;
   std::string make = "python3 " GDRBENCH_SOURCE_DIR "/tests/unit/agent/preflight/hostile_captures.py " +
@@ -108,33 +113,43 @@ TEST(AgentHardening, OfflinePreflightInterruptedRemovesItsTemporaryTree) {
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
   std::string tmp = work.path() + "/tmp";
   ASSERT_EQ(mkdir(tmp.c_str(), 0700), 0);
-  setenv("TMPDIR", tmp.c_str(), 1);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    int err = open((work.path() + "/stderr").c_str(), O_WRONLY | O_CREAT, 0644);
-    dup2(err, 2);
-    execl((BinDir() + "/gdrbench-agent").c_str(), "gdrbench-agent", "preflight", "--fs-root",
-          (work.path() + "/slow.tar.gz").c_str(), nullptr);
-    _exit(127);
+  bool hit = false;
+  for (int attempt = 1; attempt <= 5 && !hit; ++attempt) {
+    setenv("TMPDIR", tmp.c_str(), 1);
+    pid_t pid = fork();
+    if (pid == 0) {
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      int err = open((work.path() + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(err, 2);
+      execl((BinDir() + "/gdrbench-agent").c_str(), "gdrbench-agent", "preflight", "--fs-root",
+            (work.path() + "/slow.tar.gz").c_str(), nullptr);
+      _exit(127);
+    }
+    unsetenv("TMPDIR");
+    // Wait until the tree exists (the extraction is under way), then SIGTERM.
+    bool seen = false;
+    for (int i = 0; i < 10'000 && !seen; ++i) {
+      seen = !std::filesystem::is_empty(tmp);
+      if (!seen) usleep(1'000);
+    }
+    ASSERT_TRUE(seen) << "no temporary tree appeared within 10 s";
+    kill(pid, SIGTERM);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    std::ifstream err_in(work.path() + "/stderr");
+    std::string err((std::istreambuf_iterator<char>(err_in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "attempt " << attempt << " left behind in " << tmp << ": " << err;
+    for (const auto& left : std::filesystem::directory_iterator(tmp)) std::filesystem::remove_all(left);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 128 + SIGTERM) {
+      // Finished before the signal (exit 0 or 1 with its report): a miss.
+      EXPECT_TRUE(WIFEXITED(status)) << "attempt " << attempt << ": " << status << " " << err;
+      continue;
+    }
+    hit = err.find("interrupted by SIGTERM; removed 1 temporary tree\n") != std::string::npos;
+    if (!hit) EXPECT_THAT(err, HasSubstr("interrupted by SIGTERM; removed 0 temporary trees")) << err;
   }
-  unsetenv("TMPDIR");
-  // Wait until the tree exists (the extraction is under way), then SIGTERM.
-  bool seen = false;
-  for (int i = 0; i < 1000 && !seen; ++i) {
-    seen = !std::filesystem::is_empty(tmp);
-    if (!seen) usleep(10'000);
-  }
-  ASSERT_TRUE(seen) << "no temporary tree appeared within 10 s";
-  kill(pid, SIGTERM);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  std::ifstream err_in(work.path() + "/stderr");
-  std::string err((std::istreambuf_iterator<char>(err_in)), std::istreambuf_iterator<char>());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << status << " " << err;
-  EXPECT_THAT(err, HasSubstr("interrupted by SIGTERM; removed 1 temporary tree")) << err;
-  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "left behind in " << tmp;
+  EXPECT_TRUE(hit) << "in 5 attempts no SIGTERM reached the agent while its tree existed";
 }
 
 }  // namespace
