@@ -55,7 +55,12 @@ TEST(PortEvents, TheWatchFollowsCancellationEvenWithoutTheDevice) {
   EXPECT_EQ(w->fault(), "");
   auto second = events.Watch("no-such-device", 1, cancelled);  // the same device thread
   w.reset();
-  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  // Within the thread's ~50 ms poll; 2 s of slack for a loaded host (a fixed
+  // 120 ms wait failed under a parallel build).
+  t0 = std::chrono::steady_clock::now();
+  while (!second->stop() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   EXPECT_TRUE(second->stop());
 }
 
