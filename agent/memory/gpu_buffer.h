@@ -30,7 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/memory/memory.h"
-#include "agent/memory/unique_fd.h"
+#include "common/unique_fd.h"
 
 #if GDRBENCH_HAVE_CUDA_H
 #include "agent/cuda/context.h"

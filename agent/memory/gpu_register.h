@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/memory/memory.h"
-#include "agent/memory/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace gdrbench::agent::memory {
 

@@ -16,22 +16,10 @@
 #include "absl/strings/str_split.h"
 #include "agent/preflight/temp_tree.h"
 #include "common/status.h"
+#include "common/unique_fd.h"
 
 namespace gdrbench::agent::preflight {
 namespace {
-
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f = -1) : fd(f) {}
-  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd, o.fd);
-    return *this;
-  }
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 const char* TypeName(mode_t type) {
   switch (type) {
@@ -95,10 +83,10 @@ class Unpacker {
     if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
       return BadEntry(path, absl::StrCat("is ", TypeName(type), "; a capture holds files, directories and symlinks"));
     }
-    ASSIGN_OR_RETURN(Fd parent, OpenParent(path, parts));
+    ASSIGN_OR_RETURN(UniqueFd parent, OpenParent(path, parts));
     const std::string& leaf = parts.back();
     if (type == AE_IFDIR) {
-      if (mkdirat(parent.fd, leaf.c_str(), 0755) != 0 && !IsDir(parent.fd, leaf)) {
+      if (mkdirat(parent.get(), leaf.c_str(), 0755) != 0 && !IsDir(parent.get(), leaf)) {
         return BadEntry(path, absl::StrCat("cannot be made a directory: ", std::strerror(errno)));
       }
       return absl::OkStatus();
@@ -106,12 +94,12 @@ class Unpacker {
     if (type == AE_IFLNK) {
       const char* target = archive_entry_symlink(e);
       if (target == nullptr || std::strlen(target) > caps_.path_bytes) return BadEntry(path, "has no or an over-long link target");
-      if (symlinkat(target, parent.fd, leaf.c_str()) != 0) {
+      if (symlinkat(target, parent.get(), leaf.c_str()) != 0) {
         return BadEntry(path, absl::StrCat("cannot be made a symlink: ", std::strerror(errno)));
       }
       return absl::OkStatus();
     }
-    return File(a, e, path, parent.fd, leaf);
+    return File(a, e, path, parent.get(), leaf);
   }
 
   static bool IsDir(int dir, const std::string& name) {
@@ -122,19 +110,19 @@ class Unpacker {
   // The directory holding the entry, every component opened without
   // following symlinks (an entry must not be written through one) and
   // made 0755 when the archive did not list it.
-  absl::StatusOr<Fd> OpenParent(const std::string& path, const std::vector<std::string>& parts) {
-    Fd cur(dup(root_));
+  absl::StatusOr<UniqueFd> OpenParent(const std::string& path, const std::vector<std::string>& parts) {
+    UniqueFd cur(dup(root_));
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       const char* c = parts[i].c_str();
-      int fd = openat(cur.fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0 && errno == ENOENT && mkdirat(cur.fd, c, 0755) == 0) {
-        fd = openat(cur.fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int fd = openat(cur.get(), c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT && mkdirat(cur.get(), c, 0755) == 0) {
+        fd = openat(cur.get(), c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       }
       if (fd < 0) {
         return BadEntry(path, absl::StrCat("goes through '", parts[i], "', which is not a directory",
                                            errno == ELOOP || errno == ENOTDIR ? " (a symlink or a file)" : ""));
       }
-      cur = Fd(fd);
+      cur = UniqueFd(fd);
     }
     return cur;
   }
@@ -144,17 +132,17 @@ class Unpacker {
       return BadEntry(path, absl::StrCat("is larger than ", caps_.file_bytes >> 20, " MiB"));
     }
     mode_t mode = (archive_entry_perm(e) & 0111) ? 0755 : 0644;
-    Fd out(openat(dir, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-    if (out.fd < 0 && errno == EEXIST) {
+    UniqueFd out(openat(dir, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    if (out.get() < 0 && errno == EEXIST) {
       struct stat st;
       // A later copy of the same file replaces it, as tar does; nothing else.
       if (fstatat(dir, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
           unlinkat(dir, leaf.c_str(), 0) == 0) {
-        out = Fd(openat(dir, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+        out = UniqueFd(openat(dir, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
       }
     }
-    if (out.fd < 0) return BadEntry(path, absl::StrCat("cannot be written: ", std::strerror(errno)));
-    fchmod(out.fd, mode);  // exactly, whatever the umask
+    if (out.get() < 0) return BadEntry(path, absl::StrCat("cannot be written: ", std::strerror(errno)));
+    fchmod(out.get(), mode);  // exactly, whatever the umask
     std::vector<char> buf(64 << 10);
     uint64_t written = 0;
     for (;;) {
@@ -167,7 +155,7 @@ class Unpacker {
         return Bad(absl::StrCat("unpacks to more than ", caps_.total_bytes >> 20, " MiB (at '", path.substr(0, 200), "')"));
       }
       for (la_ssize_t off = 0; off < n;) {
-        ssize_t w = write(out.fd, buf.data() + off, static_cast<size_t>(n - off));
+        ssize_t w = write(out.get(), buf.data() + off, static_cast<size_t>(n - off));
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return BadEntry(path, absl::StrCat("cannot be written: ", std::strerror(errno)));
         off += w;
@@ -194,24 +182,24 @@ ArchivePtr NewReader() {
 }
 
 absl::Status Unpack(archive* a, const std::string& name, const std::string& dest, const ExtractLimits& caps) {
-  Fd root(open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (root.fd < 0) return ErrnoToStatus(errno, absl::StrCat("open ", dest));
-  return Unpacker(root.fd, name, caps).Run(a);
+  UniqueFd root(open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (root.get() < 0) return ErrnoToStatus(errno, absl::StrCat("open ", dest));
+  return Unpacker(root.get(), name, caps).Run(a);
 }
 
 }  // namespace
 
 absl::Status ExtractCapture(const std::string& tarball, const std::string& dest, const ExtractLimits& caps) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer.
-  Fd in(open(tarball.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  if (in.fd < 0) return ErrnoToStatus(errno, absl::StrCat("capture ", tarball));
+  UniqueFd in(open(tarball.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (in.get() < 0) return ErrnoToStatus(errno, absl::StrCat("capture ", tarball));
   struct stat st;
-  if (fstat(in.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat("capture ", tarball, " is not a regular file"));
   }
-  fcntl(in.fd, F_SETFL, fcntl(in.fd, F_GETFL) & ~O_NONBLOCK);
+  fcntl(in.get(), F_SETFL, fcntl(in.get(), F_GETFL) & ~O_NONBLOCK);
   ArchivePtr a = NewReader();
-  if (archive_read_open_fd(a.get(), in.fd, 64 << 10) != ARCHIVE_OK) {
+  if (archive_read_open_fd(a.get(), in.get(), 64 << 10) != ARCHIVE_OK) {
     // libarchive reads the first block here: a wrong format fails now.
     return absl::InvalidArgumentError(absl::StrCat("capture ", tarball, " is not a gzip'd tar (",
                                                    archive_error_string(a.get()), ")"));
@@ -253,9 +241,9 @@ absl::Status PackCapture(const std::string& dir, const std::string& out_tar_gz) 
     }
     if (archive_write_header(a.get(), e.get()) != ARCHIVE_OK) return fail(archive_error_string(a.get()));
     if (!S_ISREG(st.st_mode)) continue;
-    Fd in(open(host.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (in.fd < 0) return fail(absl::StrCat("open ", host, ": ", std::strerror(errno)));
-    for (ssize_t n; (n = read(in.fd, buf.data(), buf.size())) > 0;) {
+    UniqueFd in(open(host.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (in.get() < 0) return fail(absl::StrCat("open ", host, ": ", std::strerror(errno)));
+    for (ssize_t n; (n = read(in.get(), buf.data(), buf.size())) > 0;) {
       if (archive_write_data(a.get(), buf.data(), static_cast<size_t>(n)) < 0) return fail(archive_error_string(a.get()));
     }
   }

@@ -5,7 +5,6 @@
 #include <poll.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "agent/verbs/device_info.h"
 #include "agent/verbs/handles.h"
 #include "common/status.h"
+#include "common/stopwatch.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::agent::verbs {
@@ -136,18 +136,27 @@ std::vector<int> ResolveAttemptTimeouts(int total_ms) {
   return out;
 }
 
+namespace {
+
+// rdma_cm takes non-const sockaddr pointers it does not write through.
+sockaddr* AsSockaddr(const sockaddr_storage& a) {
+  return reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&a));
+}
+
+// "10.0.0.1 -> 10.0.0.2", for errors.
+std::string PathText(const sockaddr_storage& src, const sockaddr_storage& dst) {
+  return absl::StrCat(FormatSockAddr(AsSockaddr(src)), " -> ", FormatSockAddr(AsSockaddr(dst)));
+}
+
+}  // namespace
+
 absl::Status ResolveAddress(rdma_cm_id* id, rdma_event_channel* channel, const sockaddr_storage& src,
                             const sockaddr_storage& dst, int total_ms) {
-  auto* s = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&src));
-  auto* d = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&dst));
-  const std::string what = absl::StrCat(FormatSockAddr(s), " -> ", FormatSockAddr(d));
+  sockaddr* s = AsSockaddr(src);
+  sockaddr* d = AsSockaddr(dst);
+  const std::string what = PathText(src, dst);
   const std::vector<int> schedule = ResolveAttemptTimeouts(total_ms);
-  const auto t0 = std::chrono::steady_clock::now();
-  auto spent_ms = [&t0] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 t0)
-        .count();
-  };
+  const Stopwatch watch;
   std::string last = "no attempt (timeout budget 0 ms)";
   for (size_t i = 0; i < schedule.size(); ++i) {
     if (rdma_resolve_addr(id, s, d, schedule[i]) != 0) {
@@ -160,12 +169,12 @@ absl::Status ResolveAddress(rdma_cm_id* id, rdma_event_channel* channel, const s
     if (!ev.ok()) {
       return absl::DeadlineExceededError(absl::StrCat(
           "rdma_resolve_addr ", what, ": no rdma_cm event for attempt ", i + 1, " within ",
-          schedule[i] + 1000, " ms (", spent_ms(), " ms in all)"));
+          schedule[i] + 1000, " ms (", watch.ms(), " ms in all)"));
     }
     if (ev->type == RDMA_CM_EVENT_ADDR_RESOLVED) {
       if (i > 0) {
         spdlog::info("rdma_cm: address {} resolved on attempt {} after {} ms", what, i + 1,
-                     spent_ms());
+                     watch.ms());
       }
       return absl::OkStatus();
     }
@@ -175,7 +184,7 @@ absl::Status ResolveAddress(rdma_cm_id* id, rdma_event_channel* channel, const s
     if (!retry) break;
   }
   return absl::UnavailableError(absl::StrCat(
-      "address ", what, " not resolved: ", schedule.size(), " attempt(s) over ", spent_ms(),
+      "address ", what, " not resolved: ", schedule.size(), " attempt(s) over ", watch.ms(),
       " ms (timeouts ", schedule.empty() ? 0 : schedule.front(), " .. ",
       schedule.empty() ? 0 : schedule.back(), " ms, ", total_ms,
       " ms budget), last ", last, " (no RDMA path between the two addresses?)"));
@@ -183,9 +192,7 @@ absl::Status ResolveAddress(rdma_cm_id* id, rdma_event_channel* channel, const s
 
 absl::Status ResolveRoute(rdma_cm_id* id, rdma_event_channel* channel, const sockaddr_storage& src,
                           const sockaddr_storage& dst, int timeout_ms) {
-  auto* s = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&src));
-  auto* d = reinterpret_cast<sockaddr*>(const_cast<sockaddr_storage*>(&dst));
-  std::string what = absl::StrCat(FormatSockAddr(s), " -> ", FormatSockAddr(d));
+  const std::string what = PathText(src, dst);
   RETURN_IF_ERROR(ResolveAddress(id, channel, src, dst, timeout_ms));
   if (rdma_resolve_route(id, timeout_ms) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("rdma_resolve_route ", what));

@@ -111,8 +111,11 @@ absl::StatusOr<CmIdPtr> CreateCmId(rdma_event_channel* channel) {
   return CmIdPtr(id);
 }
 
-absl::StatusOr<QpPtr> CreateRcQp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
-                                 const QpCaps& caps) {
+namespace {
+
+// The RC QP both connection modes create: one SGE per work request, every
+// send unsignalled unless asked (CQ moderation).
+ibv_qp_init_attr RcQpAttr(ibv_cq* send_cq, ibv_cq* recv_cq, const QpCaps& caps) {
   ibv_qp_init_attr attr{};
   attr.send_cq = send_cq;
   attr.recv_cq = recv_cq;
@@ -123,6 +126,14 @@ absl::StatusOr<QpPtr> CreateRcQp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ib
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;  // control receives carry no SGE; 0 is not portable
   attr.cap.max_inline_data = caps.max_inline_data;
+  return attr;
+}
+
+}  // namespace
+
+absl::StatusOr<QpPtr> CreateRcQp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
+                                 const QpCaps& caps) {
+  ibv_qp_init_attr attr = RcQpAttr(send_cq, recv_cq, caps);
   if (rdma_create_qp(id, pd, &attr) != 0) {
     return VerbsError(errno,
                       absl::StrCat("rdma_create_qp(RC, ", caps.max_send_wr, " send WRs)"),
@@ -137,16 +148,7 @@ namespace gdrbench::agent::verbs {
 
 absl::StatusOr<IbvQpPtr> CreateRcQp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
                                     const QpCaps& caps) {
-  ibv_qp_init_attr attr{};
-  attr.send_cq = send_cq;
-  attr.recv_cq = recv_cq;
-  attr.qp_type = IBV_QPT_RC;
-  attr.sq_sig_all = 0;
-  attr.cap.max_send_wr = caps.max_send_wr;
-  attr.cap.max_recv_wr = caps.max_recv_wr;
-  attr.cap.max_send_sge = 1;
-  attr.cap.max_recv_sge = 1;
-  attr.cap.max_inline_data = caps.max_inline_data;
+  ibv_qp_init_attr attr = RcQpAttr(send_cq, recv_cq, caps);
   ibv_qp* qp = ibv_create_qp(pd, &attr);
   if (qp == nullptr) {
     return VerbsError(errno, absl::StrCat("ibv_create_qp(RC, ", caps.max_send_wr, " send WRs)"),

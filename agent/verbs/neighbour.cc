@@ -16,6 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/status.h"
+#include "common/stopwatch.h"
+#include "common/unique_fd.h"
 
 namespace gdrbench::agent::verbs {
 namespace {
@@ -30,14 +32,6 @@ bool ParseHex(absl::string_view s, uint32_t* out) {
   if (!absl::ConsumePrefix(&s, "0x")) return false;
   return !s.empty() && absl::SimpleHexAtoi(s, out);
 }
-
-// A closed-on-scope socket descriptor.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 }  // namespace
 
@@ -107,36 +101,31 @@ absl::StatusOr<NeighbourWarmup> WarmNeighbour(const FsRoot& fs, const std::strin
   }
   w.needed = true;
   const std::string what = absl::StrCat(*local, " -> ", *remote, ":", kDiscardPort, " on ", netdev);
-  Fd s{socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)};
-  if (s.fd < 0) return ErrnoToStatus(errno, absl::StrCat("socket(AF_INET, SOCK_DGRAM) for ", what));
-  if (setsockopt(s.fd, SOL_SOCKET, SO_BINDTODEVICE, netdev.c_str(),
+  UniqueFd s(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (s.get() < 0) return ErrnoToStatus(errno, absl::StrCat("socket(AF_INET, SOCK_DGRAM) for ", what));
+  if (setsockopt(s.get(), SOL_SOCKET, SO_BINDTODEVICE, netdev.c_str(),
                  static_cast<socklen_t>(netdev.size())) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("setsockopt(SO_BINDTODEVICE) for ", what));
   }
   sockaddr_in src{};
   src.sin_family = AF_INET;
   std::memcpy(&src.sin_addr, local_gid.data() + 12, 4);
-  if (bind(s.fd, reinterpret_cast<sockaddr*>(&src), sizeof(src)) != 0) {
+  if (bind(s.get(), reinterpret_cast<sockaddr*>(&src), sizeof(src)) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("bind for ", what));
   }
   sockaddr_in dst{};
   dst.sin_family = AF_INET;
   dst.sin_port = htons(kDiscardPort);
   std::memcpy(&dst.sin_addr, remote_gid.data() + 12, 4);
-  const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed_ms = [&t0] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 t0)
-        .count();
-  };
+  const Stopwatch watch;
   int64_t next_send = 0;
   const char byte = 0;
   while (true) {
-    if (elapsed_ms() >= next_send) {
+    if (watch.ms() >= next_send) {
       // A refused (ICMP port unreachable) earlier datagram shows up as
       // ECONNREFUSED on an unconnected socket only with IP_RECVERR; a send
       // error is still worth a retry within the budget, not a failure.
-      if (sendto(s.fd, &byte, 1, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&dst), sizeof(dst)) == 1) {
+      if (sendto(s.get(), &byte, 1, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&dst), sizeof(dst)) == 1) {
         ++w.datagrams;
       } else if (w.datagrams == 0 && errno != EAGAIN && errno != ECONNREFUSED) {
         return ErrnoToStatus(errno, absl::StrCat("sendto ", what));
@@ -144,7 +133,7 @@ absl::StatusOr<NeighbourWarmup> WarmNeighbour(const FsRoot& fs, const std::strin
       next_send += kResendMs;
     }
     ASSIGN_OR_RETURN(done, complete());
-    w.waited_ms = elapsed_ms();
+    w.waited_ms = watch.ms();
     if (done || w.waited_ms >= budget_ms) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
   }

@@ -20,18 +20,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/rpc/x509_text.h"
+#include "common/unique_fd.h"
 
 namespace gdrbench::rpc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Socket {
-  int fd = -1;
-  ~Socket() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 // SSL_write on a socket the server closed raises SIGPIPE, which would end
 // the CLI (exit 141) instead of letting it say why: blocked on this thread
@@ -70,7 +64,7 @@ bool SplitHostPort(const std::string& address, std::string* host, std::string* p
 
 // A connected non-blocking TCP socket, or UNAVAILABLE naming why none.
 absl::Status Connect(const std::string& address, const std::string& host, const std::string& port,
-                     Clock::time_point deadline, Socket* out) {
+                     Clock::time_point deadline, UniqueFd* out) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
@@ -81,24 +75,23 @@ absl::Status Connect(const std::string& address, const std::string& host, const 
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(list, freeaddrinfo);
   int err = ETIMEDOUT;
   for (addrinfo* a = list; a != nullptr; a = a->ai_next) {
-    Socket s;
-    s.fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s.fd < 0) continue;
-    if (connect(s.fd, a->ai_addr, a->ai_addrlen) != 0) {
+    UniqueFd s(socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (s.get() < 0) continue;
+    if (connect(s.get(), a->ai_addr, a->ai_addrlen) != 0) {
       if (errno != EINPROGRESS) {
         err = errno;
         continue;
       }
-      pollfd p{s.fd, POLLOUT, 0};
+      pollfd p{s.get(), POLLOUT, 0};
       if (poll(&p, 1, MsLeft(deadline)) != 1) {
         err = ETIMEDOUT;
         continue;
       }
       socklen_t len = sizeof(err);
-      getsockopt(s.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &err, &len);
       if (err != 0) continue;
     }
-    std::swap(out->fd, s.fd);
+    *out = std::move(s);
     return absl::OkStatus();
   }
   return absl::UnavailableError(absl::StrCat("nothing accepts TCP connections on ", address, ": ",
@@ -232,7 +225,7 @@ absl::Status ProbeTls(const std::string& address, const ClientTlsConfig& config,
   SigpipeBlocked no_sigpipe;
   std::string host, port;
   if (!SplitHostPort(address, &host, &port)) return absl::OkStatus();  // MakeChannel says why
-  Socket sock;
+  UniqueFd sock;
   if (absl::Status st = Connect(address, host, port, deadline, &sock); !st.ok()) return st;
 
   auto ctx = MakeContext(config);
@@ -247,10 +240,10 @@ absl::Status ProbeTls(const std::string& address, const ClientTlsConfig& config,
     SSL_set_tlsext_host_name(ssl.get(), name.c_str());
     X509_VERIFY_PARAM_set1_host(SSL_get0_param(ssl.get()), name.c_str(), 0);
   }
-  SSL_set_fd(ssl.get(), sock.fd);
+  SSL_set_fd(ssl.get(), sock.get());
   ERR_clear_error();
   int rc;
-  while ((rc = SSL_connect(ssl.get())) != 1 && Retry(ssl.get(), rc, sock.fd, deadline)) {
+  while ((rc = SSL_connect(ssl.get())) != 1 && Retry(ssl.get(), rc, sock.get(), deadline)) {
   }
   if (config.insecure) {
     if (rc == 1) {
@@ -293,14 +286,14 @@ absl::Status ProbeTls(const std::string& address, const ClientTlsConfig& config,
   };
   char buf[64];
   const auto first = std::min(deadline, Clock::now() + std::chrono::milliseconds(1000));
-  while ((rc = SSL_read(ssl.get(), buf, sizeof(buf))) <= 0 && Retry(ssl.get(), rc, sock.fd, first)) {
+  while ((rc = SSL_read(ssl.get(), buf, sizeof(buf))) <= 0 && Retry(ssl.get(), rc, sock.get(), first)) {
   }
   if (rc > 0 || SSL_get_error(ssl.get(), rc) != SSL_ERROR_WANT_READ) return answered(rc);
   static const char kPreface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0";
   while ((rc = SSL_write(ssl.get(), kPreface, sizeof(kPreface) - 1)) <= 0 &&
-         Retry(ssl.get(), rc, sock.fd, deadline)) {
+         Retry(ssl.get(), rc, sock.get(), deadline)) {
   }
-  while ((rc = SSL_read(ssl.get(), buf, sizeof(buf))) <= 0 && Retry(ssl.get(), rc, sock.fd, deadline)) {
+  while ((rc = SSL_read(ssl.get(), buf, sizeof(buf))) <= 0 && Retry(ssl.get(), rc, sock.get(), deadline)) {
   }
   return answered(rc);
 }

@@ -1,9 +1,10 @@
-// A file descriptor closed on destruction. Move-only. Not thread-safe.
+// A file descriptor closed on destruction (files, sockets, dma-buf fds).
+// Move-only. Not thread-safe.
 #pragma once
 
 #include <unistd.h>
 
-namespace gdrbench::agent::memory {
+namespace gdrbench {
 
 class UniqueFd {
  public:
@@ -31,4 +32,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace gdrbench::agent::memory
+}  // namespace gdrbench
