@@ -3,7 +3,7 @@
 #include <charconv>
 
 #include "absl/strings/str_cat.h"
-#include "controller/run/scratch_arena.h"
+#include "controller/run/clear_keeping.h"
 
 namespace gdrbench::controller::run {
 
@@ -82,7 +82,7 @@ class FakeCluster::Agent final : public AgentApi {
     const std::string& id = req.target_id();
     std::from_chars(id.data(), id.data() + id.size(), dst);
     double gbps = c_->model_ ? c_->model_(index_, dst, req.device()) : 0.95 * c_->link_gbps_;
-    // Reused messages (scratch_arena.h): this fake runs millions of times in
+    // Reused messages (clear_keeping.h): this fake runs millions of times in
     // the controller bench.
     thread_local v1::RunWriteSweepResponse size_message, summary_message;
     for (uint64_t size : c_->sizes_) {

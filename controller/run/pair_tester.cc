@@ -1,7 +1,7 @@
 #include "controller/run/pair_tester.h"
 
 #include "controller/run/answer_bounds.h"
-#include "controller/run/scratch_arena.h"
+#include "controller/run/clear_keeping.h"
 
 #include <algorithm>
 
@@ -101,7 +101,7 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
     if (!st.ok() && first_error.ok()) first_error = st;
   };
 
-  // The requests are this thread's, reused test after test (scratch_arena.h:
+  // The requests are this thread's, reused test after test (clear_keeping.h:
   // the sweep runs millions of tests, and re-allocating the requests' params
   // was a large part of the per-test cost).
   thread_local v1::OpenTargetRequest open;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "controller/run/scratch_arena.h"
+#include "controller/run/clear_keeping.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::controller::run {
@@ -149,7 +149,7 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
       if (cancelled()) return;  // not started: a resume runs it
       PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r) + options_.round_offset};
       const auto& t = spec.test;
-      // One result per worker thread, reused test after test (scratch_arena.h:
+      // One result per worker thread, reused test after test (clear_keeping.h:
       // the endpoints and their strings stay allocated); on_result copies
       // what it keeps.
       thread_local v1::PairResult reused;

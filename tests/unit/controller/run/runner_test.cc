@@ -7,7 +7,7 @@
 
 #include "controller/run/fake_cluster.h"
 #include "controller/run/probe.h"
-#include "controller/run/scratch_arena.h"
+#include "controller/run/clear_keeping.h"
 #include "tests/unit/controller/run/unimplemented_agent.h"
 
 namespace gdrbench::controller::run {
