@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -20,7 +21,7 @@ namespace {
 class BatchPool {
  public:
   explicit BatchPool(size_t threads) {
-    for (size_t i = 1; i < threads; ++i) workers_.emplace_back([this] { Loop(); });
+    for (size_t i = 1; i < threads; ++i) workers_.emplace_back([this, i] { Loop(i); });
   }
   ~BatchPool() {
     {
@@ -32,7 +33,10 @@ class BatchPool {
     for (auto& t : workers_) t.join();
   }
 
-  void RunBatch(size_t count, const std::function<void(size_t)>& fn) {
+  size_t threads() const { return workers_.size() + 1; }
+
+  // fn(index, worker): worker 0 is the calling thread, 1.. the pool's.
+  void RunBatch(size_t count, const std::function<void(size_t, size_t)>& fn) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       fn_ = &fn;
@@ -42,16 +46,16 @@ class BatchPool {
       ++generation_;
     }
     cv_.notify_all();
-    Drain();
+    Drain(0);
     std::unique_lock<std::mutex> lock(mu_);
     done_cv_.wait(lock, [this] { return busy_ == 0; });
   }
 
  private:
-  void Drain() {
-    for (size_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1)) (*fn_)(i);
+  void Drain(size_t worker) {
+    for (size_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1)) (*fn_)(i, worker);
   }
-  void Loop() {
+  void Loop(size_t worker) {
     uint64_t seen = 0;
     for (;;) {
       {
@@ -60,7 +64,7 @@ class BatchPool {
         seen = generation_;
         if (stop_) return;
       }
-      Drain();
+      Drain(worker);
       std::lock_guard<std::mutex> lock(mu_);
       if (--busy_ == 0) done_cv_.notify_one();
     }
@@ -72,7 +76,7 @@ class BatchPool {
   uint64_t generation_ = 0;
   bool stop_ = false;
   size_t busy_ = 0;
-  const std::function<void(size_t)>* fn_ = nullptr;
+  const std::function<void(size_t, size_t)>* fn_ = nullptr;
   size_t count_ = 0;
   std::atomic<size_t> next_{0};
 };
@@ -102,6 +106,21 @@ std::string TestKey(const v1::PairResult& r) {
   return TestKey(r.round(), r.src().node(), r.dst().node(), r.rail());
 }
 
+namespace {
+
+// A worker's finished results not yet handed to on_result, and the messages
+// its tests write into (reused test after test, clear_keeping.h: the
+// endpoints and their strings stay allocated).
+struct WorkerResults {
+  std::vector<std::unique_ptr<v1::PairResult>> slots;
+  size_t pending = 0;  // slots[0, pending) wait for on_result
+};
+
+// At most this many results wait in a worker (then it blocks on the lock).
+constexpr size_t kMaxPending = 64;
+
+}  // namespace
+
 absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_done) {
   const auto& sched = plan_.schedule;
   // Every schedule that runs is checked: no NIC and no GPU in two tests of a
@@ -116,6 +135,7 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
   size_t max_round = sched.MaxRoundSize();
   size_t threads = std::max<size_t>(1, std::min<size_t>(options_.parallelism, max_round));
   BatchPool pool(threads);
+  std::vector<WorkerResults> workers(pool.threads());
 
   std::mutex mu;  // serializes on_result, progress and `first_error`
   absl::Status first_error;
@@ -124,6 +144,27 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
   prog.rounds = sched.rounds();
   size_t ran = 0;
   const auto t0 = std::chrono::steady_clock::now();
+
+  // Hands a worker's pending results to on_result; `mu` held.
+  auto deliver = [&](WorkerResults& w) {
+    for (size_t i = 0; i < w.pending; ++i) {
+      const v1::PairResult& result = *w.slots[i];
+      if (options_.on_result) {
+        absl::Status st = options_.on_result(result);
+        if (!st.ok() && first_error.ok()) first_error = st;
+      }
+      ++prog.tests_done;
+      ++ran;
+      if (result.status() != v1::RESULT_STATUS_OK) ++prog.tests_bad;
+      if (options_.on_progress) {
+        prog.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        size_t left = prog.tests_total - prog.tests_done;
+        prog.eta_s = prog.elapsed_s / static_cast<double>(ran) * static_cast<double>(left);
+        options_.on_progress(prog);
+      }
+    }
+    w.pending = 0;
+  };
 
   for (size_t r = 0; r < sched.rounds(); ++r) {
     auto tests = sched.Round(r);
@@ -145,17 +186,15 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
     }
     if (todo.empty()) continue;
     if (cancelled()) break;
-    pool.RunBatch(todo.size(), [&](size_t k) {
+    pool.RunBatch(todo.size(), [&](size_t k, size_t worker) {
       if (cancelled()) return;  // not started: a resume runs it
       PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r) + options_.round_offset};
       const auto& t = spec.test;
-      // One result per worker thread, reused test after test (clear_keeping.h:
-      // the endpoints and their strings stay allocated); on_result copies
-      // what it keeps.
-      thread_local v1::PairResult reused;
-      ClearKeeping(&reused, Keep{&v1::PairResult::release_src, &v1::PairResult::set_allocated_src},
+      WorkerResults& w = workers[worker];
+      if (w.slots.size() == w.pending) w.slots.push_back(std::make_unique<v1::PairResult>());
+      v1::PairResult& result = *w.slots[w.pending];
+      ClearKeeping(&result, Keep{&v1::PairResult::release_src, &v1::PairResult::set_allocated_src},
                    Keep{&v1::PairResult::release_dst, &v1::PairResult::set_allocated_dst});
-      v1::PairResult& result = reused;
       FillIdentity(spec, &result);
       const PlanNode* excluded = plan_.nodes[t.src].excluded   ? &plan_.nodes[t.src]
                                  : plan_.nodes[t.dst].excluded ? &plan_.nodes[t.dst]
@@ -175,24 +214,31 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
         }
         result.set_attempts(attempts);
       }
-      absl::Status concurrent = options_.on_result_concurrent ? options_.on_result_concurrent(result)
+      absl::Status concurrent = options_.on_result_concurrent ? options_.on_result_concurrent(result, t)
                                                               : absl::OkStatus();
-      std::lock_guard<std::mutex> lock(mu);
-      if (!concurrent.ok() && first_error.ok()) first_error = concurrent;
-      if (options_.on_result && concurrent.ok()) {
-        absl::Status st = options_.on_result(result);
-        if (!st.ok() && first_error.ok()) first_error = st;
+      if (!concurrent.ok()) {
+        // Not recorded (the journal failed): counted, not handed over.
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.ok()) first_error = concurrent;
+        ++prog.tests_done;
+        ++ran;
+        ++prog.tests_bad;
+        return;
       }
-      ++prog.tests_done;
-      ++ran;
-      if (result.status() != v1::RESULT_STATUS_OK) ++prog.tests_bad;
-      if (options_.on_progress) {
-        prog.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        size_t left = prog.tests_total - prog.tests_done;
-        prog.eta_s = prog.elapsed_s / static_cast<double>(ran) * static_cast<double>(left);
-        options_.on_progress(prog);
-      }
+      // Handed over at once when the lock is free; queued when the other
+      // worker holds it (a contended mutex's sleep and wake-up cost more than
+      // a zero-time test: a fifth of the controller bench's samples), and
+      // handed over with this worker's next results or at the round's end.
+      ++w.pending;
+      if (w.pending < kMaxPending && !mu.try_lock()) return;
+      if (w.pending == kMaxPending) mu.lock();
+      std::lock_guard<std::mutex> lock(mu, std::adopt_lock);
+      deliver(w);
     });
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (auto& w : workers) deliver(w);
+    }
     if (!first_error.ok()) return first_error;
   }
   if (cancelled()) {

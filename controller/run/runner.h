@@ -12,10 +12,15 @@
 // over the plan's shapes): FAILED_PRECONDITION naming the round, node and NIC
 // or GPU when one would be in two tests of a round; nothing runs then.
 //
-// Every finished test is handed to `on_result` at once (journal append, then
-// whatever the caller collects); calls are serialized, in completion order.
-// Thread safety: Run is called from one thread; callbacks run on worker
-// threads, one at a time.
+// Every finished test goes to `on_result_concurrent` at once from its worker
+// (the journal append), then to `on_result` (whatever the caller collects),
+// serialized: at once when no other worker is in on_result, else queued in
+// its worker and handed over with that worker's next result (at most 64
+// wait) or at the end of the round. Every result of a round is handed over
+// before the next round starts; across workers the order is not the
+// completion order.
+// Thread safety: Run is called from one thread; on_result and on_progress
+// run on worker threads, one at a time; on_result_concurrent concurrently.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +57,8 @@ struct RunnerOptions {
   // that serializes on_result): for thread-safe work such as the journal's
   // Append, so two workers do not queue behind each other's encoding. Its
   // errors count as on_result's.
-  std::function<absl::Status(const v1::PairResult&)> on_result_concurrent;
+  // `test` is the plan's (node indices into plan.nodes).
+  std::function<absl::Status(const v1::PairResult&, const schedule::Test& test)> on_result_concurrent;
   std::function<void(const Progress&)> on_progress;  // after every finished test
   // Added to every round number (results, TestKey): a second pass over the
   // same plan (outlier retests) numbers its rounds after the first pass's.
