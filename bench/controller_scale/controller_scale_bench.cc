@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
   ro.retries = 1;
   // As the sweep library does: the journal from the workers at once, the
   // matrices serialized.
-  ro.on_result_concurrent = [&](const v1::PairResult& r) {
-    return journal ? journal->Append(r) : absl::OkStatus();
+  ro.on_result_concurrent = [&](const v1::PairResult& r, const gdrbench::controller::schedule::Test& t) {
+    return journal ? journal->Append(r, t.src, t.dst) : absl::OkStatus();
   };
   ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
     matrices.Add(r);

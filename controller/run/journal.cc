@@ -278,17 +278,27 @@ absl::Status JournalWriter::Error() {
 }
 
 absl::Status JournalWriter::Append(const v1::PairResult& pair) {
-  if (failed_.load()) return Error();
   auto s = node_index_.find(pair.src().node());
   auto d = node_index_.find(pair.dst().node());
   if (s == node_index_.end() || d == node_index_.end()) {
     return absl::InternalError(absl::StrCat("journal: a result of ", pair.src().node(), "->", pair.dst().node(),
                                             ", a node outside the plan"));
   }
+  return Append(pair, s->second, d->second);
+}
+
+absl::Status JournalWriter::Append(const v1::PairResult& pair, uint32_t src, uint32_t dst) {
+  if (failed_.load()) return Error();
+  const auto nodes = static_cast<uint32_t>(plan_.nodes_size());
+  if (src >= nodes || dst >= nodes) {
+    return absl::InternalError(absl::StrCat("journal: a result of ", pair.src().node(), "->", pair.dst().node(),
+                                            " names node ", std::max(src, dst), ", outside the plan of ", nodes));
+  }
+  // AppendTest checks that the result carries these nodes' names.
   const double expected =
-      pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(s->second)).rails_size()) &&
-              pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(d->second)).rails_size())
-          ? journal_records::PlanExpectedGbps(plan_, s->second, d->second, pair.rail())
+      pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(src)).rails_size()) &&
+              pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(dst)).rails_size())
+          ? journal_records::PlanExpectedGbps(plan_, src, dst, pair.rail())
           : 0;
   // Encoded straight into this thread's buffer: its lock is contended only
   // by the moment WritePending takes the buffer.
@@ -299,7 +309,7 @@ absl::Status JournalWriter::Append(const v1::PairResult& pair) {
     const size_t at = buf.size();
     buf.append(8, '\0');
     buf.push_back(kTest);
-    absl::Status st = journal_records::AppendTest(pair, s->second, d->second, expected, plan_, &buf);
+    absl::Status st = journal_records::AppendTest(pair, src, dst, expected, plan_, &buf);
     if (!st.ok()) {
       buf.resize(at);
       return st;

@@ -205,8 +205,8 @@ class Collector {
 
   // Called by the runner from its workers at once: the journal (before the
   // result counts as done).
-  absl::Status Record(const v1::PairResult& r) {
-    return journal_ != nullptr ? journal_->Append(r) : absl::OkStatus();
+  absl::Status Record(const v1::PairResult& r, const schedule::Test& t) {
+    return journal_ != nullptr ? journal_->Append(r, t.src, t.dst) : absl::OkStatus();
   }
   // Called by the runner, serialized, after Record succeeded.
   absl::Status OnResult(const v1::PairResult& r) {
@@ -414,7 +414,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   ro.parallelism = c.parallel;
   ro.retries = c.retries;
   ro.cancel = hooks.cancel;
-  ro.on_result_concurrent = [&](const v1::PairResult& res) { return collect.Record(res); };
+  ro.on_result_concurrent = [&](const v1::PairResult& res, const schedule::Test& t) { return collect.Record(res, t); };
   ro.on_result = [&](const v1::PairResult& res) { return collect.OnResult(res); };
   if (hooks.on_progress) {
     ro.on_progress = [&](const run::Progress& p) { Report(hooks, phase, pass, &p); };
