@@ -66,6 +66,11 @@ void ToProto(const bench::SizeOutcome& o, v1::SizeResult* out) {
   out->set_status(o.ok ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
   out->set_error(o.error);
   out->set_perftest_command(o.perftest_command);
+  if (o.staged) {
+    out->set_staged_copy_gbytes_per_s(o.staged_copy_gbytes_per_s);
+    out->set_staged_bw_avg_gbps(o.staged_bw_avg_gbps);
+    out->set_staged_copies(o.staged_copies);
+  }
   if (o.latency_test) {
     v1::LatencyResult* l = out->mutable_latency();
     l->set_t_min_us(o.latency.t_min_us);

@@ -270,3 +270,33 @@ TEST_F(Handler, WriteLatencyRefusesGpuMemoryAndBadShapes) {
 
 }  // namespace
 }  // namespace gdrbench::agent::service
+
+namespace gdrbench::agent::service {
+namespace {
+
+// gpu-staged (issue 11 item 3): the staging copy RunSweep timed reaches the
+// size's result (SizeResult 13-15); other kinds leave the fields at zero.
+TEST(SweepConvert, TheStagingCopyOfASizeReachesItsResult) {
+  bench::SizeOutcome o;
+  o.size_bytes = 65536;
+  o.ok = true;
+  o.bw_avg_gbps = 90;
+  o.staged = true;
+  o.staged_copies = 8;
+  o.staged_copy_gbytes_per_s = 7.33;
+  o.staged_bw_avg_gbps = 35.5;
+  v1::SizeResult r;
+  ToProto(o, &r);
+  EXPECT_EQ(r.bw_avg_gbps(), 90);
+  EXPECT_EQ(r.staged_copies(), 8u);
+  EXPECT_EQ(r.staged_copy_gbytes_per_s(), 7.33);
+  EXPECT_EQ(r.staged_bw_avg_gbps(), 35.5);
+  o.staged = false;
+  v1::SizeResult plain;
+  ToProto(o, &plain);
+  EXPECT_EQ(plain.staged_copies(), 0u);
+  EXPECT_EQ(plain.staged_bw_avg_gbps(), 0);
+}
+
+}  // namespace
+}  // namespace gdrbench::agent::service
