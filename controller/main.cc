@@ -47,7 +47,8 @@ void AddSweepFlags(CLI::App* cmd, gdrbench::controller::cli::SweepFlags& f) {
   cmd->add_option("--cq-moderation", f.cq_moderation,
                   "signal every N WRITEs (default min(100, tx depth))");
   cmd->add_option("--post-list", f.post_list, "WRITEs per ibv_post_send")->capture_default_str();
-  cmd->add_option("--memory", f.memory, "host, hugepage, gpu:<i|BDF>, gpu-staged:<i|BDF>")
+  cmd->add_option("--memory", f.memory, "host, hugepage, gpu[:<i|BDF>], gpu-staged[:<i|BDF>] (gpu: the NIC's rail GPU), or a "
+                  "list (host,gpu): one test per kind, back to back")
       ->capture_default_str();
   cmd->add_flag("--bidirectional", f.bidirectional, "both directions at once");
   cmd->add_flag("--verify", f.verify, "check the data of each size's last pass on the target");

@@ -37,7 +37,8 @@
 
 namespace gdrbench::controller::analysis {
 
-v1::VerdictPolicy DefaultPolicy();  // 0.9 of link, k = 3, 10 % fleet drop, 5 % baseline
+// 0.9 of link, k = 3, 10 % fleet drop, 5 % baseline, gpu >= 0.8 x host
+v1::VerdictPolicy DefaultPolicy();
 
 // Bandwidth values of a previous run, looked up by node names.
 class Baseline {
@@ -87,10 +88,13 @@ struct Outcome {
   bool passed = false;
   std::string summary;        // one line
   size_t cells = 0, pass = 0, low = 0, fail = 0, skipped = 0;
+  // --memory lists (gdr.h): the later kinds' halves, those not OK, and the
+  // pairs blamed on the GPU path; each fails the run.
+  size_t memory_halves_bad = 0, gdr_pairs = 0;
 };
 
 // Step 5: passed = some cell, none low, failed or skipped, no node left
-// out. The summary: "PASS: 12/12 cells pass" or "FAIL: 10/12 cells pass;
+// out, no memory half failed and no pair blamed on its GPU path (gdr.h). The summary: "PASS: 12/12 cells pass" or "FAIL: 10/12 cells pass;
 // 1 low, 1 failed, 2 skipped, 1 node(s) left out (n3); blame: link a->b,
 // ..." (at most 8 named of each). `excluded`: "NAME: reason" per node.
 void Summarize(const std::vector<std::string>& excluded, Outcome* outcome);

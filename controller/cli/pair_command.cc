@@ -9,7 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "controller/cli/cli_util.h"
 #include "controller/run/agent_api.h"
+#include "controller/run/memory_kinds.h"
 #include "controller/run/pair_tester.h"
+#include "controller/analysis/gdr.h"
 
 namespace gdrbench::controller::cli {
 namespace {
@@ -35,10 +37,12 @@ absl::StatusOr<std::string> PickDevice(run::AgentApi& agent, const std::string& 
 
 std::string Gbps(double v) { return absl::StrFormat("%.6f", v); }
 
-std::string Header(bool bidirectional, bool verify) {
+std::string Header(bool bidirectional, bool verify, bool staged) {
   std::string h = absl::StrFormat(" %-10s %-12s %-16s %-19s %-14s", "#bytes", "#iterations",
                                   "BW peak[Gb/s]", "BW average[Gb/s]", "MsgRate[Mpps]");
   if (bidirectional) absl::StrAppend(&h, absl::StrFormat(" %-16s %-16s", "BW rev[Gb/s]", "BW sum[Gb/s]"));
+  // gpu-staged: the GPU -> pinned host copy and copy + wire (agent/bench/staging.h).
+  if (staged) absl::StrAppend(&h, absl::StrFormat(" %-18s %-20s", "staging copy[GB/s]", "copy+wire[Gb/s]"));
   if (verify) absl::StrAppend(&h, " verified");
   return h;
 }
@@ -101,7 +105,77 @@ std::string LatencyTable(const v1::PairResult& r) {
   return out;
 }
 
+// One kind on the pair: "host 11.2 Gb/s at 1 MiB", "gpu ERROR (reason)",
+// "gpu-staged 11.0 Gb/s wire, 8.3 Gb/s copy + wire".
+std::string KindLine(const v1::PairResult& h) {
+  std::string kind = analysis::MemoryKindOf(h.src().memory());
+  if (h.status() != v1::RESULT_STATUS_OK) {
+    return absl::StrCat(kind, ": ", v1::ResultStatus_Name(h.status()).substr(14), " (", h.reason(), ")");
+  }
+  const v1::SizeResult* last = nullptr;  // the largest OK size
+  for (const auto& s : h.sizes()) {
+    if (s.status() == v1::RESULT_STATUS_OK && (last == nullptr || s.size_bytes() > last->size_bytes())) last = &s;
+  }
+  if (last == nullptr) return absl::StrCat(kind, ": no size measured");
+  std::string out = absl::StrFormat("%s: %.2f Gb/s at %d B", kind, last->bw_avg_gbps(), last->size_bytes());
+  if (last->staged_bw_avg_gbps() > 0) {
+    absl::StrAppend(&out, absl::StrFormat(" on the wire, %.2f Gb/s copy + wire (staging copy %.2f GB/s)",
+                                          last->staged_bw_avg_gbps(), last->staged_copy_gbytes_per_s()));
+  }
+  return out;
+}
+
+// The memory spec `kind` means on one side: as given, except a bare "gpu" /
+// "gpu-staged": the GPU of the NIC's rail in the agent's rail map.
+absl::StatusOr<std::string> SideMemory(run::AgentApi& agent, const std::string& address,
+                                       const std::string& device, const std::string& kind) {
+  if (kind != "gpu" && kind != "gpu-staged") return kind;
+  auto info = agent.GetNodeInfo();
+  if (!info.ok()) {
+    return absl::Status(info.status().code(),
+                        absl::StrCat("GetNodeInfo on ", address, ": ", info.status().message()));
+  }
+  for (const auto& rail : info->rails()) {
+    if (rail.nic_device() == device) return absl::StrCat(kind, ":", rail.gpu_index());
+  }
+  std::string why = info->gpus().empty()
+                        ? (info->gpus_absent_reason().empty() ? std::string("the agent lists no GPU")
+                                                              : info->gpus_absent_reason())
+                        : absl::StrCat("none of its ", info->gpus_size(), " GPU(s) has ", device,
+                                       " as its rail NIC");
+  return absl::FailedPreconditionError(absl::StrCat(kind, " memory on ", address, ": no GPU for ",
+                                                    device, " (", why, "); give --memory ", kind,
+                                                    ":<index|BDF>"));
+}
+
 }  // namespace
+
+std::string FormatMemoryKinds(const v1::PairResult& r) {
+  if (r.memory_halves().empty()) return "";
+  std::string out = " memory kinds on this pair, back to back (largest OK size):\n";
+  absl::StrAppend(&out, "   ", KindLine(r), "\n");
+  for (const auto& h : r.memory_halves()) absl::StrAppend(&out, "   ", KindLine(h), "\n");
+  if (r.gpu_host_ratio() > 0) absl::StrAppend(&out, absl::StrFormat("   gpu/host %.3f", r.gpu_host_ratio()));
+  if (r.staged_host_ratio() > 0) {
+    absl::StrAppend(&out, absl::StrFormat("%s gpu-staged (copy + wire)/host %.3f",
+                                          r.gpu_host_ratio() > 0 ? ";" : "  ", r.staged_host_ratio()));
+  }
+  if (r.gpu_host_ratio() > 0 || r.staged_host_ratio() > 0) out += "\n";
+  for (const auto& b : analysis::GdrBlames({r}, analysis::DefaultPolicy())) {
+    absl::StrAppend(&out, "   blame gdr: ", b.reason(), "\n");
+  }
+  return out;
+}
+
+std::string FormatPairReport(const v1::PairResult& r, bool bidirectional) {
+  std::string out = FormatPairTable(r, bidirectional);
+  for (const auto& h : r.memory_halves()) {
+    absl::StrAppend(&out, "\n memory ", h.src().memory(), " -> ", h.dst().memory(), " (next kind, same pair)\n",
+                    FormatPairTable(h, bidirectional));
+  }
+  if (!r.memory_halves().empty()) absl::StrAppend(&out, "\n", FormatMemoryKinds(r));
+  return out;
+}
 
 std::string FormatPairTable(const v1::PairResult& r, bool bidirectional) {
   std::string out = absl::StrCat(Banner(r), "\n");
@@ -110,7 +184,9 @@ std::string FormatPairTable(const v1::PairResult& r, bool bidirectional) {
   if (latency) return absl::StrCat(out, LatencyTable(r), Footer(r));
   bool verify = false;
   for (const auto& s : r.sizes()) verify = verify || s.verified() || s.verify_first_bad_offset();
-  absl::StrAppend(&out, Header(bidirectional, verify), "\n");
+  bool staged = false;
+  for (const auto& s : r.sizes()) staged = staged || s.staged_bw_avg_gbps() > 0;
+  absl::StrAppend(&out, Header(bidirectional, verify, staged), "\n");
   for (const auto& s : r.sizes()) {
     std::string line = absl::StrFormat(" %-10d %-12d %-16s %-19s %-14s", s.size_bytes(),
                                        s.iterations(), Gbps(s.bw_peak_gbps()),
@@ -120,6 +196,10 @@ std::string FormatPairTable(const v1::PairResult& r, bool bidirectional) {
       const v1::SizeResult* rev = ReverseFor(r, s.size_bytes());
       double rb = rev ? rev->bw_avg_gbps() : 0;
       absl::StrAppend(&line, absl::StrFormat(" %-16s %-16s", Gbps(rb), Gbps(s.bw_avg_gbps() + rb)));
+    }
+    if (staged) {
+      absl::StrAppend(&line, absl::StrFormat(" %-18s %-20s", absl::StrFormat("%.3f", s.staged_copy_gbytes_per_s()),
+                                             Gbps(s.staged_bw_avg_gbps())));
     }
     if (verify) {
       const v1::SizeResult* rev = bidirectional ? ReverseFor(r, s.size_bytes()) : nullptr;
@@ -150,6 +230,21 @@ int PairCommand(const PairOptions& o) {
   auto cdev = PickDevice(**client, o.client, o.client_device, "--client-device");
   if (!cdev.ok()) return PrintError(cdev.status());
 
+  // --memory host,gpu: one test per kind, back to back (run/memory_kinds.h);
+  // a kind a side cannot have fails only its half.
+  auto listed = run::SplitMemoryKinds(params->memory());
+  if (!listed.ok()) return PrintError(listed.status());
+  std::vector<run::KindSides> kinds;
+  for (const std::string& kind : *listed) {
+    run::KindSides k;
+    auto cm = SideMemory(**client, o.client, *cdev, kind);
+    auto sm = SideMemory(**server, o.server, *sdev, kind);
+    k.initiator_memory = cm.ok() ? *cm : kind;
+    k.target_memory = sm.ok() ? *sm : kind;
+    if (!cm.ok() || !sm.ok()) k.unavailable = std::string((cm.ok() ? sm : cm).status().message());
+    kinds.push_back(std::move(k));
+  }
+
   v1::PairResult result;
   result.mutable_src()->set_agent_address(o.client);
   result.mutable_src()->set_nic_device(*cdev);
@@ -161,23 +256,28 @@ int PairCommand(const PairOptions& o) {
   to.sweep_timeout = milliseconds(static_cast<int64_t>(o.sweep_timeout_s * 1000));
   to.lease = milliseconds(static_cast<int64_t>(o.lease_s * 1000));
   // The same tester as every test of a sweep (controller/run/pair_tester.h).
-  absl::Status rpc = run::RunPairTest(
-      run::PairSide{client->get(), o.client, *cdev,
-                    o.client_bind, params->memory()},
-      run::PairSide{server->get(), o.server, *sdev, o.server_bind, params->memory()}, *params,
-      params->bidirectional(), to, &result);
+  absl::Status rpc = run::RunPairTestPerKind(
+      run::PairSide{client->get(), o.client, *cdev, o.client_bind, kinds.front().initiator_memory},
+      run::PairSide{server->get(), o.server, *sdev, o.server_bind, kinds.front().target_memory},
+      kinds, *params, params->bidirectional(), to, &result, [](bool, const absl::Status&) {});
 
   if (o.common.json) {
     PrintJson(result);
   } else {
-    std::fputs(FormatPairTable(result, params->bidirectional()).c_str(), stdout);
+    std::fputs(FormatPairReport(result, params->bidirectional()).c_str(), stdout);
   }
-  if (result.status() != v1::RESULT_STATUS_OK) {
-    std::fprintf(stderr, "gdrbench: pair %s -> %s: %s: %s\n", o.client.c_str(), o.server.c_str(),
-                 v1::ResultStatus_Name(result.status()).c_str(), result.reason().c_str());
-    // An agent that refused the parameters is bad usage, as a bad flag is.
-    return rpc.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-  }
+  bool failed = false;
+  auto report = [&](const v1::PairResult& r) {
+    if (r.status() == v1::RESULT_STATUS_OK) return;
+    failed = true;
+    std::fprintf(stderr, "gdrbench: pair %s -> %s%s: %s: %s\n", o.client.c_str(), o.server.c_str(),
+                 kinds.size() > 1 ? absl::StrCat(", memory ", r.src().memory()).c_str() : "",
+                 v1::ResultStatus_Name(r.status()).c_str(), r.reason().c_str());
+  };
+  report(result);
+  for (const auto& h : result.memory_halves()) report(h);
+  // An agent that refused the parameters is bad usage, as a bad flag is.
+  if (failed) return rpc.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   return 0;
 }
 

@@ -27,13 +27,22 @@ struct PairOptions {
   double lease_s = 0;             // target lease; 0 = sweep timeout + 60 s
 };
 
-// Exit code: 0 when every size passed (and verified, with --verify), 1 when
-// the test failed or could not run, 2 for bad flags or parameters an agent
+// Exit code: 0 when every size of every --memory kind passed (and verified,
+// with --verify), 1 when a kind's test failed or could not run, 2 for bad flags or parameters an agent
 // refused (INVALID_ARGUMENT).
 int PairCommand(const PairOptions& options);
 
 // The perftest-like table of a finished pair result (header line, one row
 // per size, the ib_write_bw equivalent, the verdict line).
 std::string FormatPairTable(const v1::PairResult& result, bool bidirectional);
+
+// --memory host,gpu: the first kind's table, each later kind's, then the
+// kinds side by side (FormatMemoryKinds). One kind: FormatPairTable.
+std::string FormatPairReport(const v1::PairResult& result, bool bidirectional);
+
+// The kinds of a pair side by side (largest OK size each; staged copy + wire),
+// the gpu/host and gpu-staged/host ratios and the gdr blame under the
+// default policy; "" without memory_halves.
+std::string FormatMemoryKinds(const v1::PairResult& result);
 
 }  // namespace gdrbench::controller::cli

@@ -72,7 +72,8 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
       ->capture_default_str();
   c->add_option("--gid-index", f.gid_index, "GID index of both ends (perftest -x); default chosen");
   c->add_option("--memory", o.memory,
-                "host | hugepage | gpu | gpu-staged (gpu: each rail's GPU); default: the inventory's");
+                "host | hugepage | gpu | gpu-staged (gpu: each rail's GPU), or a list (host,gpu: every test "
+                "once per kind, the GPU/host ratio per pair); default: the inventory's");
 
   c->add_option("--retries", o.retries, "extra attempts for a failed test")->capture_default_str();
   c->add_option("--retest-low", o.retest_low,
@@ -104,6 +105,10 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
   c->add_option("--fleet-min-drop", o.fleet_min_drop,
                 "fleet-relative verdict: low only when also this fraction below the fleet median")
       ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  c->add_option("--min-gpu-host-ratio", o.min_gpu_host_ratio,
+                "--memory host,gpu: blame a pair's GPU path (gdr) when gpu is below this x host "
+                "(0 = off; default: the verdict policy's)")
       ->check(CLI::Range(0.0, 1.0));
   c->add_option("--baseline", o.baseline, "run.json of an earlier sweep to compare with");
   c->add_option("--baseline-tolerance", o.baseline_tolerance,

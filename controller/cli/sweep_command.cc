@@ -101,6 +101,7 @@ absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
   c.policy.set_mad_k(o.mad_k);
   c.policy.set_fleet_min_drop(o.fleet_min_drop);
   c.policy.set_baseline_tolerance(o.baseline_tolerance);
+  if (o.min_gpu_host_ratio) c.policy.set_min_gpu_host_ratio(*o.min_gpu_host_ratio);
   if (!o.baseline.empty()) {
     auto loaded = report::LoadRunJson(o.baseline);
     if (!loaded.ok()) return UsageIfUnreadable(loaded.status());

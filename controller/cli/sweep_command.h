@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -34,7 +35,7 @@ struct SweepOptions {
   uint32_t fan_in = 0;            // mode incast: senders per target
 
   SweepFlags sweep;               // sizes, iterations, qps, ... (memory: see below)
-  std::string memory;             // host | hugepage | gpu | gpu-staged; empty = inventory's
+  std::string memory;             // host | hugepage | gpu | gpu-staged or a list; empty = inventory's
 
   uint32_t retries = 1;
   uint32_t retest_low = 1;        // passes re-running the tests of low cells (outlier retest)
@@ -49,6 +50,7 @@ struct SweepOptions {
   double min_link_fraction = 0.9; // absolute verdict; 0 = off
   double mad_k = 3.0;             // fleet-relative verdict; 0 = off
   double fleet_min_drop = 0.10;   // fleet-relative: and at least this far below the median
+  std::optional<double> min_gpu_host_ratio;  // gdr blame; unset: analysis::DefaultPolicy()'s
   std::string baseline;           // a previous run.json
   double baseline_tolerance = 0.05;
 

@@ -22,11 +22,15 @@ std::string RenderHtml(const v1::Run& run);
 std::string RenderJUnit(const v1::Run& run);
 // The verdict matrices as terminal text: one table per rail, Gb/s per cell,
 // "FAIL"/"ERR"/"SKIP" for cells without a value, '*' after low values.
-// Followed by RenderIncastText's table when the run has incast targets.
+// Followed by RenderIncastText's table when the run has incast targets, and
+// RenderMemoryKindsText's when it ran a --memory list.
 std::string RenderMatrixText(const v1::Run& run);
 // --mode incast: a row per target, rail and round: the K senders' sum, its
 // expected rate and verdict, and each sender's Gb/s. "" without incast targets.
 std::string RenderIncastText(const v1::Run& run);
+// --memory lists (host,gpu): a row per pair with each kind's BW average side
+// by side and the gpu/host and gpu-staged/host ratios. "" without lists.
+std::string RenderMemoryKindsText(const v1::Run& run);
 
 // Writes run.json, pairs.csv, summary.md, report.html and junit.xml into
 // `dir` (created if missing). Returns the paths written. INTERNAL /

@@ -61,7 +61,68 @@ std::vector<std::vector<std::string>> IncastRows(const v1::Run& run) {
   return rows;
 }
 
+// One memory kind's value on a pair: "12.3" (BW average at its largest OK
+// size; gpu-staged: "11.0/8.3", wire / copy + wire), or FAIL/ERR/SKIP.
+std::string KindCell(const v1::PairResult& h) {
+  if (h.status() != v1::RESULT_STATUS_OK) {
+    return h.status() == v1::RESULT_STATUS_SKIPPED ? "SKIP" : h.status() == v1::RESULT_STATUS_ERROR ? "ERR" : "FAIL";
+  }
+  const v1::SizeResult* last = nullptr;
+  for (const auto& s : h.sizes()) {
+    if (s.status() == v1::RESULT_STATUS_OK && (last == nullptr || s.size_bytes() > last->size_bytes())) last = &s;
+  }
+  if (last == nullptr) return "?";
+  if (last->staged_bw_avg_gbps() > 0) {
+    return absl::StrCat(Gbps(last->bw_avg_gbps()), "/", Gbps(last->staged_bw_avg_gbps()));
+  }
+  return Gbps(last->bw_avg_gbps());
+}
+
+std::string Kind(const std::string& spec) { return spec.substr(0, spec.find(':')); }
+
+// --memory lists: a row per pair: src, dst, rail, each kind's value, then
+// gpu/host and gpu-staged/host ("-" when not measured).
+std::vector<std::vector<std::string>> MemoryKindRows(const v1::Run& run) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : run.pairs()) {
+    if (p.memory_halves().empty()) continue;
+    if (rows.empty()) {
+      rows.push_back({"src", "dst", "rail", Kind(p.src().memory())});
+      for (const auto& h : p.memory_halves()) rows[0].push_back(Kind(h.src().memory()));
+      rows[0].push_back("gpu/host");
+      rows[0].push_back("staged/host");
+    }
+    std::vector<std::string> row = {p.src().node(), p.dst().node(), absl::StrCat(p.rail()), KindCell(p)};
+    for (const auto& h : p.memory_halves()) row.push_back(KindCell(h));
+    row.push_back(p.gpu_host_ratio() > 0 ? absl::StrFormat("%.2f", p.gpu_host_ratio()) : "-");
+    row.push_back(p.staged_host_ratio() > 0 ? absl::StrFormat("%.2f", p.staged_host_ratio()) : "-");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+constexpr char kMemoryKindsTitle[] =
+    "memory kinds per pair, back to back on the same NICs: BW average, Gb/s, at each kind's largest OK "
+    "size (gpu-staged: wire/copy+wire); the matrices show the first kind";
+
 }  // namespace
+
+std::string RenderMemoryKindsText(const v1::Run& run) {
+  auto rows = MemoryKindRows(run);
+  if (rows.empty()) return "";
+  std::string out = absl::StrCat(kMemoryKindsTitle, "\n");
+  std::vector<size_t> w(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t j = 0; j < row.size() && j < w.size(); ++j) w[j] = std::max(w[j], row[j].size());
+  }
+  for (const auto& row : rows) {
+    for (size_t j = 0; j < row.size() && j < w.size(); ++j) {
+      absl::StrAppend(&out, j ? "  " : "", std::string(w[j] - row[j].size(), ' '), row[j]);
+    }
+    out += "\n";
+  }
+  return out + "\n";
+}
 
 std::string RenderIncastText(const v1::Run& run) {
   if (run.incast().empty()) return "";
@@ -102,7 +163,7 @@ std::string RenderMatrixText(const v1::Run& run) {
     }
     out += "\n";
   }
-  return out + RenderIncastText(run);
+  return out + RenderIncastText(run) + RenderMemoryKindsText(run);
 }
 
 std::string RenderMarkdown(const v1::Run& run) {
@@ -178,6 +239,20 @@ std::string RenderMarkdown(const v1::Run& run) {
   if (!run.incast().empty()) {
     out += "## Incast (per target: the sum of its K senders, Gb/s)\n\n";
     auto rows = IncastRows(run);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      out += "|";
+      for (const auto& c : rows[i]) absl::StrAppend(&out, " ", c, " |");
+      out += "\n";
+      if (i == 0) {
+        out += "|";
+        for (size_t j = 0; j < rows[i].size(); ++j) out += "---|";
+        out += "\n";
+      }
+    }
+    out += "\n";
+  }
+  if (auto rows = MemoryKindRows(run); !rows.empty()) {
+    absl::StrAppend(&out, "## Memory kinds\n\n", kMemoryKindsTitle, ".\n\n");
     for (size_t i = 0; i < rows.size(); ++i) {
       out += "|";
       for (const auto& c : rows[i]) absl::StrAppend(&out, " ", c, " |");

@@ -82,6 +82,8 @@ class FakeCluster::Agent final : public AgentApi {
     const std::string& id = req.target_id();
     std::from_chars(id.data(), id.data() + id.size(), dst);
     double gbps = c_->model_ ? c_->model_(index_, dst, req.device()) : 0.95 * c_->link_gbps_;
+    const std::string& memory = req.params().memory();
+    if (c_->memory_factor_) gbps *= c_->memory_factor_(index_, dst, memory);
     // Reused messages (clear_keeping.h): this fake runs millions of times in
     // the controller bench.
     thread_local v1::RunWriteSweepResponse size_message, summary_message;
@@ -104,7 +106,7 @@ class FakeCluster::Agent final : public AgentApi {
     sum->set_status(gbps > 0 ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
     if (gbps <= 0) sum->set_error("transport retry counter exceeded");
     sum->set_device(req.device());
-    sum->set_memory_kind("host");
+    sum->set_memory_kind(memory.empty() ? "host" : memory.substr(0, memory.find(':')));
     sum->set_registration("ibv_reg_mr");
     sum->set_bw_avg_gbps_best(gbps);
     if (!on_message(m)) return absl::CancelledError("RunWriteSweep: stopped by the controller");

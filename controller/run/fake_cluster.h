@@ -30,6 +30,10 @@ class FakeCluster {
   uint32_t size() const { return static_cast<uint32_t>(agents_.size()); }
 
   void SetBandwidth(BandwidthModel model) { model_ = std::move(model); }
+  // A factor on the model per memory spec of the initiator's sweep ("host",
+  // "gpu:0", ...): --memory lists measure each kind (default 1).
+  using MemoryFactor = std::function<double(uint32_t src, uint32_t dst, const std::string& memory)>;
+  void SetMemoryFactor(MemoryFactor factor) { memory_factor_ = std::move(factor); }
   void SetDown(uint32_t node, bool down);
   void SetOpenTargetError(uint32_t node, absl::Status status);
   void SetPreflight(uint32_t node, v1::CheckStatus status);
@@ -50,6 +54,7 @@ class FakeCluster {
   uint32_t rails_;
   double link_gbps_;
   BandwidthModel model_;
+  MemoryFactor memory_factor_;
   std::vector<uint64_t> sizes_ = {65536};
   std::atomic<uint64_t> sweeps_{0};
   std::atomic<int64_t> open_{0};

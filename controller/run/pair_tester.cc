@@ -2,9 +2,11 @@
 
 #include "controller/run/answer_bounds.h"
 #include "controller/run/clear_keeping.h"
+#include "controller/run/memory_kinds.h"
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "spdlog/spdlog.h"
@@ -311,10 +313,24 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
   }
   PairSide initiator{agents_[t.src], src.name, src.rails[t.rail].nic, {}, r->src().memory()};
   PairSide target{agents_[t.dst], dst.name, dst.rails[t.rail].nic, {}, r->dst().memory()};
-  (void)RunPairTest(initiator, target, plan.params, t.bidirectional, options_.test, r,
-                    [&](bool is_target, const absl::Status& st) {
-                      NoteAnswer(is_target ? t.dst : t.src, st);
-                    });
+  // --memory host,gpu: every kind once, back to back (memory_kinds.h).
+  std::vector<KindSides> kinds;
+  auto listed = SplitMemoryKinds(plan.memory);
+  for (const std::string& kind : listed.ok() ? *listed : std::vector<std::string>{plan.memory}) {
+    KindSides k{EndpointMemory(src, t.rail, kind), EndpointMemory(dst, t.rail, kind), ""};
+    for (const PlanNode* n : {&src, &dst}) {
+      if (absl::StartsWith(kind, "gpu") && k.unavailable.empty() &&
+          (t.rail >= n->rails.size() || !n->rails[t.rail].gpu)) {
+        k.unavailable = absl::StrCat(kind, " memory: rail ", t.rail, " of node ", n->name,
+                                     " has no GPU (give rails as {nic, gpu} in the inventory)");
+      }
+    }
+    kinds.push_back(std::move(k));
+  }
+  (void)RunPairTestPerKind(initiator, target, kinds, plan.params, t.bidirectional, options_.test, r,
+                           [&](bool is_target, const absl::Status& st) {
+                             NoteAnswer(is_target ? t.dst : t.src, st);
+                           });
 }
 
 }  // namespace gdrbench::controller::run

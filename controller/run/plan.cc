@@ -5,12 +5,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "controller/run/memory_kinds.h"
 
 namespace gdrbench::controller::run {
 
 std::vector<schedule::NodeShape> Shapes(const std::vector<PlanNode>& nodes,
                                         const std::string& memory) {
-  const bool gpu = memory.rfind("gpu", 0) == 0;
+  // A list ("host,gpu") runs each kind on the same NICs: the GPU is in the test.
+  const bool gpu = AnyGpuKind(memory);
   std::vector<schedule::NodeShape> shapes(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const auto& r : nodes[i].rails) {
@@ -21,6 +23,9 @@ std::vector<schedule::NodeShape> Shapes(const std::vector<PlanNode>& nodes,
 }
 
 std::string EndpointMemory(const PlanNode& node, uint32_t rail, const std::string& memory) {
+  if (memory.find(',') != std::string::npos) {  // a list: the first kind's
+    return EndpointMemory(node, rail, memory.substr(0, memory.find(',')));
+  }
   if (memory.rfind("gpu", 0) == 0 && rail < node.rails.size() && node.rails[rail].gpu) {
     return absl::StrCat(memory, ":", *node.rails[rail].gpu);
   }
@@ -30,7 +35,8 @@ std::string EndpointMemory(const PlanNode& node, uint32_t rail, const std::strin
 absl::StatusOr<Plan> MakePlan(std::vector<PlanNode> nodes, const std::string& memory,
                               const schedule::ScheduleOptions& options,
                               const v1::SweepParams& params) {
-  if (memory.rfind("gpu", 0) == 0) {
+  // A list fails only its GPU halves on such a rail (AgentPairTester says why).
+  if (AnyGpuKind(memory) && memory.find(',') == std::string::npos) {
     for (const auto& n : nodes) {
       for (size_t r = 0; r < n.rails.size(); ++r) {
         if (!n.rails[r].gpu) {

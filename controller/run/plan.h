@@ -24,7 +24,9 @@ struct PlanNode {
 
 struct Plan {
   std::vector<PlanNode> nodes;
-  std::string memory = "host";          // host | hugepage | gpu | gpu-staged
+  // host | hugepage | gpu | gpu-staged, or a list of them ("host,gpu":
+  // every test once per kind, memory_kinds.h)
+  std::string memory = "host";
   schedule::ScheduleOptions schedule_options;
   schedule::Schedule schedule;
   v1::SweepParams params;
@@ -33,7 +35,7 @@ struct Plan {
 
 // Builds the schedule over `nodes` (excluded nodes keep their slots: their
 // tests become SKIPPED cells). INVALID_ARGUMENT when memory is gpu* and a
-// rail has no GPU, or as BuildSchedule.
+// rail has no GPU (a list that names gpu* fails only those tests' GPU halves), or as BuildSchedule.
 absl::StatusOr<Plan> MakePlan(std::vector<PlanNode> nodes, const std::string& memory,
                               const schedule::ScheduleOptions& options,
                               const v1::SweepParams& params);
@@ -43,6 +45,7 @@ std::vector<schedule::NodeShape> Shapes(const std::vector<PlanNode>& nodes,
                                         const std::string& memory);
 
 // The memory spec an endpoint asks its agent for: "host", "gpu:3", ...
+// (for a list, its first kind's)
 std::string EndpointMemory(const PlanNode& node, uint32_t rail, const std::string& memory);
 
 // A stable 64-bit FNV-1a digest (hex) of everything that decides which tests

@@ -90,6 +90,9 @@ void ClearOutcome(v1::PairResult* r) {
   r->clear_summary();
   r->clear_started_at();
   r->clear_duration_ns();
+  r->clear_memory_halves();
+  r->clear_gpu_host_ratio();
+  r->clear_staged_host_ratio();
   for (v1::Endpoint* e : {r->mutable_src(), r->mutable_dst()}) {
     e->clear_memory_kind();
     e->clear_registration();

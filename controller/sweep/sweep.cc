@@ -10,10 +10,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "controller/analysis/gdr.h"
 #include "controller/analysis/incast.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/run/discover.h"
 #include "controller/run/expectations.h"
+#include "controller/run/memory_kinds.h"
 #include "controller/run/probe.h"
 #include "controller/sweep/retest.h"
 #include "spdlog/spdlog.h"
@@ -102,8 +104,13 @@ absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
     for (auto& node : r.inventory.nodes) node.link_gbps = c.link_gbps;
   }
   r.memory = c.memory.empty() ? r.inventory.memory : c.memory;
-  if (r.memory != "host" && r.memory != "hugepage" && r.memory != "gpu" && r.memory != "gpu-staged") {
-    return bad("memory: expected host, hugepage, gpu or gpu-staged, got '", r.memory, "'");
+  // One kind, or a list run kind by kind on every pair (run/memory_kinds.h).
+  ASSIGN_OR_RETURN(std::vector<std::string> kinds, run::SplitMemoryKinds(r.memory));
+  for (const std::string& k : kinds) {
+    if (k != "host" && k != "hugepage" && k != "gpu" && k != "gpu-staged") {
+      return bad("memory: expected host, hugepage, gpu or gpu-staged, or a list of them (host,gpu), got '",
+                 r.memory, "'");
+    }
   }
   if (!c.agents.empty() && c.agents.size() != n) {
     return bad(c.agents.size(), " agents given for ", n, " inventory nodes");
@@ -119,6 +126,9 @@ absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
     if (!(f >= 0 && f <= 1)) return bad("verdict policy: fractions must be within 0 .. 1, got ", f);
   }
   if (!(p.mad_k() >= 0)) return bad("verdict policy: mad_k must be >= 0");
+  if (!(p.min_gpu_host_ratio() >= 0 && p.min_gpu_host_ratio() <= 1)) {
+    return bad("verdict policy: min_gpu_host_ratio must be within 0 .. 1, got ", p.min_gpu_host_ratio());
+  }
   return r;
 }
 
@@ -460,6 +470,8 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
     outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded);
   }
   RETURN_IF_ERROR(stop(absl::OkStatus()));
+  // --memory lists: the later kinds' halves and the gdr blames (gdr.h).
+  analysis::JudgeMemoryHalves(collect.pairs(), c.policy, excluded, &outcome);
 
   v1::Run result;
   result.set_run_id(run_id);

@@ -97,6 +97,47 @@ TEST(FormatPairTable, RowsCarryUnitsVerifyAndTheSumForBidirectional) {
   EXPECT_THAT(t, HasSubstr("result: RESULT_STATUS_OK"));
 }
 
+// --memory host,gpu-staged,gpu: each kind's table (gpu-staged with the
+// staging copy and copy + wire), then the kinds side by side with the ratios
+// and the gdr blame of a failed gpu half.
+TEST(FormatPairReport, ShowsEachKindThenTheKindsSideBySide) {
+  v1::PairResult r;
+  r.mutable_src()->set_memory("host");
+  r.mutable_dst()->set_memory("host");
+  r.set_status(v1::RESULT_STATUS_OK);
+  auto* s = r.add_sizes();
+  s->set_size_bytes(1 << 20);
+  s->set_bw_avg_gbps(0.4);
+  s->set_status(v1::RESULT_STATUS_OK);
+  v1::PairResult* staged = r.add_memory_halves();
+  staged->mutable_src()->set_memory("gpu-staged:0");
+  staged->mutable_dst()->set_memory("gpu-staged:0");
+  staged->set_status(v1::RESULT_STATUS_OK);
+  *staged->add_sizes() = *s;
+  staged->mutable_sizes(0)->set_staged_copy_gbytes_per_s(38.77);
+  staged->mutable_sizes(0)->set_staged_bw_avg_gbps(0.2);
+  v1::PairResult* gpu = r.add_memory_halves();
+  gpu->mutable_src()->set_memory("gpu:0");
+  gpu->mutable_dst()->set_memory("gpu:0");
+  gpu->set_status(v1::RESULT_STATUS_ERROR);
+  gpu->set_reason("OpenTarget on b: gpu:0: no NVIDIA driver");
+  r.set_staged_host_ratio(0.5);
+  const std::string t = FormatPairReport(r, false);
+  EXPECT_THAT(t, HasSubstr("memory gpu-staged:0 -> gpu-staged:0 (next kind, same pair)"));
+  EXPECT_THAT(t, HasSubstr("staging copy[GB/s]"));
+  EXPECT_THAT(t, HasSubstr("38.770"));
+  EXPECT_THAT(t, HasSubstr("result: RESULT_STATUS_ERROR: OpenTarget on b: gpu:0: no NVIDIA driver"));
+  EXPECT_THAT(t, HasSubstr("host: 0.40 Gb/s at 1048576 B"));
+  EXPECT_THAT(t, HasSubstr("gpu-staged: 0.40 Gb/s at 1048576 B on the wire, 0.20 Gb/s copy + wire (staging copy 38.77 GB/s)"));
+  EXPECT_THAT(t, HasSubstr("gpu: ERROR (OpenTarget on b: gpu:0: no NVIDIA driver)"));
+  EXPECT_THAT(t, HasSubstr("gpu-staged (copy + wire)/host 0.500"));
+  EXPECT_THAT(t, HasSubstr("blame gdr: gpu memory ERROR"));
+  // One kind: the table alone, as before.
+  r.clear_memory_halves();
+  EXPECT_EQ(FormatPairReport(r, false), FormatPairTable(r, false));
+  EXPECT_EQ(FormatMemoryKinds(r), "");
+}
+
 TEST(ToSweepParams, ConnectionModeGidIndexAndTestKind) {
   SweepFlags f;
   auto p = ToSweepParams(f);

@@ -69,6 +69,44 @@ TEST(Report, IncastTargetsAreATableInTextMarkdownAndJson) {
   EXPECT_EQ(RenderIncastText(SampleRun()), "");
 }
 
+// --memory host,gpu,gpu-staged: the kinds of each pair side by side, with
+// the ratios, in the text and the Markdown; the JSON carries the halves.
+TEST(Report, MemoryKindsAreSideBySidePerPairWithTheirRatios) {
+  v1::Run run = SampleRun();
+  EXPECT_EQ(RenderMemoryKindsText(run), "");
+  v1::PairResult& p = *run.mutable_pairs(0);
+  p.mutable_src()->set_memory("host");
+  auto add_half = [&](const std::string& memory, v1::ResultStatus st, double gbps, double staged) {
+    v1::PairResult* h = p.add_memory_halves();
+    h->mutable_src()->set_memory(memory);
+    h->set_status(st);
+    h->set_reason(st == v1::RESULT_STATUS_OK ? "" : "OpenTarget on b: no GPU");
+    if (st != v1::RESULT_STATUS_OK) return;
+    v1::SizeResult* s = h->add_sizes();
+    s->set_size_bytes(1 << 20);
+    s->set_status(v1::RESULT_STATUS_OK);
+    s->set_bw_avg_gbps(gbps);
+    s->set_staged_bw_avg_gbps(staged);
+  };
+  add_half("gpu:0", v1::RESULT_STATUS_ERROR, 0, 0);
+  add_half("gpu-staged:0", v1::RESULT_STATUS_OK, 95.5, 40.25);
+  p.set_staged_host_ratio(0.5);
+  const std::string text = RenderMemoryKindsText(run);
+  EXPECT_THAT(text, HasSubstr("the matrices show the first kind"));
+  EXPECT_THAT(text, HasSubstr("host"));
+  EXPECT_THAT(text, HasSubstr("gpu-staged"));
+  EXPECT_THAT(text, HasSubstr("ERR"));
+  EXPECT_THAT(text, HasSubstr("95.5/40.2"));
+  EXPECT_THAT(text, HasSubstr("0.50"));
+  EXPECT_THAT(RenderMatrixText(run), HasSubstr(text));
+  EXPECT_THAT(RenderMarkdown(run), HasSubstr("## Memory kinds"));
+  EXPECT_THAT(RenderMarkdown(run), HasSubstr("| ERR | 95.5/40.2 | - | 0.50 |"));
+  auto json = RenderJson(run);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr("\"memory_halves\""));
+  EXPECT_THAT(*json, HasSubstr("\"staged_bw_avg_gbps\": 40.25"));
+}
+
 TEST(Report, LoadRunJsonNamesTheProblem) {
   EXPECT_EQ(LoadRunJson("/nonexistent/run.json").status().code(), absl::StatusCode::kNotFound);
   const std::string path = ::testing::TempDir() + "/bad_run.json";

@@ -72,6 +72,53 @@ TEST(Sweep, RunsAWholeSweepFromOneConfig) {
   EXPECT_EQ(cluster.open_targets(), 0);
 }
 
+// --memory host,gpu (issue 11 item 3): every test once per kind; the matrix
+// is the first kind's (host, all passing); node2's GPU path at half the host
+// rate is blamed on its pairs as "gdr", not on a link or a node, and fails
+// the run.
+TEST(Sweep, HostAndGpuOnEveryPairBlameASlowGpuPathNotTheLink) {
+  run::FakeCluster cluster(4, 1, 100);
+  cluster.SetMemoryFactor([](uint32_t src, uint32_t dst, const std::string& memory) {
+    return memory.rfind("gpu", 0) == 0 && (src == 2 || dst == 2) ? 0.5 : 1.0;
+  });
+  SweepConfig c = Config(cluster);
+  c.memory = "host,gpu";
+  auto run = RunSweep(c);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->params().memory(), "host,gpu");
+  EXPECT_EQ(run->pairs_size(), 12);
+  EXPECT_EQ(cluster.sweeps(), 24u);  // two kinds per test
+  EXPECT_EQ(cluster.open_targets(), 0);
+  size_t gdr = 0;
+  for (const auto& p : run->pairs()) {
+    EXPECT_EQ(p.src().memory(), "host");
+    EXPECT_EQ(p.status(), v1::RESULT_STATUS_OK);
+    ASSERT_EQ(p.memory_halves_size(), 1);
+    EXPECT_EQ(p.memory_halves(0).src().memory(), "gpu:0");
+    EXPECT_EQ(p.memory_halves(0).summary().memory_kind(), "gpu");
+    const bool slow = p.src().node() == "node2" || p.dst().node() == "node2";
+    EXPECT_DOUBLE_EQ(p.gpu_host_ratio(), slow ? 0.5 : 1.0);
+  }
+  for (const auto& b : run->blame()) {
+    EXPECT_EQ(b.kind(), "gdr") << b.subject();
+    EXPECT_THAT(b.subject(), HasSubstr("node2"));
+    ++gdr;
+  }
+  EXPECT_EQ(gdr, 6u);
+  for (const auto& cell : run->matrices(0).cells()) EXPECT_EQ(cell.verdict(), "pass");
+  EXPECT_FALSE(run->passed());
+  EXPECT_THAT(run->summary(), HasSubstr("FAIL: 12/12 cells pass; 6 pair(s) low or failing on the GPU path only"));
+
+  cluster.SetMemoryFactor(nullptr);
+  auto clean = RunSweep(c);
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  EXPECT_TRUE(clean->passed()) << clean->summary();
+
+  SweepConfig bad = Config(cluster);
+  bad.memory = "host,vram";
+  EXPECT_THAT(std::string(RunSweep(bad).status().message()), HasSubstr("or a list of them"));
+}
+
 TEST(Sweep, WithoutKeptPairsTheMatricesAreStillComplete) {
   run::FakeCluster cluster(3, 1, 100);
   SweepConfig c = Config(cluster);
