@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# lab: nodes=2 timeout=360
+# lab: nodes=2 timeout=420
 # The data path's failures: `--memory gpu:0` on a node without a GPU fails with the reason and
-# never falls back to host memory; bad input gets INVALID_ARGUMENT from the agent with one
+# never falls back to host memory; `--memory host,gpu` fails the gpu half alone; bad input gets INVALID_ARGUMENT from the agent with one
 # sentence; an initiator agent killed mid-sweep (with its controller) leaves the target agent
 # healthy and the orphaned target freed within its lease; the initiator's port going down ends
 # its test at once with the event named, and the next test runs once the port is back.
@@ -41,6 +41,38 @@ grep -q "rxe9" "$DP_DIR/pair.err" || lab_fail "device rxe9: the error does not n
 # one small test first, so the lease below counts the sweep, not ARP.
 lab_log "a first pair test"
 dp_pair node2 node1 --sizes 64K --iterations 10 || { dp_show; lab_fail "first pair test"; }
+
+# Issue 11 item 3: --memory host,gpu runs the test once per kind on the same pair; in the lab (no
+# GPU) the gpu half fails with its reason and the host half keeps its numbers. Bare `gpu` is the
+# NIC's rail GPU from GetNodeInfo, which names none here; `gpu:0` goes to the agent, which refuses
+# it (no NVIDIA driver) without a host fallback.
+lab_log "--memory host,gpu: the gpu half fails clearly, the host half is kept"
+dp_pair node2 node1 --sizes 64K,256K --iterations 20 --memory host,gpu
+rc=$?
+dp_show
+((rc == 1)) || lab_fail "host,gpu: exit $rc, expected 1 (the gpu half failed)"
+grep -q "memory gpu -> gpu (next kind, same pair)" "$DP_DIR/pair.out" || lab_fail "host,gpu: no gpu half in the output"
+grep -Eq "^   host: [0-9.]+ Gb/s at 262144 B" "$DP_DIR/pair.out" || lab_fail "host,gpu: the host half lost its numbers"
+grep -Eq "^   gpu: ERROR \(gpu memory on .*: no GPU for [^ ]+ \(.*(NVIDIA driver|compiled out|no GPU).*\); give --memory gpu:<index.BDF>\)" \
+  "$DP_DIR/pair.out" || lab_fail "host,gpu: the gpu half does not say why it failed"
+grep -q "blame gdr: gpu memory ERROR" "$DP_DIR/pair.out" || lab_fail "host,gpu: no gdr blame"
+grep -q "memory gpu: RESULT_STATUS_ERROR" "$DP_DIR/pair.err" || lab_fail "host,gpu: stderr does not name the failed kind"
+dp_pair node2 node1 --sizes 64K,256K --iterations 20 --memory host,gpu:0 --json
+rc=$?
+((rc == 1)) || { dp_show; lab_fail "host,gpu:0: exit $rc, expected 1"; }
+python3 - "$DP_DIR/pair.out" <<'PY' || { dp_show; lab_fail "host,gpu:0: the JSON halves"; }
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "RESULT_STATUS_OK", r.get("reason")
+assert r["src"]["memory"] == "host" and r["dst"]["memory_kind"] == "host", r["dst"]
+sizes = [(int(s["size_bytes"]), s["bw_avg_gbps"]) for s in r["sizes"]]
+assert [s for s, _ in sizes] == [65536, 262144] and all(bw > 0 for _, bw in sizes), sizes
+(gpu,) = r["memory_halves"]
+assert gpu["status"] == "RESULT_STATUS_ERROR" and gpu["src"]["memory"] == "gpu:0", gpu
+assert re.search(r"OpenTarget on .*(no NVIDIA driver|compiled out|no GPU)", gpu["reason"]), gpu["reason"]
+assert not gpu.get("sizes") and "gpu_host_ratio" not in r, r
+print("  host %s Gb/s at 256 KiB; gpu:0 half: %s" % (sizes[-1][1], gpu["reason"]))
+PY
 
 lab_log "initiator agent and controller killed mid-sweep; lease 8 s"
 seen=$(grep -c "established from" "$DP_DIR/node2.log")
