@@ -1,5 +1,6 @@
 #include "controller/run/answer_bounds.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -11,7 +12,10 @@ namespace gdrbench::controller::run {
 AnswerBounds::AnswerBounds(const v1::SweepParams& asked, double link_gbps)
     : pending_(asked.sizes_bytes().begin(), asked.sizes_bytes().end()),
       ceiling_gbps_(link_gbps > 0 ? link_gbps * limits::kAnswerRateMargin * (asked.bidirectional() ? 2 : 1)
-                                  : limits::kMaxPlausibleGbps) {}
+                                  : limits::kMaxPlausibleGbps) {
+  std::sort(pending_.begin(), pending_.end());
+  pending_.erase(std::unique(pending_.begin(), pending_.end()), pending_.end());
+}
 
 absl::Status AnswerBounds::CheckRate(const char* what, double v) const {
   if (!std::isfinite(v) || v < 0) {
@@ -31,7 +35,10 @@ absl::Status AnswerBounds::Check(const v1::RunWriteSweepResponse& m) {
     st = absl::InvalidArgumentError("a message after the summary");
   } else if (m.has_size()) {
     const v1::SizeResult& s = m.size();
-    if (pending_.erase(s.size_bytes()) == 0) {
+    auto it = std::lower_bound(pending_.begin(), pending_.end(), s.size_bytes());
+    if (it != pending_.end() && *it == s.size_bytes()) {
+      pending_.erase(it);
+    } else {
       st = absl::InvalidArgumentError(absl::StrCat("a result for ", s.size_bytes(),
                                                    " B, a size not asked for or already answered"));
     }
