@@ -73,6 +73,9 @@ uint64_t CountTests(const std::vector<NodeShape>& nodes, const ScheduleOptions& 
       return SaturatingMul(n, max_rails);
     case Mode::kIncast:
       return SaturatingMul(SaturatingMul(n, o.fan_in), max_rails);
+    case Mode::kCrossRail:  // an upper bound: every ordered pair, every (rail, other rail)
+      return SaturatingMul(SaturatingMul(n, n == 0 ? 0 : n - 1),
+                           SaturatingMul(max_rails, max_rails == 0 ? 0 : max_rails - 1));
     case Mode::kPairs: {
       uint64_t tests = 0;
       for (const auto& [a, b] : o.pairs) {
@@ -213,6 +216,60 @@ absl::Status EmitIncast(const std::vector<NodeShape>& nodes, const ScheduleOptio
   return absl::OkStatus();
 }
 
+size_t MaxRails(const std::vector<NodeShape>& nodes) {
+  size_t rails = 0;
+  for (const auto& nd : nodes) rails = std::max(rails, nd.rail_gpu.size());
+  return rails;
+}
+
+// The cross-rail parameters, checked before the plan is counted.
+absl::Status CheckCrossRail(const std::vector<NodeShape>& nodes, const ScheduleOptions& o) {
+  if (o.bidirectional) {
+    return absl::InvalidArgumentError(
+        "--mode cross-rail is one-directional (rail i of A writes to rail j of B): no --bidirectional");
+  }
+  if (const size_t rails = MaxRails(nodes); rails < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--mode cross-rail needs nodes with at least 2 rails, and every node here has ", rails,
+        ": give the inventory's nodes their rail NICs (rails:) or use --mode all-pairs"));
+  }
+  return absl::OkStatus();
+}
+
+// Cross-rail: per rail shift s = 1 .. R-1 and per all-pairs round, one
+// sub-round per direction in which src's rail r writes to dst's rail
+// (r + s) mod R. A sub-round's pairs are node-disjoint and each node only
+// sends or only receives, so NICs never collide; PackRounds splits it only
+// where two rails of a node share a GPU or the cap is reached.
+absl::Status EmitCrossRail(const std::vector<NodeShape>& nodes, const ScheduleOptions& o, Schedule* s) {
+  const uint32_t n = static_cast<uint32_t>(nodes.size());
+  const uint32_t rails = static_cast<uint32_t>(MaxRails(nodes));
+  const Factorization f = RoundRobin(n);
+  std::vector<Test> tests;
+  for (uint32_t shift = 1; shift < rails; ++shift) {
+    for (uint32_t r = 0; r < f.rounds; ++r) {
+      for (bool reversed : {false, true}) {
+        tests.clear();
+        for (uint32_t p = 0; p < f.pairs_per_round; ++p) {
+          const auto& [a, b] = f.pairs[size_t{r} * f.pairs_per_round + p];
+          const uint32_t src = reversed ? b : a, dst = reversed ? a : b;
+          for (uint32_t rail = 0; rail < nodes[src].rail_gpu.size(); ++rail) {
+            const uint32_t dst_rail = (rail + shift) % rails;
+            if (dst_rail < nodes[dst].rail_gpu.size()) tests.push_back({src, dst, rail, false, dst_rail});
+          }
+        }
+        absl::StatusOr<Schedule> packed = PackRounds(tests, nodes, o.max_concurrent);
+        if (!packed.ok()) return packed.status();
+        for (size_t k = 0; k < packed->rounds(); ++k) {
+          for (const Test& t : packed->Round(k)) s->Add(t);
+          s->CloseRound();
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 uint32_t MaxFanIn(const ScheduleOptions& options) {
@@ -225,8 +282,9 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name) {
   if (name == "ring") return Mode::kRing;
   if (name == "pairs") return Mode::kPairs;
   if (name == "incast") return Mode::kIncast;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--mode: expected all-pairs, quick, ring, pairs or incast, got '", name, "'"));
+  if (name == "cross-rail") return Mode::kCrossRail;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--mode: expected all-pairs, quick, ring, pairs, incast or cross-rail, got '", name, "'"));
 }
 
 const char* ModeName(Mode mode) {
@@ -236,6 +294,7 @@ const char* ModeName(Mode mode) {
     case Mode::kRing: return "ring";
     case Mode::kPairs: return "pairs";
     case Mode::kIncast: return "incast";
+    case Mode::kCrossRail: return "cross-rail";
   }
   return "?";
 }
@@ -254,6 +313,9 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
   }
   if (o.mode == Mode::kIncast) {
     if (absl::Status st = CheckIncast(n, o); !st.ok()) return st;
+  }
+  if (o.mode == Mode::kCrossRail) {
+    if (absl::Status st = CheckCrossRail(nodes, o); !st.ok()) return st;
   }
   if (const uint64_t tests = CountTests(nodes, o); tests > kMaxPlanTests) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -310,6 +372,9 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
     case Mode::kIncast:
       if (absl::Status st = EmitIncast(nodes, o, &s); !st.ok()) return st;
       break;
+    case Mode::kCrossRail:
+      if (absl::Status st = EmitCrossRail(nodes, o, &s); !st.ok()) return st;
+      break;
   }
   s.CloseRound();
   if (s.tests() == 0) {
@@ -352,17 +417,19 @@ absl::Status ValidateSchedule(const Schedule& s, const std::vector<NodeShape>& n
   };
   for (uint32_t r = 0; r < s.rounds(); ++r) {
     for (const Test& t : s.Round(r)) {
-      for (uint32_t node : {t.src, t.dst}) {
-        const bool target = node == t.dst;
-        if (node >= nodes.size() || t.rail >= nodes[node].rail_gpu.size()) {
+      for (const bool target : {false, true}) {
+        // Each end on its own rail (cross-rail: the target's is dst_rail).
+        const uint32_t node = target ? t.dst : t.src;
+        const uint32_t rail = target ? t.TargetRail() : t.rail;
+        if (node >= nodes.size() || rail >= nodes[node].rail_gpu.size()) {
           return absl::FailedPreconditionError(
-              absl::StrCat("round ", r, ": node ", node, " has no rail ", t.rail));
+              absl::StrCat("round ", r, ": node ", node, " has no rail ", rail));
         }
-        if (std::string why = take(nic[node * rails + t.rail], r, target); !why.empty()) {
+        if (std::string why = take(nic[node * rails + rail], r, target); !why.empty()) {
           return absl::FailedPreconditionError(
-              absl::StrCat("round ", r, ": NIC of rail ", t.rail, " on node ", node, " ", why));
+              absl::StrCat("round ", r, ": NIC of rail ", rail, " on node ", node, " ", why));
         }
-        int g = nodes[node].rail_gpu[t.rail];
+        int g = nodes[node].rail_gpu[rail];
         if (g >= 0) {
           if (std::string why = take(gpu[node * gpus + g], r, target); !why.empty()) {
             return absl::FailedPreconditionError(absl::StrCat("round ", r, ": GPU ", g, " on node ", node, " ", why));
@@ -378,11 +445,12 @@ absl::StatusOr<Schedule> PackRounds(std::span<const Test> tests,
                                     const std::vector<NodeShape>& nodes, uint32_t max_concurrent) {
   // Resources a test holds: its two NICs and, with GPU memory, its two GPUs.
   // Keys: NIC = node * 2^32 + rail; GPU = node * 2^32 + 2^31 + gpu.
+  // Each end keys its own rail: (src, rail) and (dst, TargetRail()).
   auto keys = [&](const Test& t, uint64_t out[4]) -> int {
     int k = 0;
-    for (uint32_t node : {t.src, t.dst}) {
-      out[k++] = (uint64_t{node} << 32) | t.rail;
-      int g = nodes[node].rail_gpu[t.rail];
+    for (const auto [node, rail] : {std::pair{t.src, t.rail}, std::pair{t.dst, t.TargetRail()}}) {
+      out[k++] = (uint64_t{node} << 32) | rail;
+      int g = nodes[node].rail_gpu[rail];
       if (g >= 0) out[k++] = (uint64_t{node} << 32) | (1u << 31) | static_cast<uint32_t>(g);
     }
     return k;
@@ -390,10 +458,11 @@ absl::StatusOr<Schedule> PackRounds(std::span<const Test> tests,
   std::vector<std::unordered_set<uint64_t>> busy;  // per round
   std::vector<std::vector<Test>> rounds;
   for (const Test& t : tests) {
-    for (uint32_t node : {t.src, t.dst}) {
-      if (node >= nodes.size() || t.rail >= nodes[node].rail_gpu.size()) {
+    for (const auto [node, rail] : {std::pair{t.src, t.rail}, std::pair{t.dst, t.TargetRail()}}) {
+      if (node >= nodes.size() || rail >= nodes[node].rail_gpu.size()) {
         return absl::InvalidArgumentError(absl::StrCat("test ", t.src, "->", t.dst, " rail ", t.rail,
-                                                       ": node ", node, " has no such rail"));
+                                                       t.CrossRail() ? absl::StrCat("->", t.TargetRail()) : "",
+                                                       ": node ", node, " has no rail ", rail));
       }
     }
     if (t.src == t.dst) {

@@ -20,6 +20,13 @@
 //              node-disjoint nodes share a round. The target's NIC (and GPU)
 //              is deliberately in K tests of that round; a sender's is in one,
 //              and no node is a sender and a target in one round.
+//   cross-rail rail i of A to rail j != i of B (one direction per test):
+//              every ordered node pair once per rail shift s = 1 .. R-1 (rail
+//              r of A writes to rail (r + s) mod R of B), over the all-pairs
+//              rounds; every (src rail, dst rail) combination both nodes have
+//              is tested once. Needs nodes with 2 rails or more. The
+//              invariant holds with each end's own rail: the sender's NIC is
+//              (src, rail), the target's (dst, dst_rail).
 // `max_concurrent` > 0 caps the tests of one round (for oversubscribed fabrics).
 // Pure functions, thread-safe.
 #pragma once
@@ -35,17 +42,24 @@
 
 namespace gdrbench::controller::schedule {
 
-enum class Mode { kAllPairs, kQuick, kRing, kPairs, kIncast };
+enum class Mode { kAllPairs, kQuick, kRing, kPairs, kIncast, kCrossRail };
 
-// "all-pairs", "quick", "ring", "pairs", "incast"; INVALID_ARGUMENT otherwise.
+// "all-pairs", "quick", "ring", "pairs", "incast", "cross-rail";
+// INVALID_ARGUMENT otherwise.
 absl::StatusOr<Mode> ParseMode(absl::string_view name);
 const char* ModeName(Mode mode);
 
 struct Test {
+  static constexpr uint32_t kSameRail = UINT32_MAX;
   uint32_t src = 0;
   uint32_t dst = 0;
-  uint32_t rail = 0;
+  uint32_t rail = 0;  // the initiator's (src's) rail
   bool bidirectional = false;
+  // --mode cross-rail: the target's rail; kSameRail (every other mode): the
+  // target uses `rail` too. Read it through TargetRail().
+  uint32_t dst_rail = kSameRail;
+  uint32_t TargetRail() const { return dst_rail == kSameRail ? rail : dst_rail; }
+  bool CrossRail() const { return TargetRail() != rail; }
 };
 
 // The shape of one node as the scheduler sees it.
@@ -94,14 +108,16 @@ class Schedule {
 
 // INVALID_ARGUMENT for fewer than 2 nodes, quick_matchings == 0, a pair that
 // names an unknown node or a node with itself, no rail shared by any
-// scheduled pair, or (incast) a fan-in outside 1 .. N-1, --bidirectional, or
-// a cap below the fan-in (a target's K senders must share a round).
+// scheduled pair, (incast) a fan-in outside 1 .. N-1, --bidirectional, or
+// a cap below the fan-in (a target's K senders must share a round), or
+// (cross-rail) --bidirectional or no node with 2 rails.
 absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
                                        const ScheduleOptions& options);
 
 // The invariant every schedule that runs must keep (SweepRunner checks each
 // one before its first test): within one round no NIC and no GPU is in two
-// tests. A NIC is (node, rail); a GPU is (node, rail_gpu[rail]) when that is
+// tests. A NIC is (node, rail): (src, rail) for the initiator and
+// (dst, TargetRail()) for the target; a GPU is (node, rail_gpu[rail]) when that is
 // >= 0, so two rails of one node that share a GPU (rail_gpu equal) count as
 // one GPU: with GPU memory a GPU is never in two tests at once. Host memory
 // has rail_gpu -1 everywhere (see run::Shapes) and only NICs count.
@@ -117,7 +133,8 @@ absl::Status ValidateSchedule(const Schedule& schedule, const std::vector<NodeSh
 
 // Packs arbitrary `tests` (outlier retests, incast, cross-rail, ...) into
 // rounds that keep that invariant: first fit, in the order given, each test
-// in the first round where its NICs and GPUs are free and fewer than
+// in the first round where its NICs and GPUs (the target's of TargetRail())
+// are free and fewer than
 // `max_concurrent` tests run (0 = no cap). The result passes
 // ValidateSchedule. Cost O(tests x rounds). INVALID_ARGUMENT for a test
 // whose node or rail `nodes` lacks, or whose source is its target.
