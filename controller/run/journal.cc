@@ -295,10 +295,11 @@ absl::Status JournalWriter::Append(const v1::PairResult& pair, uint32_t src, uin
                                             " names node ", std::max(src, dst), ", outside the plan of ", nodes));
   }
   // AppendTest checks that the result carries these nodes' names.
+  const uint32_t dst_rail = pair.has_dst_rail() ? pair.dst_rail() : pair.rail();
   const double expected =
       pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(src)).rails_size()) &&
-              pair.rail() < static_cast<uint32_t>(plan_.nodes(static_cast<int>(dst)).rails_size())
-          ? journal_records::PlanExpectedGbps(plan_, src, dst, pair.rail())
+              dst_rail < static_cast<uint32_t>(plan_.nodes(static_cast<int>(dst)).rails_size())
+          ? journal_records::PlanExpectedGbps(plan_, src, dst, pair.rail(), dst_rail)
           : 0;
   // Encoded straight into this thread's buffer: its lock is contended only
   // by the moment WritePending takes the buffer.

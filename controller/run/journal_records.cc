@@ -61,23 +61,27 @@ void FillEndpoint(const v1::JournalPlanNode& n, uint32_t rail, v1::Endpoint* e) 
 
 }  // namespace
 
-double PlanExpectedGbps(const v1::JournalPlan& plan, uint32_t src, uint32_t dst, uint32_t rail) {
+double PlanExpectedGbps(const v1::JournalPlan& plan, uint32_t src, uint32_t dst, uint32_t rail, uint32_t dst_rail) {
   return ExpectedGbps(plan.nodes(static_cast<int>(src)).rails(static_cast<int>(rail)).link_gbps(),
-                      plan.nodes(static_cast<int>(dst)).rails(static_cast<int>(rail)).link_gbps());
+                      plan.nodes(static_cast<int>(dst)).rails(static_cast<int>(dst_rail)).link_gbps());
 }
 
 absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, double plan_expected_gbps,
                         const v1::JournalPlan& plan, std::string* out) {
   const auto& s = plan.nodes(static_cast<int>(src));
   const auto& d = plan.nodes(static_cast<int>(dst));
-  if (p.rail() >= static_cast<uint32_t>(s.rails_size()) || !SameEndpoint(p.src(), s, p.rail()) ||
-      !SameEndpoint(p.dst(), d, p.rail())) {
+  const uint32_t dst_rail = p.has_dst_rail() ? p.dst_rail() : p.rail();
+  if (p.rail() >= static_cast<uint32_t>(s.rails_size()) || dst_rail >= static_cast<uint32_t>(d.rails_size()) ||
+      !SameEndpoint(p.src(), s, p.rail()) || !SameEndpoint(p.dst(), d, dst_rail)) {
     return absl::InternalError(absl::StrCat("journal: the result of ", p.src().node(), "->", p.dst().node(),
-                                            " rail ", p.rail(), " does not carry the plan's endpoints"));
+                                            " rail ", p.rail(), p.has_dst_rail() ? absl::StrCat("->", dst_rail) : "",
+                                            " does not carry the plan's endpoints"));
   }
   if (src) PutVarintField(v1::JournalTest::kSrcFieldNumber, src, out);
   if (dst) PutVarintField(v1::JournalTest::kDstFieldNumber, dst, out);
   if (p.rail()) PutVarintField(v1::JournalTest::kRailFieldNumber, p.rail(), out);
+  // Cross-rail only (optional: present even when 0, so rail 1 -> rail 0 stays that).
+  if (p.has_dst_rail()) PutVarintField(v1::JournalTest::kDstRailFieldNumber, p.dst_rail(), out);
   if (p.round()) PutVarintField(v1::JournalTest::kRoundFieldNumber, p.round(), out);
   if (p.status()) PutVarintField(v1::JournalTest::kStatusFieldNumber, static_cast<uint64_t>(p.status()), out);
   if (!p.reason().empty()) PutStringField(v1::JournalTest::kReasonFieldNumber, p.reason(), out);
@@ -111,15 +115,18 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
 
 absl::Status ToPairResult(v1::JournalTest&& t, const v1::JournalPlan& plan, v1::PairResult* out) {
   const auto nodes = static_cast<uint32_t>(plan.nodes_size());
+  const uint32_t dst_rail = t.has_dst_rail() ? t.dst_rail() : t.rail();
   if (t.src() >= nodes || t.dst() >= nodes ||
       t.rail() >= static_cast<uint32_t>(plan.nodes(static_cast<int>(t.src())).rails_size()) ||
-      t.rail() >= static_cast<uint32_t>(plan.nodes(static_cast<int>(t.dst())).rails_size())) {
+      dst_rail >= static_cast<uint32_t>(plan.nodes(static_cast<int>(t.dst())).rails_size())) {
     return absl::DataLossError(absl::StrCat("a record names node ", t.src(), " -> ", t.dst(), " rail ", t.rail(),
+                                            t.has_dst_rail() ? absl::StrCat(" -> ", dst_rail) : "",
                                             ", outside the journal's plan of ", nodes, " nodes"));
   }
   FillEndpoint(plan.nodes(static_cast<int>(t.src())), t.rail(), out->mutable_src());
-  FillEndpoint(plan.nodes(static_cast<int>(t.dst())), t.rail(), out->mutable_dst());
+  FillEndpoint(plan.nodes(static_cast<int>(t.dst())), dst_rail, out->mutable_dst());
   out->set_rail(t.rail());
+  if (t.has_dst_rail()) out->set_dst_rail(dst_rail);
   out->set_round(t.round());
   out->set_status(t.status());
   out->mutable_reason()->swap(*t.mutable_reason());
@@ -130,7 +137,7 @@ absl::Status ToPairResult(v1::JournalTest&& t, const v1::JournalPlan& plan, v1::
   if (t.has_started_at()) out->set_allocated_started_at(t.release_started_at());
   out->set_duration_ns(t.duration_ns());
   out->set_expected_gbps(t.has_expected_gbps() ? t.expected_gbps()
-                                               : PlanExpectedGbps(plan, t.src(), t.dst(), t.rail()));
+                                               : PlanExpectedGbps(plan, t.src(), t.dst(), t.rail(), dst_rail));
   out->mutable_reverse_sizes()->Swap(t.mutable_reverse_sizes());
   v1::Endpoint* s = out->mutable_src();
   s->set_memory_kind(t.has_src_memory_kind() ? t.src_memory_kind() : out->summary().memory_kind());

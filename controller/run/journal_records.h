@@ -26,8 +26,9 @@ absl::Status AppendTest(const v1::PairResult& pair, uint32_t src, uint32_t dst, 
 // when it names a node or rail the plan does not have.
 absl::Status ToPairResult(v1::JournalTest&& test, const v1::JournalPlan& plan, v1::PairResult* out);
 
-// The plan's rate for a test (FillIdentity's rule over the plan's link rates).
-double PlanExpectedGbps(const v1::JournalPlan& plan, uint32_t src, uint32_t dst, uint32_t rail);
+// The plan's rate for a test (FillIdentity's rule over the plan's link rates):
+// src's port of `rail`, dst's of `dst_rail` (`rail` but in cross-rail runs).
+double PlanExpectedGbps(const v1::JournalPlan& plan, uint32_t src, uint32_t dst, uint32_t rail, uint32_t dst_rail);
 
 // The checksum of a frame's body (journal.cc; not cryptographic: torn and
 // garbled records). Here so that the fuzzer gets past it to the records

@@ -231,19 +231,25 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
 void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
   const Plan& plan = *spec.plan;
   const auto& t = spec.test;
-  auto fill = [&](uint32_t idx, v1::Endpoint* e) {
+  auto fill = [&](uint32_t idx, uint32_t rail, v1::Endpoint* e) {
     const PlanNode& n = plan.nodes[idx];
     e->set_node(n.name);
     e->set_agent_address(n.address);
-    if (t.rail < n.rails.size()) e->set_nic_device(n.rails[t.rail].nic);
-    e->set_memory(EndpointMemory(n, t.rail, plan.memory));
+    if (rail < n.rails.size()) e->set_nic_device(n.rails[rail].nic);
+    e->set_memory(EndpointMemory(n, rail, plan.memory));
   };
-  fill(t.src, r->mutable_src());
-  fill(t.dst, r->mutable_dst());
+  const uint32_t dst_rail = t.TargetRail();
+  fill(t.src, t.rail, r->mutable_src());
+  fill(t.dst, dst_rail, r->mutable_dst());
   r->set_rail(t.rail);
+  if (t.CrossRail()) {
+    r->set_dst_rail(dst_rail);
+  } else {
+    r->clear_dst_rail();  // absent = the same rail as the initiator
+  }
   r->set_round(spec.round);
   double a = t.rail < plan.nodes[t.src].rail_gbps.size() ? plan.nodes[t.src].rail_gbps[t.rail] : 0;
-  double b = t.rail < plan.nodes[t.dst].rail_gbps.size() ? plan.nodes[t.dst].rail_gbps[t.rail] : 0;
+  double b = dst_rail < plan.nodes[t.dst].rail_gbps.size() ? plan.nodes[t.dst].rail_gbps[dst_rail] : 0;
   // Incast: the target's port is shared by its K senders, so a sender is held
   // to its fair share (the per-target sum is judged against the whole port:
   // analysis/incast.h).
@@ -312,16 +318,18 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
     return;
   }
   PairSide initiator{agents_[t.src], src.name, src.rails[t.rail].nic, {}, r->src().memory()};
-  PairSide target{agents_[t.dst], dst.name, dst.rails[t.rail].nic, {}, r->dst().memory()};
-  // --memory host,gpu: every kind once, back to back (memory_kinds.h).
+  const uint32_t dst_rail = t.TargetRail();
+  PairSide target{agents_[t.dst], dst.name, dst.rails[dst_rail].nic, {}, r->dst().memory()};
+  // --memory host,gpu: every kind once, back to back (memory_kinds.h). Each
+  // end's memory is its own rail's (cross-rail: the target's is dst_rail's).
   std::vector<KindSides> kinds;
   auto listed = SplitMemoryKinds(plan.memory);
   for (const std::string& kind : listed.ok() ? *listed : std::vector<std::string>{plan.memory}) {
-    KindSides k{EndpointMemory(src, t.rail, kind), EndpointMemory(dst, t.rail, kind), ""};
-    for (const PlanNode* n : {&src, &dst}) {
+    KindSides k{EndpointMemory(src, t.rail, kind), EndpointMemory(dst, dst_rail, kind), ""};
+    for (const auto [n, rail] : {std::pair{&src, t.rail}, std::pair{&dst, dst_rail}}) {
       if (absl::StartsWith(kind, "gpu") && k.unavailable.empty() &&
-          (t.rail >= n->rails.size() || !n->rails[t.rail].gpu)) {
-        k.unavailable = absl::StrCat(kind, " memory: rail ", t.rail, " of node ", n->name,
+          (rail >= n->rails.size() || !n->rails[rail].gpu)) {
+        k.unavailable = absl::StrCat(kind, " memory: rail ", rail, " of node ", n->name,
                                      " has no GPU (give rails as {nic, gpu} in the inventory)");
       }
     }

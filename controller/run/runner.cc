@@ -101,12 +101,14 @@ void ClearOutcome(v1::PairResult* r) {
 
 }  // namespace
 
-std::string TestKey(uint32_t round, const std::string& src, const std::string& dst, uint32_t rail) {
-  return absl::StrCat(round, "|", src, "|", dst, "|", rail);
+std::string TestKey(uint32_t round, const std::string& src, const std::string& dst, uint32_t rail,
+                    uint32_t dst_rail) {
+  if (dst_rail == rail) return absl::StrCat(round, "|", src, "|", dst, "|", rail);
+  return absl::StrCat(round, "|", src, "|", dst, "|", rail, ">", dst_rail);
 }
 
 std::string TestKey(const v1::PairResult& r) {
-  return TestKey(r.round(), r.src().node(), r.dst().node(), r.rail());
+  return TestKey(r.round(), r.src().node(), r.dst().node(), r.rail(), r.has_dst_rail() ? r.dst_rail() : r.rail());
 }
 
 namespace {
@@ -180,7 +182,7 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
       if (!already_done.empty() &&
           already_done.count(TestKey(static_cast<uint32_t>(r) + options_.round_offset,
                                      plan_.nodes[t.src].name,
-                                     plan_.nodes[t.dst].name, t.rail))) {
+                                     plan_.nodes[t.dst].name, t.rail, t.TargetRail()))) {
         ++prog.tests_done;
         ++prog.tests_resumed;
         continue;
@@ -211,8 +213,8 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
           ++attempts;
           tester_.Run(spec, &result);
           if (result.status() == v1::RESULT_STATUS_OK || attempts > options_.retries) break;
-          spdlog::info("retrying {}->{} rail {}: {}", result.src().node(), result.dst().node(),
-                       t.rail, result.reason());
+          spdlog::info("retrying {}->{} rail {}{}: {}", result.src().node(), result.dst().node(), t.rail,
+                       t.CrossRail() ? absl::StrCat("->", t.TargetRail()) : "", result.reason());
           ClearOutcome(&result);
         }
         result.set_attempts(attempts);

@@ -66,8 +66,11 @@ struct RunnerOptions {
   const CancelToken* cancel = nullptr;  // not owned; may be null
 };
 
-// The identity of a test for --resume: round, source, target, rail.
-std::string TestKey(uint32_t round, const std::string& src, const std::string& dst, uint32_t rail);
+// The identity of a test for --resume: round, source, target, rail (and the
+// target's rail when it differs).
+// `dst_rail`: the target's rail (cross-rail), `rail` for every other test.
+std::string TestKey(uint32_t round, const std::string& src, const std::string& dst, uint32_t rail,
+                    uint32_t dst_rail);
 std::string TestKey(const v1::PairResult& r);
 
 class SweepRunner {

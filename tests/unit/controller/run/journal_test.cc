@@ -10,8 +10,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <unordered_set>
 
 #include "controller/run/fake_cluster.h"
@@ -24,7 +26,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<Plan> PlanFor(FakeCluster& c, const std::string& memory = "host") {
+absl::StatusOr<Plan> PlanFor(FakeCluster& c, const std::string& memory = "host",
+                             schedule::Mode mode = schedule::Mode::kAllPairs) {
   inventory::Inventory inv;
   for (uint32_t i = 0; i < c.size(); ++i) {
     inv.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
@@ -35,7 +38,9 @@ absl::StatusOr<Plan> PlanFor(FakeCluster& c, const std::string& memory = "host")
   p.add_sizes_bytes(1 << 20);
   p.set_iterations(100);
   p.set_qps(1);
-  return MakePlan(probe.nodes, memory, {}, p);
+  schedule::ScheduleOptions o;
+  o.mode = mode;
+  return MakePlan(probe.nodes, memory, o, p);
 }
 
 std::string TmpPath(const std::string& name) {
@@ -51,9 +56,10 @@ v1::JournalHeader Header(const Plan& plan, const std::string& id) {
 }
 
 // A result as the runner makes it (FillIdentity), every measured field set.
-v1::PairResult FullResult(const Plan& plan, uint32_t src, uint32_t dst, uint32_t rail, uint32_t round) {
+v1::PairResult FullResult(const Plan& plan, uint32_t src, uint32_t dst, uint32_t rail, uint32_t round,
+                          uint32_t dst_rail = schedule::Test::kSameRail) {
   v1::PairResult r;
-  FillIdentity(PairTestSpec{&plan, schedule::Test{src, dst, rail, false}, round}, &r);
+  FillIdentity(PairTestSpec{&plan, schedule::Test{src, dst, rail, false, dst_rail}, round}, &r);
   r.set_status(v1::RESULT_STATUS_FAILED);
   r.set_reason("node1->node2: 1048576 B: completion error: IBV_WC_RETRY_EXC_ERR");
   for (uint64_t size : {65536ull, 1048576ull}) {
@@ -115,6 +121,102 @@ TEST(Journal, RecordsReadBackAsTheWholeResults) {
   }
   EXPECT_EQ(j->pairs[0].src().memory(), "gpu:1");  // rebuilt from the plan
   EXPECT_EQ(j->pairs[0].dst().agent_address(), "fake2:1");
+  std::filesystem::remove(path);
+}
+
+// Cross-rail results keep the target's rail: its NIC and memory come back
+// from the plan's rail of the target, and a target rail 0 stays present.
+TEST(Journal, CrossRailRecordsReadBackWithTheTargetsRail) {
+  FakeCluster c(4, 3, 400);
+  auto plan = PlanFor(c, "gpu", schedule::Mode::kCrossRail);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<v1::PairResult> written = {FullResult(*plan, 1, 2, 1, 3, /*dst_rail=*/0),
+                                         FullResult(*plan, 0, 3, 0, 4, /*dst_rail=*/2),
+                                         FullResult(*plan, 2, 0, 2, 5)};  // same rail: no dst_rail
+  const std::string path = TmpPath("journal_crossrail");
+  {
+    auto w = JournalWriter::Create(path, Header(*plan, "xr"), DescribePlan(*plan));
+    ASSERT_TRUE(w.ok()) << w.status();
+    for (const auto& r : written) ASSERT_TRUE((*w)->Append(r).ok());
+  }
+  auto j = ReadJournal(path);
+  ASSERT_TRUE(j.ok()) << j.status();
+  ASSERT_EQ(j->pairs.size(), 3u);
+  for (size_t i = 0; i < written.size(); ++i) {
+    EXPECT_EQ(j->pairs[i].SerializeAsString(), written[i].SerializeAsString())
+        << "record " << i << ":\n" << j->pairs[i].DebugString() << "\nwas written as\n" << written[i].DebugString();
+  }
+  const v1::PairResult& a = j->pairs[0];
+  ASSERT_TRUE(a.has_dst_rail());
+  EXPECT_EQ(a.dst_rail(), 0u);
+  EXPECT_EQ(a.src().nic_device(), "nic1");
+  EXPECT_EQ(a.dst().nic_device(), "nic0");
+  EXPECT_EQ(a.src().memory(), "gpu:1");
+  EXPECT_EQ(a.dst().memory(), "gpu:0");
+  EXPECT_EQ(j->pairs[1].dst().nic_device(), "nic2");
+  EXPECT_FALSE(j->pairs[2].has_dst_rail());
+  // The resume keys tell a test from the same (src, dst, rail) on another target rail.
+  EXPECT_NE(TestKey(a), TestKey(3, "node1", "node2", 1, 1));
+  EXPECT_EQ(TestKey(a), TestKey(3, "node1", "node2", 1, 0));
+  // A target rail the plan's node lacks is refused, not rewritten.
+  v1::PairResult bad = written[0];
+  bad.set_dst_rail(7);
+  auto w = JournalWriter::Create(path, Header(*plan, "xr2"), DescribePlan(*plan));
+  ASSERT_TRUE(w.ok());
+  absl::Status st = (*w)->Append(bad);
+  if (st.ok()) st = (*w)->Flush();
+  EXPECT_THAT(std::string(st.message()), HasSubstr("rail 1->7 does not carry the plan's endpoints"));
+  std::filesystem::remove(path);
+}
+
+// A cross-rail run killed part way resumes with only the tests the journal
+// lacks: every (src, dst, rail, target rail) once in all.
+TEST(Journal, CrossRailResumeRunsEachLaneTestOnce) {
+  FakeCluster c(4, 2, 100);
+  auto plan = PlanFor(c, "host", schedule::Mode::kCrossRail);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->schedule.tests(), 24u);  // 12 ordered pairs x (0->1, 1->0)
+  const std::string path = TmpPath("journal_crossrail_resume");
+  {
+    auto w = JournalWriter::Create(path, Header(*plan, "x1"), DescribePlan(*plan));
+    ASSERT_TRUE(w.ok());
+    AgentPairTester tester(c.agents(), {});
+    RunnerOptions ro;
+    size_t n = 0;
+    ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
+      if (n++ >= 9) return absl::AbortedError("controller killed");
+      return (*w)->Append(r);
+    };
+    EXPECT_FALSE(SweepRunner(*plan, tester, ro).Run().ok());
+  }
+  auto j = ReadJournal(path);
+  ASSERT_TRUE(j.ok()) << j.status();
+  ASSERT_EQ(j->pairs.size(), 9u);
+  std::unordered_set<std::string> done;
+  for (const auto& p : j->pairs) {
+    EXPECT_TRUE(p.has_dst_rail());
+    EXPECT_NE(p.dst_rail(), p.rail());
+    done.insert(TestKey(p));
+  }
+  ASSERT_EQ(done.size(), 9u);
+  auto w = JournalWriter::Reopen(path, j->valid_bytes, DescribePlan(*plan));
+  ASSERT_TRUE(w.ok()) << w.status();
+  AgentPairTester tester(c.agents(), {});
+  RunnerOptions ro;
+  std::vector<std::string> rerun;
+  ro.on_result = [&](const v1::PairResult& r) {
+    rerun.push_back(TestKey(r));
+    return (*w)->Append(r);
+  };
+  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run(done).ok());
+  EXPECT_EQ(rerun.size(), 15u);
+  for (const auto& k : rerun) EXPECT_FALSE(done.count(k)) << "repeated " << k;
+  ASSERT_TRUE((*w)->Flush().ok());
+  auto all = ReadJournal(path);
+  ASSERT_TRUE(all.ok());
+  std::set<std::tuple<std::string, std::string, uint32_t, uint32_t>> tests;
+  for (const auto& p : all->pairs) tests.insert({p.src().node(), p.dst().node(), p.rail(), p.dst_rail()});
+  EXPECT_EQ(tests.size(), 24u);
   std::filesystem::remove(path);
 }
 
