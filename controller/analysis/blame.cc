@@ -61,6 +61,8 @@ RailTally TallyRail(const Matrix& m) {
   const uint32_t n = m.n;
   RailTally out;
   out.rail = m.rail;
+  out.dst_rail = m.target_rail();
+  out.lane = LaneKey(m);
   out.nodes.resize(n);
   out.bad_node.assign(n, false);
   for (uint32_t i = 0; i < n; ++i) {
@@ -101,18 +103,18 @@ RailTally TallyRail(const Matrix& m) {
   return out;
 }
 
-std::vector<v1::Blame> FleetBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* all_bad) {
+std::vector<v1::Blame> FleetBlames(const std::vector<RailTally>& rails, std::set<uint64_t>* all_bad) {
   std::vector<v1::Blame> out;
   const bool some_rail_clean = std::any_of(rails.begin(), rails.end(),
                                            [](const RailTally& r) { return r.nodes_bad == 0; });
   if (some_rail_clean) return out;  // a bad rail beside a clean one is the rail's (RailBlames)
   for (const RailTally& r : rails) {
     if (r.cells == 0 || r.bad_cells < r.cells || r.nodes_tested < 2) continue;
-    all_bad->insert(r.rail);
+    all_bad->insert(r.lane);
     std::vector<float> v;
     for (const auto& t : r.nodes) v.insert(v.end(), t.ok_values.begin(), t.ok_values.end());
     out.push_back(MakeBlame(
-        "fleet", rails.size() > 1 ? absl::StrCat("every node on rail ", r.rail) : "every node",
+        "fleet", rails.size() > 1 ? absl::StrCat("every node on ", LaneName(r.rail, r.dst_rail)) : "every node",
         absl::StrCat("all ", r.cells, " cells of the ", r.nodes_tested,
                      " nodes are low or failing, so no node or link stands out: suspect what they "
                      "share (the expected link rate and --min-link-fraction, the switch, the MTU, "
@@ -122,7 +124,7 @@ std::vector<v1::Blame> FleetBlames(const std::vector<RailTally>& rails, std::set
   return out;
 }
 
-std::vector<v1::Blame> RailBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* bad_rails) {
+std::vector<v1::Blame> RailBlames(const std::vector<RailTally>& rails, std::set<uint64_t>* bad_rails) {
   std::vector<v1::Blame> out;
   if (!bad_rails->empty()) return out;  // the fleet is bad on every rail (FleetBlames)
   const bool some_rail_clean = std::any_of(rails.begin(), rails.end(),
@@ -130,32 +132,37 @@ std::vector<v1::Blame> RailBlames(const std::vector<RailTally>& rails, std::set<
   if (rails.size() < 2 || !some_rail_clean) return out;
   for (const RailTally& r : rails) {
     if (r.nodes_tested < 2 || r.nodes_bad * 2 <= r.nodes_tested) continue;
-    bad_rails->insert(r.rail);
+    bad_rails->insert(r.lane);
     std::vector<float> v;
     for (const auto& t : r.nodes) v.insert(v.end(), t.ok_values.begin(), t.ok_values.end());
+    // A cross-rail lane's traffic leaves its rail: what the lane shares is
+    // the path between the two rails, not one rail's switch.
     out.push_back(MakeBlame(
-        "rail", absl::StrCat("rail ", r.rail),
+        "rail", LaneName(r.rail, r.dst_rail),
         absl::StrCat(r.nodes_bad, " of ", r.nodes_tested,
-                     " nodes are low or failing on this rail while another rail is clean: "
-                     "suspect the rail's switch or its cabling"),
+                     r.dst_rail == r.rail
+                         ? " nodes are low or failing on this rail while another rail is clean: "
+                           "suspect the rail's switch or its cabling"
+                         : " nodes are low or failing from this rail to that one while another rail pair is "
+                           "clean: suspect the path between the two rails (spine, routes)"),
         Median(std::move(v))));
   }
   return out;
 }
 
 std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
-                                  const std::set<uint32_t>& bad_rails,
+                                  const std::set<uint64_t>& bad_rails,
                                   const std::vector<std::string>& names,
-                                  std::set<std::pair<uint32_t, uint32_t>>* explained) {
+                                  std::set<std::pair<uint32_t, uint64_t>>* explained) {
   std::vector<v1::Blame> out;
   for (uint32_t x = 0; x < names.size(); ++x) {
     uint32_t rails_of_node = 0;
     std::vector<const RailTally*> bad;
     for (const RailTally& r : rails) {
       rails_of_node += r.nodes[x].cells > 0;
-      if (r.bad_node[x] && !bad_rails.count(r.rail)) bad.push_back(&r);
+      if (r.bad_node[x] && !bad_rails.count(r.lane)) bad.push_back(&r);
     }
-    for (uint32_t r : bad_rails) explained->insert({x, r});
+    for (uint64_t r : bad_rails) explained->insert({x, r});
     if (bad.empty()) continue;
     std::vector<float> v;
     uint32_t cells = 0, bad_cells = 0;
@@ -164,7 +171,7 @@ std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
       v.insert(v.end(), t.ok_values.begin(), t.ok_values.end());
       cells += t.cells;
       bad_cells += t.bad;
-      explained->insert({x, r->rail});
+      explained->insert({x, r->lane});
     }
     if (bad.size() == rails_of_node) {
       out.push_back(MakeBlame(
@@ -178,7 +185,7 @@ std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
     for (const RailTally* r : bad) {
       const NodeTally& t = r->nodes[x];
       out.push_back(MakeBlame(
-          "nic", absl::StrCat(names[x], " rail ", r->rail),
+          "nic", absl::StrCat(names[x], " ", LaneName(r->rail, r->dst_rail)),
           absl::StrCat(t.bad, " of its ", t.cells,
                        " cells on this rail are low or failing; its other rails are fine"),
           Median(t.ok_values)));
@@ -189,7 +196,7 @@ std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
 
 std::vector<v1::Blame> LinkBlames(const std::vector<const Matrix*>& vms,
                                   const std::vector<std::string>& names,
-                                  const std::set<std::pair<uint32_t, uint32_t>>& explained) {
+                                  const std::set<std::pair<uint32_t, uint64_t>>& explained) {
   std::vector<v1::Blame> out;
   for (const Matrix* m : vms) {
     const uint32_t n = m->n;
@@ -197,7 +204,7 @@ std::vector<v1::Blame> LinkBlames(const std::vector<const Matrix*>& vms,
       for (uint32_t j = 0; j < n; ++j) {
         const Cell& c = m->at(i, j);
         if (!Tested(c) || !Bad(c)) continue;
-        if (explained.count({i, m->rail}) || explained.count({j, m->rail})) continue;
+        if (explained.count({i, LaneKey(*m)}) || explained.count({j, LaneKey(*m)})) continue;
         const Cell& back = m->at(j, i);
         const bool both = back.present() && Bad(back);
         if (both && j < i) continue;  // reported with (j, i)
@@ -205,7 +212,7 @@ std::vector<v1::Blame> LinkBlames(const std::vector<const Matrix*>& vms,
         out.push_back(MakeBlame(
             "link",
             absl::StrCat(names[i], both ? "<->" : "->", names[j],
-                         vms.size() > 1 ? absl::StrCat(" rail ", m->rail) : ""),
+                         vms.size() > 1 ? absl::StrCat(" ", LaneName(*m)) : ""),
             absl::StrCat(it != m->reasons.end() ? it->second : "low",
                          "; both nodes are fine with their other partners: suspect the cable, "
                          "the switch ports or the path between them"),
@@ -220,10 +227,10 @@ std::vector<v1::Blame> Blame(const std::vector<const Matrix*>& vms,
                              const std::vector<std::string>& names) {
   std::vector<RailTally> rails;
   for (const Matrix* m : vms) rails.push_back(TallyRail(*m));
-  std::set<uint32_t> bad_rails;
+  std::set<uint64_t> bad_rails;
   std::vector<v1::Blame> out = FleetBlames(rails, &bad_rails);
   for (auto& b : RailBlames(rails, &bad_rails)) out.push_back(std::move(b));
-  std::set<std::pair<uint32_t, uint32_t>> explained;
+  std::set<std::pair<uint32_t, uint64_t>> explained;
   for (auto& b : NodeBlames(rails, bad_rails, names, &explained)) out.push_back(std::move(b));
   for (auto& b : LinkBlames(vms, names, explained)) out.push_back(std::move(b));
   return out;

@@ -15,6 +15,9 @@
 //               (that node's NIC of each such rail);
 //   LinkBlames  link: a bad cell whose nodes are not blamed themselves
 //               ("a<->b" when both directions are bad).
+// A "rail" is a lane (matrix.h LaneKey): in cross-rail runs each (initiators'
+// rail, targets' rail) pair is one, named "rail 0->1" in the subjects; a
+// cross-rail "nic" blame is either of the node's two NICs of that lane.
 // Blame runs them in that order. Skipped cells (a node left out) are not
 // tested cells: they blame nobody. Thread safety: pure functions.
 #pragma once
@@ -37,6 +40,8 @@ struct NodeTally {
 
 struct RailTally {
   uint32_t rail = 0;
+  uint32_t dst_rail = 0;  // cross-rail lanes: the targets' rail (else `rail`)
+  uint64_t lane = 0;      // LaneKey(rail, dst_rail): what the sets below hold
   std::vector<NodeTally> nodes;  // per node index
   std::vector<bool> bad_node;    // bad with most partners on this rail
   uint32_t nodes_tested = 0, nodes_bad = 0;
@@ -46,24 +51,24 @@ struct RailTally {
 RailTally TallyRail(const Matrix& m);
 
 // `all_bad` receives the rails blamed (every cell bad, no rail clean).
-std::vector<v1::Blame> FleetBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* all_bad);
+std::vector<v1::Blame> FleetBlames(const std::vector<RailTally>& rails, std::set<uint64_t>* all_bad);
 
 // `bad_rails` receives the rails blamed; none when FleetBlames blamed some
 // (pass its set).
-std::vector<v1::Blame> RailBlames(const std::vector<RailTally>& rails, std::set<uint32_t>* bad_rails);
+std::vector<v1::Blame> RailBlames(const std::vector<RailTally>& rails, std::set<uint64_t>* bad_rails);
 
 // `explained` receives the (node, rail) cells a node, NIC or rail blame
 // accounts for. Rails in `bad_rails` are not blamed on nodes again.
 std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
-                                  const std::set<uint32_t>& bad_rails,
+                                  const std::set<uint64_t>& bad_rails,
                                   const std::vector<std::string>& names,
-                                  std::set<std::pair<uint32_t, uint32_t>>* explained);
+                                  std::set<std::pair<uint32_t, uint64_t>>* explained);
 
 // Bad cells that `explained` (node, rail) does not cover. The reason is the
 // cell's own (matrix reasons) or "low", then what to suspect.
 std::vector<v1::Blame> LinkBlames(const std::vector<const Matrix*>& verdict_matrices,
                                   const std::vector<std::string>& names,
-                                  const std::set<std::pair<uint32_t, uint32_t>>& explained);
+                                  const std::set<std::pair<uint32_t, uint64_t>>& explained);
 
 // All of the above over a rail's verdict matrix each: rail, node/nic, link.
 std::vector<v1::Blame> Blame(const std::vector<const Matrix*>& verdict_matrices,

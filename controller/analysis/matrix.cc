@@ -24,10 +24,11 @@ int MatrixSet::NodeIndex(const std::string& name) const {
   return it == index_.end() ? -1 : static_cast<int>(it->second);
 }
 
-Matrix& MatrixSet::Get(uint32_t rail, uint64_t size) {
-  auto [it, inserted] = m_.try_emplace({rail, size});
+Matrix& MatrixSet::Get(uint32_t rail, uint32_t dst_rail, uint64_t size) {
+  auto [it, inserted] = m_.try_emplace(Key{rail, dst_rail, size});
   if (inserted) {
     it->second.rail = rail;
+    if (dst_rail != rail) it->second.dst_rail = dst_rail;
     it->second.size_bytes = size;
     it->second.n = static_cast<uint32_t>(nodes_.size());
     it->second.cells.resize(nodes_.size() * nodes_.size());
@@ -43,6 +44,7 @@ void MatrixSet::Add(const v1::PairResult& r) {
     return;
   }
   const float expected = static_cast<float>(r.expected_gbps());
+  const uint32_t dst_rail = DstRail(r);
   auto put = [&](Matrix& m, uint32_t a, uint32_t b, float gbps, v1::ResultStatus st,
                  const std::string& reason) {
     Cell& c = m.at(a, b);
@@ -62,12 +64,12 @@ void MatrixSet::Add(const v1::PairResult& r) {
   };
   if (r.status() == v1::RESULT_STATUS_OK && r.sizes_size() > 0) {
     for (const auto& sz : r.sizes()) {
-      Matrix& m = Get(r.rail(), sz.size_bytes());
+      Matrix& m = Get(r.rail(), dst_rail, sz.size_bytes());
       put(m, s->second, d->second, static_cast<float>(sz.bw_avg_gbps()), v1::RESULT_STATUS_OK, "");
     }
     // The target's direction of a bidirectional test.
     for (const auto& sz : r.reverse_sizes()) {
-      Matrix& m = Get(r.rail(), sz.size_bytes());
+      Matrix& m = Get(r.rail(), dst_rail, sz.size_bytes());
       Cell& c = m.at(d->second, s->second);
       c.gbps = static_cast<float>(sz.bw_avg_gbps());
       c.expected_gbps = expected;
@@ -77,16 +79,16 @@ void MatrixSet::Add(const v1::PairResult& r) {
     return;
   }
   // A failed test has no (trustworthy) sizes: mark the cell in every matrix
-  // of its rail; a matrix created later picks it up through the sizes known.
+  // of its lane; a matrix created later picks it up through the sizes known.
   std::vector<uint64_t> sizes;
   for (const auto& [key, m] : m_) {
-    if (key.first == r.rail()) sizes.push_back(key.second);
+    if (key.rail == r.rail() && key.dst_rail == dst_rail) sizes.push_back(key.size);
   }
   for (const auto& sz : r.sizes()) sizes.push_back(sz.size_bytes());
   if (sizes.empty()) sizes.push_back(0);  // placeholder size until real ones appear
   std::string reason = r.reason().empty() ? "failed" : r.reason();
   v1::ResultStatus st = r.status() == v1::RESULT_STATUS_OK ? v1::RESULT_STATUS_FAILED : r.status();
-  for (uint64_t size : sizes) put(Get(r.rail(), size), s->second, d->second, 0, st, reason);
+  for (uint64_t size : sizes) put(Get(r.rail(), dst_rail, size), s->second, d->second, 0, st, reason);
   pending_failures_hint_ = true;
 }
 
@@ -105,36 +107,36 @@ std::vector<const Matrix*> MatrixSet::matrices() const {
 
 std::vector<Matrix*> MatrixSet::VerdictMatrices() {
   MergePlaceholders();
-  std::map<uint32_t, Matrix*> best;
-  for (auto& [k, m] : m_) best[k.first] = &m;  // ordered by size: the last wins
+  std::map<std::pair<uint32_t, uint32_t>, Matrix*> best;
+  for (auto& [k, m] : m_) best[{k.rail, k.dst_rail}] = &m;  // ordered by size: the last wins
   std::vector<Matrix*> out;
-  for (auto& [rail, m] : best) out.push_back(m);
+  for (auto& [lane, m] : best) out.push_back(m);
   return out;
 }
 
 std::vector<const Matrix*> MatrixSet::VerdictMatrices() const {
-  std::map<uint32_t, const Matrix*> best;
-  for (const auto& [k, m] : m_) best[k.first] = &m;
+  std::map<std::pair<uint32_t, uint32_t>, const Matrix*> best;
+  for (const auto& [k, m] : m_) best[{k.rail, k.dst_rail}] = &m;
   std::vector<const Matrix*> out;
-  for (auto& [rail, m] : best) out.push_back(m);
+  for (auto& [lane, m] : best) out.push_back(m);
   return out;
 }
 
 // Failures recorded before any size of their rail was known sit in a
-// size-0 placeholder; copy them into the real matrices of the rail and drop
-// the placeholder (unless the rail never had a successful test).
+// size-0 placeholder; copy them into the real matrices of the lane and drop
+// the placeholder (unless the lane never had a successful test).
 void MatrixSet::MergePlaceholders() {
   if (!pending_failures_hint_) return;
   pending_failures_hint_ = false;
   for (auto it = m_.begin(); it != m_.end();) {
-    if (it->first.second != 0) {
+    if (it->first.size != 0) {
       ++it;
       continue;
     }
-    const uint32_t rail = it->first.first;
+    const Key lane = it->first;
     bool has_real = false;
     for (auto& [k, m] : m_) {
-      if (k.first != rail || k.second == 0) continue;
+      if (k.rail != lane.rail || k.dst_rail != lane.dst_rail || k.size == 0) continue;
       has_real = true;
       for (size_t i = 0; i < m.cells.size(); ++i) {
         const Cell& p = it->second.cells[i];
@@ -200,6 +202,7 @@ void FillStats(const Matrix& m, const std::vector<std::string>& nodes, v1::Bandw
 v1::BandwidthMatrix ToProto(const Matrix& m, const std::vector<std::string>& nodes) {
   v1::BandwidthMatrix out;
   out.set_rail(m.rail);
+  if (m.cross_rail()) out.set_dst_rail(m.target_rail());
   out.set_size_bytes(m.size_bytes);
   for (const auto& n : nodes) out.add_nodes(n);
   for (uint32_t i = 0; i < m.n; ++i) {

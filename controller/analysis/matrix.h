@@ -1,4 +1,5 @@
-// The bandwidth matrix of a sweep: one src x dst matrix per (rail, size),
+// The bandwidth matrix of a sweep: one src x dst matrix per (rail, size)
+// (cross-rail runs: per (initiators' rail, targets' rail, size)),
 // cells holding Gb/s (BW average) or a status, built incrementally from pair
 // results. Compact (a float per cell) so 1024 nodes x 8 rails fit easily;
 // ToProto renders the v1 messages for reports.
@@ -14,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "controller/analysis/lane.h"
 #include "gdrbench/v1/run.pb.h"
 
 namespace gdrbench::controller::analysis {
@@ -31,14 +33,24 @@ struct Cell {
 };
 
 struct Matrix {
-  uint32_t rail = 0;
+  uint32_t rail = 0;      // the initiators' rail
+  // The targets' rail in cross-rail runs; kSameRail (every other mode):
+  // `rail`. Read it through target_rail().
+  static constexpr uint32_t kSameRail = UINT32_MAX;
+  uint32_t dst_rail = kSameRail;
   uint64_t size_bytes = 0;
   uint32_t n = 0;
   std::vector<Cell> cells;                            // n * n, row = src
   std::unordered_map<uint32_t, std::string> reasons;  // cell index -> why (failed/low cells)
   Cell& at(uint32_t src, uint32_t dst) { return cells[size_t{src} * n + dst]; }
   const Cell& at(uint32_t src, uint32_t dst) const { return cells[size_t{src} * n + dst]; }
+  uint32_t target_rail() const { return dst_rail == kSameRail ? rail : dst_rail; }
+  bool cross_rail() const { return target_rail() != rail; }
 };
+
+// A matrix's lane (lane.h): what blame and the reports group by.
+inline uint64_t LaneKey(const Matrix& m) { return LaneKey(m.rail, m.target_rail()); }
+inline std::string LaneName(const Matrix& m) { return LaneName(m.rail, m.target_rail()); }
 
 class MatrixSet {
  public:
@@ -49,24 +61,29 @@ class MatrixSet {
   void Add(const v1::PairResult& result);
 
   const std::vector<std::string>& nodes() const { return nodes_; }
-  // All matrices, ordered by (rail, size). The const overloads assume a
-  // non-const call already happened after the last Add.
+  // All matrices, ordered by (rail, dst rail, size). The const overloads
+  // assume a non-const call already happened after the last Add.
   std::vector<Matrix*> matrices();
   std::vector<const Matrix*> matrices() const;
-  // The matrices verdicts are reached on: each rail's largest size.
+  // The matrices verdicts are reached on: each lane's largest size.
   std::vector<Matrix*> VerdictMatrices();
   std::vector<const Matrix*> VerdictMatrices() const;
   size_t unknown_nodes() const { return unknown_; }
   int NodeIndex(const std::string& name) const;
 
  private:
-  Matrix& Get(uint32_t rail, uint64_t size);
+  struct Key {
+    uint32_t rail, dst_rail;
+    uint64_t size;
+    auto operator<=>(const Key&) const = default;
+  };
+  Matrix& Get(uint32_t rail, uint32_t dst_rail, uint64_t size);
   void MergePlaceholders();
   bool bidirectional_;
   bool pending_failures_hint_ = false;
   std::vector<std::string> nodes_;
   std::unordered_map<std::string, uint32_t> index_;
-  std::map<std::pair<uint32_t, uint64_t>, Matrix> m_;
+  std::map<Key, Matrix> m_;
   size_t unknown_ = 0;
 };
 

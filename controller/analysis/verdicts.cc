@@ -33,15 +33,16 @@ absl::StatusOr<Baseline> Baseline::FromRun(const v1::Run& run) {
           c.dst() >= static_cast<uint32_t>(m.nodes_size())) {
         continue;
       }
-      b.values_[{m.nodes(c.src()), m.nodes(c.dst()), m.rail(), m.size_bytes()}] = c.bw_avg_gbps();
+      b.values_[{m.nodes(c.src()), m.nodes(c.dst()), LaneKey(m.rail(), DstRail(m)), m.size_bytes()}] =
+          c.bw_avg_gbps();
     }
   }
   return b;
 }
 
-double Baseline::Get(const std::string& src, const std::string& dst, uint32_t rail,
+double Baseline::Get(const std::string& src, const std::string& dst, uint32_t rail, uint32_t dst_rail,
                      uint64_t size) const {
-  auto it = values_.find({src, dst, rail, size});
+  auto it = values_.find({src, dst, LaneKey(rail, dst_rail), size});
   return it == values_.end() ? 0 : it->second;
 }
 
@@ -166,7 +167,7 @@ CellCounts JudgeMatrix(Matrix& m, const std::vector<std::string>& names,
         if (!w.empty()) why.push_back(std::move(w));
       }
       if (baseline != nullptr) {
-        const double b = baseline->Get(names[i], names[j], m.rail, m.size_bytes);
+        const double b = baseline->Get(names[i], names[j], m.rail, m.target_rail(), m.size_bytes);
         c.baseline_gbps = static_cast<float>(b);
         if (std::string w = BaselineVerdict(c, b, policy); !w.empty()) why.push_back(std::move(w));
       }

@@ -45,12 +45,14 @@ class Baseline {
  public:
   // From a run's matrices. INVALID_ARGUMENT when it has none.
   static absl::StatusOr<Baseline> FromRun(const v1::Run& run);
-  // 0 when the baseline has no OK value there.
-  double Get(const std::string& src, const std::string& dst, uint32_t rail, uint64_t size) const;
+  // 0 when the baseline has no OK value there. `dst_rail`: the target's
+  // rail (`rail` but in cross-rail runs; a lane is compared only with itself).
+  double Get(const std::string& src, const std::string& dst, uint32_t rail, uint32_t dst_rail,
+             uint64_t size) const;
   size_t size() const { return values_.size(); }
 
  private:
-  std::map<std::tuple<std::string, std::string, uint32_t, uint64_t>, double> values_;
+  std::map<std::tuple<std::string, std::string, uint64_t, uint64_t>, double> values_;  // key: LaneKey
 };
 
 // Step 1: the fleet-relative reference of one matrix (its OK cells).

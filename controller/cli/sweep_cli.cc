@@ -38,7 +38,7 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
 
-  c->add_option("--mode", o.mode, "all-pairs | quick | ring | pairs | incast")->capture_default_str();
+  c->add_option("--mode", o.mode, "all-pairs | quick | ring | pairs | incast | cross-rail")->capture_default_str();
   c->add_option("--fan-in", o.fan_in,
                 "--mode incast: K senders write to one target at once (1 <= K < nodes); every node is a target");
   c->add_option("--pairs", o.pairs_file, "pair list file for --mode pairs: 'SRC DST' per line");

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/analysis/lane.h"
 #include "controller/report/report_util.h"
 
 namespace gdrbench::controller::cli {
@@ -25,9 +26,10 @@ size_t RailCount(const run::Plan& plan) {
 
 std::string RailName(const run::Plan& plan, const schedule::Test& t) {
   const auto& a = plan.nodes[t.src].rails[t.rail].nic;
-  const auto& b = plan.nodes[t.dst].rails[t.rail].nic;
-  if (a.empty() && b.empty()) return absl::StrFormat("rail %u", t.rail);
-  return absl::StrFormat("rail %u %s>%s", t.rail, a.empty() ? "auto" : a, b.empty() ? "auto" : b);
+  const auto& b = plan.nodes[t.dst].rails[t.TargetRail()].nic;
+  const std::string lane = analysis::LaneName(t.rail, t.TargetRail());
+  if (a.empty() && b.empty()) return lane;
+  return absl::StrFormat("%s %s>%s", lane, a.empty() ? "auto" : a, b.empty() ? "auto" : b);
 }
 
 }  // namespace
@@ -114,9 +116,9 @@ void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, c
     std::fprintf(out, "%s{\"round\":%zu,\"tests\":[", r ? ",\n" : "", r);
     bool first = true;
     for (const auto& t : s.Round(r)) {
-      std::fprintf(out, "%s{\"src\":\"%s\",\"dst\":\"%s\",\"rail\":%u,\"bidirectional\":%s}",
+      std::fprintf(out, "%s{\"src\":\"%s\",\"dst\":\"%s\",\"rail\":%u,\"dst_rail\":%u,\"bidirectional\":%s}",
                    first ? "" : ",", JsonEscape(plan.nodes[t.src].name).c_str(),
-                   JsonEscape(plan.nodes[t.dst].name).c_str(), t.rail,
+                   JsonEscape(plan.nodes[t.dst].name).c_str(), t.rail, t.TargetRail(),
                    t.bidirectional ? "true" : "false");
       first = false;
     }
@@ -126,8 +128,8 @@ void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, c
 }
 
 std::string ResultLine(const v1::PairResult& r) {
-  std::string line = absl::StrFormat("%s %s %s rail %u: ", r.src().node(), r.reverse_sizes().empty() ? "->" : "<->",
-                                     r.dst().node(), r.rail());
+  std::string line = absl::StrFormat("%s %s %s %s: ", r.src().node(), r.reverse_sizes().empty() ? "->" : "<->",
+                                     r.dst().node(), analysis::LaneName(r));
   if (r.status() != v1::RESULT_STATUS_OK) {
     const char* word = r.status() == v1::RESULT_STATUS_SKIPPED ? "SKIPPED" : r.status() == v1::RESULT_STATUS_ERROR ? "ERROR" : "FAILED";
     return absl::StrCat(line, word, r.reason().empty() ? "" : absl::StrCat(": ", r.reason()));

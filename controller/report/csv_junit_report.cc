@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/analysis/lane.h"
 #include "controller/report/report.h"
 #include "controller/report/report_util.h"
 
@@ -18,11 +19,11 @@ std::string RenderCsv(const v1::Run& run) {
   internal::CellIndex index(run);
   std::string out =
       "run_id,round,src,src_nic,dst,dst_nic,rail,memory,size_bytes,status,bw_avg_gbps,bw_peak_gbps,"
-      "msg_rate_mpps,expected_gbps,verdict,attempts,reason,src_memory_used,dst_memory_used\n";
+      "msg_rate_mpps,expected_gbps,verdict,attempts,reason,src_memory_used,dst_memory_used,dst_rail\n";
   for (const auto& p : run.pairs()) {
     auto row = [&](uint64_t size, v1::ResultStatus st, double avg, double peak, double rate,
                    const std::string& reason) {
-      const v1::MatrixCell* c = index.Find(p.src().node(), p.dst().node(), p.rail(), size);
+      const v1::MatrixCell* c = index.Find(p.src().node(), p.dst().node(), p.rail(), analysis::DstRail(p), size);
       absl::StrAppend(&out, CsvField(run.run_id()), ",", p.round(), ",", CsvField(p.src().node()), ",",
                       CsvField(p.src().nic_device()), ",", CsvField(p.dst().node()), ",",
                       CsvField(p.dst().nic_device()), ",", p.rail(), ",", CsvField(p.src().memory()),
@@ -30,7 +31,7 @@ std::string RenderCsv(const v1::Run& run) {
                       absl::StrFormat("%.6g", peak), ",", absl::StrFormat("%.6g", rate), ",",
                       absl::StrFormat("%.6g", p.expected_gbps()), ",", c ? c->verdict() : "", ",",
                       p.attempts(), ",", CsvField(reason), ",", CsvField(internal::MemoryUsed(p.src())), ",",
-                      CsvField(internal::MemoryUsed(p.dst())), "\n");
+                      CsvField(internal::MemoryUsed(p.dst())), ",", analysis::DstRail(p), "\n");
     };
     if (p.sizes().empty()) {
       row(0, p.status(), 0, 0, 0, p.reason());
@@ -45,14 +46,16 @@ std::string RenderCsv(const v1::Run& run) {
 
 namespace {
 
-// One test case per tested link (src, dst, rail): an outlier retest of a low
+// One test case per tested link (src, dst, lane): an outlier retest of a low
 // cell replaces its first result (the retest is what the verdict counts), so
 // a CI gate sees as many tests as the matrix has cells.
 std::vector<const v1::PairResult*> LastResultPerLink(const v1::Run& run) {
-  std::map<std::tuple<std::string, std::string, uint32_t>, size_t> last;
+  std::map<std::tuple<std::string, std::string, uint64_t>, size_t> last;
   std::vector<const v1::PairResult*> out;
   for (const auto& p : run.pairs()) {
-    auto [it, fresh] = last.try_emplace({p.src().node(), p.dst().node(), p.rail()}, out.size());
+    auto [it, fresh] =
+        last.try_emplace({p.src().node(), p.dst().node(), analysis::LaneKey(p.rail(), analysis::DstRail(p))},
+                         out.size());
     if (fresh) {
       out.push_back(&p);
     } else {
@@ -72,10 +75,12 @@ std::string RenderJUnit(const v1::Run& run) {
   const std::vector<const v1::PairResult*> tests = LastResultPerLink(run);
   for (const v1::PairResult* pp : tests) {
     const v1::PairResult& p = *pp;
-    const v1::MatrixCell* c = index.FindVerdict(p.src().node(), p.dst().node(), p.rail());
+    const uint32_t dst_rail = analysis::DstRail(p);
+    const v1::MatrixCell* c = index.FindVerdict(p.src().node(), p.dst().node(), p.rail(), dst_rail);
     double secs = p.duration_ns() / 1e9;
     total_s += secs;
-    absl::StrAppend(&cases, "    <testcase classname=\"gdrbench.rail", p.rail(), "\" name=\"",
+    absl::StrAppend(&cases, "    <testcase classname=\"gdrbench.rail", p.rail(),
+                    dst_rail != p.rail() ? absl::StrCat("-", dst_rail) : "", "\" name=\"",
                     XmlEscape(absl::StrCat(p.src().node(), " -> ", p.dst().node(), " (round ",
                                            p.round(), ")")),
                     "\" time=\"", absl::StrFormat("%.3f", secs), "\"");

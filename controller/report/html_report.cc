@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/analysis/lane.h"
 #include "controller/report/heatmap_html.h"
 #include "controller/report/report.h"
 #include "controller/report/report_util.h"
@@ -32,13 +33,13 @@ svg text{font:11px system-ui,sans-serif;fill:#1d2330}
 @media print{body{margin:0}h2{break-after:avoid}.gdr-hm{break-inside:avoid}}
 )";
 
-// Bandwidth vs message size, one polyline per pair of a rail (log2 x axis).
-std::string Curves(const v1::Run& run, uint32_t rail) {
+// Bandwidth vs message size, one polyline per pair of a lane (log2 x axis).
+std::string Curves(const v1::Run& run, uint32_t rail, uint32_t dst_rail) {
   std::vector<const v1::PairResult*> pairs;
   std::set<uint64_t> sizes;
   double ymax = 0;
   for (const auto& p : run.pairs()) {
-    if (p.rail() != rail || p.sizes().empty()) continue;
+    if (p.rail() != rail || analysis::DstRail(p) != dst_rail || p.sizes().empty()) continue;
     pairs.push_back(&p);
     for (const auto& s : p.sizes()) {
       sizes.insert(s.size_bytes());
@@ -56,8 +57,8 @@ std::string Curves(const v1::Run& run, uint32_t rail) {
   auto Y = [&](double v) { return t + (1 - v / ymax) * (h - t - b); };
   std::string svg = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" "
-      "aria-label=\"bandwidth vs size rail %d\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n",
-      w, h, rail, w, h);
+      "aria-label=\"bandwidth vs size %s\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n",
+      w, h, analysis::LaneName(rail, dst_rail), w, h);
   absl::StrAppend(&svg, absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#445\"/>\n",
                                         l, h - b, w - r, h - b));
   absl::StrAppend(&svg, absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#445\"/>\n",
@@ -94,6 +95,13 @@ std::string Curves(const v1::Run& run, uint32_t rail) {
   return svg;
 }
 
+// The heatmap's element id: "m-r<rail>-<size>", cross-rail "m-r<rail>to<dst>-<size>".
+std::string MatrixId(const v1::BandwidthMatrix& m) {
+  const uint32_t d = analysis::DstRail(m);
+  return d == m.rail() ? absl::StrCat("m-r", m.rail(), "-", m.size_bytes())
+                       : absl::StrCat("m-r", m.rail(), "to", d, "-", m.size_bytes());
+}
+
 // The heatmaps of a rail's other sizes (the verdict is reached on the
 // largest), smallest last. Each is drawn only as it scrolls into view, but
 // its data is in the page: past kOtherSizesCellBudget cells in all (a few
@@ -104,7 +112,10 @@ std::string OtherSizes(const v1::Run& run, const v1::BandwidthMatrix& verdict, b
                        size_t* cell_budget) {
   std::vector<const v1::BandwidthMatrix*> others;
   for (const auto& m : run.matrices()) {
-    if (m.rail() == verdict.rail() && m.size_bytes() != verdict.size_bytes()) others.push_back(&m);
+    if (m.rail() == verdict.rail() && analysis::DstRail(m) == analysis::DstRail(verdict) &&
+        m.size_bytes() != verdict.size_bytes()) {
+      others.push_back(&m);
+    }
   }
   std::sort(others.begin(), others.end(),
             [](const auto* a, const auto* b) { return a->size_bytes() > b->size_bytes(); });
@@ -117,13 +128,13 @@ std::string OtherSizes(const v1::Run& run, const v1::BandwidthMatrix& verdict, b
     }
     *cell_budget -= m->cells_size();
     HeatmapHtmlOptions ho;
-    ho.id = absl::StrCat("m-r", m->rail(), "-", m->size_bytes());
+    ho.id = MatrixId(*m);
     ho.reference_fleet = reference_fleet;
-    absl::StrAppend(&out, "<h3>Rail ", m->rail(), ": BW average, ", MatrixSizeName(*m), "</h3>\n",
+    absl::StrAppend(&out, "<h3>", internal::LaneTitle(*m), ": BW average, ", MatrixSizeName(*m), "</h3>\n",
                     EmbeddedHeatmap(*m, ho));
   }
   if (!left_out.empty()) {
-    absl::StrAppend(&out, "<p class=\"muted\">rail ", verdict.rail(), " at ", absl::StrJoin(left_out, ", "),
+    absl::StrAppend(&out, "<p class=\"muted\">", analysis::LaneName(verdict), " at ", absl::StrJoin(left_out, ", "),
                     ": not drawn here (too many cells for one page); in run.json and pairs.csv, and on "
                     "gdrbench-server's run page</p>\n");
   }
@@ -196,16 +207,16 @@ std::string RenderHtml(const v1::Run& run) {
     // % of the fleet's best cell (a lab at 0.4 Gb/s on a "100 Gb/s" port would
     // otherwise be all red while every cell passes).
     HeatmapHtmlOptions ho;
-    ho.id = absl::StrCat("m-r", m->rail(), "-", m->size_bytes());
+    ho.id = MatrixId(*m);
     ho.reference_fleet = !(run.policy().min_fraction_of_link() > 0);
-    absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": BW average, ", MatrixSizeName(*m),
+    absl::StrAppend(&out, "<h2>", internal::LaneTitle(*m), ": BW average, ", MatrixSizeName(*m),
                     " (rows: initiator, columns: target)</h2>\n", EmbeddedHeatmap(*m, ho));
     absl::StrAppend(&out, "<p class=\"muted\">fleet median ", Gbps(m->fleet().median_gbps()),
                     " Gb/s, min ", Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()),
                     "; ", m->fleet().bad_cells(), " failed, ", m->fleet().low_cells(), " low</p>\n");
     absl::StrAppend(&out, OtherSizes(run, *m, ho.reference_fleet, &cell_budget));
-    absl::StrAppend(&out, "<h2>Rail ", m->rail(), ": bandwidth vs message size</h2>\n",
-                    Curves(run, m->rail()));
+    absl::StrAppend(&out, "<h2>", internal::LaneTitle(*m), ": bandwidth vs message size</h2>\n",
+                    Curves(run, m->rail(), analysis::DstRail(*m)));
   }
   auto problems = internal::PreflightProblems(run);
   std::string failing;
@@ -219,7 +230,7 @@ std::string RenderHtml(const v1::Run& run) {
         for (const auto& p : it->second) absl::StrAppend(&remedy, HtmlEscape(m->nodes(idx)), ": ", HtmlEscape(p), "<br>");
       }
       absl::StrAppend(&failing, "<tr><td>", HtmlEscape(m->nodes(c.src())), " &rarr; ",
-                      HtmlEscape(m->nodes(c.dst())), "</td><td>", m->rail(), "</td><td>",
+                      HtmlEscape(m->nodes(c.dst())), "</td><td>", analysis::LaneName(*m).substr(5), "</td><td>",
                       HtmlEscape(c.verdict()), "</td><td>", HtmlEscape(c.reason()), "</td><td>",
                       remedy.empty() ? "&mdash;" : remedy, "</td></tr>\n");
     }

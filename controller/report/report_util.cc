@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/analysis/lane.h"
 
 namespace gdrbench::controller::report::internal {
 
@@ -140,9 +141,9 @@ std::string SizeName(uint64_t b) {
 std::string Gbps(double v) { return absl::StrFormat("%.3g", v); }
 
 std::vector<const v1::BandwidthMatrix*> VerdictMatrices(const v1::Run& run) {
-  std::map<uint32_t, const v1::BandwidthMatrix*> best;
+  std::map<std::pair<uint32_t, uint32_t>, const v1::BandwidthMatrix*> best;  // by (rail, dst rail)
   for (const auto& m : run.matrices()) {
-    auto& b = best[m.rail()];
+    auto& b = best[{m.rail(), analysis::DstRail(m)}];
     if (b == nullptr || m.size_bytes() > b->size_bytes()) b = &m;
   }
   std::vector<const v1::BandwidthMatrix*> out;
@@ -150,30 +151,37 @@ std::vector<const v1::BandwidthMatrix*> VerdictMatrices(const v1::Run& run) {
   return out;
 }
 
+std::string LaneTitle(const v1::BandwidthMatrix& m) {
+  std::string name = analysis::LaneName(m);
+  name[0] = 'R';
+  return name;
+}
+
 CellIndex::CellIndex(const v1::Run& run) {
   for (const auto& m : run.matrices()) {
-    auto& vs = verdict_size_[m.rail()];
+    const uint64_t lane = analysis::LaneKey(m.rail(), analysis::DstRail(m));
+    auto& vs = verdict_size_[lane];
     vs = std::max(vs, m.size_bytes());
     for (const auto& c : m.cells()) {
       if (c.src() >= static_cast<uint32_t>(m.nodes_size()) ||
           c.dst() >= static_cast<uint32_t>(m.nodes_size())) {
         continue;
       }
-      cells_[{m.nodes(c.src()), m.nodes(c.dst()), m.rail(), m.size_bytes()}] = &c;
+      cells_[{m.nodes(c.src()), m.nodes(c.dst()), lane, m.size_bytes()}] = &c;
     }
   }
 }
 
-const v1::MatrixCell* CellIndex::Find(const std::string& src, const std::string& dst,
-                                      uint32_t rail, uint64_t size) const {
-  auto it = cells_.find({src, dst, rail, size});
+const v1::MatrixCell* CellIndex::Find(const std::string& src, const std::string& dst, uint32_t rail,
+                                      uint32_t dst_rail, uint64_t size) const {
+  auto it = cells_.find({src, dst, analysis::LaneKey(rail, dst_rail), size});
   return it == cells_.end() ? nullptr : it->second;
 }
 
-const v1::MatrixCell* CellIndex::FindVerdict(const std::string& src, const std::string& dst,
-                                             uint32_t rail) const {
-  auto it = verdict_size_.find(rail);
-  return it == verdict_size_.end() ? nullptr : Find(src, dst, rail, it->second);
+const v1::MatrixCell* CellIndex::FindVerdict(const std::string& src, const std::string& dst, uint32_t rail,
+                                             uint32_t dst_rail) const {
+  auto it = verdict_size_.find(analysis::LaneKey(rail, dst_rail));
+  return it == verdict_size_.end() ? nullptr : Find(src, dst, rail, dst_rail, it->second);
 }
 
 std::map<std::string, std::vector<std::string>> PreflightProblems(const v1::Run& run) {

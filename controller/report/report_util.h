@@ -43,23 +43,29 @@ std::string Gbps(double v);                   // "%.3g"
 std::string RegressionKindName(v1::RegressionKind k);       // "link", "node", "nic", "rail"
 std::string RegressionReferenceName(v1::RegressionReference r);  // "the baseline", "the last passing run"
 
-// The verdict-size matrix of each rail (the largest size), in rail order.
+// The verdict-size matrix of each lane (the largest size of a rail, or of a
+// (rail, dst rail) pair in cross-rail runs), in (rail, dst rail) order.
 std::vector<const v1::BandwidthMatrix*> VerdictMatrices(const v1::Run& run);
 
-// Looks up a cell of a run's matrices by node names, rail and size.
+// "Rail 2", or "Rail 0->1" (a cross-rail lane: initiators' rail -> targets').
+std::string LaneTitle(const v1::BandwidthMatrix& m);
+
+// Looks up a cell of a run's matrices by node names, lane (rail and the
+// target's rail: `rail` but in cross-rail runs) and size.
 class CellIndex {
  public:
   explicit CellIndex(const v1::Run& run);
   // nullptr when absent.
-  const v1::MatrixCell* Find(const std::string& src, const std::string& dst, uint32_t rail,
+  const v1::MatrixCell* Find(const std::string& src, const std::string& dst, uint32_t rail, uint32_t dst_rail,
                              uint64_t size) const;
-  // The verdict-size cell of (src, dst, rail), nullptr when absent.
-  const v1::MatrixCell* FindVerdict(const std::string& src, const std::string& dst,
-                                    uint32_t rail) const;
+  // The verdict-size cell of (src, dst, lane), nullptr when absent.
+  const v1::MatrixCell* FindVerdict(const std::string& src, const std::string& dst, uint32_t rail,
+                                    uint32_t dst_rail) const;
 
  private:
-  std::map<std::tuple<std::string, std::string, uint32_t, uint64_t>, const v1::MatrixCell*> cells_;
-  std::map<uint32_t, uint64_t> verdict_size_;
+  // Keys: analysis::LaneKey.
+  std::map<std::tuple<std::string, std::string, uint64_t, uint64_t>, const v1::MatrixCell*> cells_;
+  std::map<uint64_t, uint64_t> verdict_size_;
 };
 
 // Preflight checks that did not pass, per node: "id: summary -> remedy".

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/analysis/lane.h"
 #include "controller/report/report.h"
 #include "controller/report/report_util.h"
 
@@ -148,7 +149,7 @@ std::string RenderIncastText(const v1::Run& run) {
 std::string RenderMatrixText(const v1::Run& run) {
   std::string out;
   for (const auto* m : internal::VerdictMatrices(run)) {
-    absl::StrAppend(&out, "rail ", m->rail(), ", ", MatrixSizeName(*m),
+    absl::StrAppend(&out, analysis::LaneName(*m), ", ", MatrixSizeName(*m),
                     ": BW average, Gb/s (* low, FAIL/ERR/SKIP no value, . not tested)\n");
     auto g = Grid(*m);
     std::vector<size_t> w(g[0].size(), 0);
@@ -220,7 +221,7 @@ std::string RenderMarkdown(const v1::Run& run) {
     out += "\n";
   }
   for (const auto* m : internal::VerdictMatrices(run)) {
-    absl::StrAppend(&out, "## Rail ", m->rail(), ", ", MatrixSizeName(*m), " (Gb/s)\n\n");
+    absl::StrAppend(&out, "## ", internal::LaneTitle(*m), ", ", MatrixSizeName(*m), " (Gb/s)\n\n");
     auto g = Grid(*m);
     for (size_t i = 0; i < g.size(); ++i) {
       out += "|";
@@ -269,7 +270,7 @@ std::string RenderMarkdown(const v1::Run& run) {
   for (const auto* m : internal::VerdictMatrices(run)) {
     for (const auto& c : m->cells()) {
       if (c.verdict() == "pass") continue;
-      absl::StrAppend(&failing, "- ", m->nodes(c.src()), " -> ", m->nodes(c.dst()), " rail ", m->rail(),
+      absl::StrAppend(&failing, "- ", m->nodes(c.src()), " -> ", m->nodes(c.dst()), " ", analysis::LaneName(*m),
                       ": ", c.verdict(), " — ", c.reason(), "\n");
     }
   }

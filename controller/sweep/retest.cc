@@ -1,5 +1,7 @@
 #include "controller/sweep/retest.h"
 
+#include <set>
+#include <tuple>
 #include <unordered_set>
 
 namespace gdrbench::controller::sweep {
@@ -8,6 +10,10 @@ namespace {
 uint64_t Key(uint32_t src, uint32_t dst, uint32_t rail) {
   return (uint64_t{src} << 40) ^ (uint64_t{dst} << 16) ^ rail;
 }
+
+// A test's identity with both ends' rails (cross-rail: one (src, dst, rail)
+// is tested once per target rail).
+using LaneTest = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;
 
 // The rounds' groups (target, rail) that hold one of `tests`, each group as
 // one round in the plan's order.
@@ -39,7 +45,7 @@ schedule::Schedule IncastGroups(const std::vector<schedule::Test>& tests, const 
 std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, const run::Plan& plan) {
   const bool bidi = plan.schedule_options.bidirectional;
   std::vector<schedule::Test> tests;
-  std::unordered_set<uint64_t> seen;
+  std::set<LaneTest> seen;
   std::unordered_set<uint64_t> scheduled;  // bidirectional: which way each test ran
   for (const analysis::Matrix* m : matrices.VerdictMatrices()) {
     for (uint32_t i = 0; i < m->n; ++i) {
@@ -54,7 +60,9 @@ std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, con
             std::swap(a, b);
           }
         }
-        if (seen.insert(Key(a, b, m->rail)).second) tests.push_back({a, b, m->rail, bidi});
+        // A cross-rail cell re-runs its own lane; every other cell its rail.
+        const uint32_t dst_rail = m->cross_rail() ? m->target_rail() : schedule::Test::kSameRail;
+        if (seen.insert({a, b, m->rail, m->target_rail()}).second) tests.push_back({a, b, m->rail, bidi, dst_rail});
       }
     }
   }

@@ -70,6 +70,13 @@ absl::Status ValidateHeader(const v1::Run& h, const IngestOptions& o) {
     // Size 0: the matrix of tests that failed before measuring any size.
     if (m.size_bytes() > (1ull << 40)) return Bad(absl::StrCat(mw, ": size_bytes must be at most 1 TiB"));
     if (m.rail() >= 4096) return Bad(absl::StrCat(mw, ": rail must be below 4096"));
+    // The store's cells, baselines and regressions are keyed by one rail: a
+    // cross-rail lane stored under its initiators' rail would be compared with
+    // that rail's same-rail cells.
+    if (m.has_dst_rail() && m.dst_rail() != m.rail()) {
+      return Bad(absl::StrCat(mw, ": a --mode cross-rail matrix (rail ", m.rail(), " -> ", m.dst_rail(),
+                              "): the store keeps same-rail runs only; keep this run's run.json"));
+    }
     if (!seen.insert({m.rail(), m.size_bytes()}).second) {
       return Bad(absl::StrCat(mw, ": a second matrix for the same rail and size"));
     }

@@ -120,6 +120,24 @@ TEST_F(StoreSuite, RefusesHeadersThatAreNotRuns) {
   EXPECT_TRUE(runs->empty());
 }
 
+// The store keys cells by one rail: a cross-rail lane (rail 0 -> 1) is
+// refused with the reason rather than stored as rail 0.
+TEST_F(StoreSuite, RefusesCrossRailRunsWithTheReason) {
+  v1::Run run = FakeRun(Spec("xr", 0));
+  run.set_mode("cross-rail");
+  run.mutable_matrices(0)->set_dst_rail(run.matrices(0).rail() + 1);
+  auto r = history::StoreRun(*store_, run, options_);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("a --mode cross-rail matrix (rail 0 -> 1): the store keeps same-rail runs only"));
+  auto runs = store_->ListRuns({});
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+  // dst_rail equal to the rail (present but the same) is a same-rail matrix.
+  run.mutable_matrices(0)->set_dst_rail(run.matrices(0).rail());
+  EXPECT_TRUE(history::StoreRun(*store_, run, options_).ok());
+}
+
 TEST_F(StoreSuite, ListsNewestFirstWithFiltersAndPages) {
   for (int d = 0; d < 5; ++d) Store(FakeRun(Spec("r" + std::to_string(d), d)));
   FakeRunSpec other = Spec("other", 9);

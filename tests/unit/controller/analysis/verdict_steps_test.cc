@@ -179,7 +179,7 @@ TEST(TallyRail, ADeadNodeIsAcceptedAndItsCellsStopCountingAgainstOthers) {
 TEST(RailBlames, MostNodesBadOnOneRailWhileAnotherIsClean) {
   std::vector<RailTally> rails = {TallyRail(Judged(Uniform(6, 95, 0))),
                                   TallyRail(Judged(Uniform(6, 95, 1)))};
-  std::set<uint32_t> bad;
+  std::set<uint64_t> bad;
   EXPECT_TRUE(RailBlames(rails, &bad).empty());
   Matrix low = Uniform(6, 95, 1);
   for (uint32_t x = 0; x < 6; ++x) SetNode(low, x, 40);
@@ -193,9 +193,9 @@ TEST(RailBlames, MostNodesBadOnOneRailWhileAnotherIsClean) {
   // (accepting them one by one left the last with no cells: "5 of 6").
   EXPECT_THAT(blame[0].reason(), HasSubstr("6 of 6 nodes"));
   EXPECT_NEAR(blame[0].evidence_gbps(), 40, 1e-3);
-  EXPECT_EQ(bad, std::set<uint32_t>{1});
+  EXPECT_EQ(bad, std::set<uint64_t>{1});
   // With a single rail there is nothing to compare with: no rail blame.
-  std::set<uint32_t> none;
+  std::set<uint64_t> none;
   EXPECT_TRUE(RailBlames({rails[1]}, &none).empty());
 }
 
@@ -205,7 +205,7 @@ TEST(NodeBlames, BadOnEveryRailIsTheNodeOnSomeItsNic) {
   SetNode(r1, 2, 40);  // n2 on both rails
   SetNode(r1, 4, 40);  // n4 on rail 1 only
   std::vector<RailTally> rails = {TallyRail(Judged(r0)), TallyRail(Judged(r1))};
-  std::set<std::pair<uint32_t, uint32_t>> explained;
+  std::set<std::pair<uint32_t, uint64_t>> explained;
   auto blame = NodeBlames(rails, {}, kNames, &explained);
   ASSERT_EQ(blame.size(), 2u);
   EXPECT_EQ(blame[0].kind(), "node");
@@ -216,7 +216,7 @@ TEST(NodeBlames, BadOnEveryRailIsTheNodeOnSomeItsNic) {
   EXPECT_TRUE(explained.count({2, 0}) && explained.count({2, 1}) && explained.count({4, 1}));
   EXPECT_FALSE(explained.count({4, 0}));
   // A rail already blamed is not blamed on its nodes again.
-  std::set<std::pair<uint32_t, uint32_t>> e2;
+  std::set<std::pair<uint32_t, uint64_t>> e2;
   auto without_rail1 = NodeBlames(rails, {1}, kNames, &e2);
   ASSERT_EQ(without_rail1.size(), 1u);
   EXPECT_EQ(without_rail1[0].subject(), "n2 rail 0");

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/analysis/blame.h"
+#include "controller/analysis/lane.h"
 
 namespace gdrbench::controller::analysis {
 namespace {
@@ -158,6 +159,104 @@ TEST(Blame, ANodeLowOnOneRailOnlyIsItsNic) {
   });
   auto o = Judge(set, DefaultPolicy(), nullptr, {});
   EXPECT_THAT(BlameList(o), testing::ElementsAre("nic n4 rail 1"));
+}
+
+// Cross-rail: every ordered pair on every (rail, other rail) lane of `rails`.
+MatrixSet CrossRail(uint32_t n, uint32_t rails,
+                    const std::function<double(uint32_t, uint32_t, uint32_t, uint32_t)>& gbps) {
+  MatrixSet set(Names(n));
+  for (uint32_t r = 0; r < rails; ++r) {
+    for (uint32_t d = 0; d < rails; ++d) {
+      if (d == r) continue;
+      for (uint32_t i = 0; i < n; ++i) {
+        for (uint32_t j = 0; j < n; ++j) {
+          if (i == j) continue;
+          const double g = gbps(i, j, r, d);
+          v1::PairResult p = g < 0 ? Pair(i, j, r, 0, 100, v1::RESULT_STATUS_ERROR, "no route") : Pair(i, j, r, g);
+          p.set_dst_rail(d);
+          set.Add(p);
+        }
+      }
+    }
+  }
+  return set;
+}
+
+TEST(Matrix, CrossRailLanesAreMatricesOfTheirOwn) {
+  // Lane 0->1 at 90, 1->0 at 70: one (src, dst, rail) per lane, never mixed.
+  auto set = CrossRail(3, 2, [](auto, auto, uint32_t r, auto) { return r == 0 ? 90.0 : 70.0; });
+  auto all = set.matrices();
+  ASSERT_EQ(all.size(), 4u);  // 2 lanes x 2 sizes
+  auto vms = set.VerdictMatrices();
+  ASSERT_EQ(vms.size(), 2u);
+  EXPECT_EQ(vms[0]->rail, 0u);
+  EXPECT_EQ(vms[0]->dst_rail, 1u);
+  EXPECT_EQ(vms[1]->rail, 1u);
+  EXPECT_EQ(vms[1]->dst_rail, 0u);
+  EXPECT_EQ(vms[0]->at(0, 1).gbps, 90.0f);
+  EXPECT_EQ(vms[1]->at(0, 1).gbps, 70.0f);
+  v1::BandwidthMatrix p = ToProto(*vms[1], set.nodes());
+  ASSERT_TRUE(p.has_dst_rail());
+  EXPECT_EQ(p.dst_rail(), 0u);  // present though 0: lane 1->0, not rail 1
+  EXPECT_EQ(p.cells_size(), 6);
+  EXPECT_FALSE(ToProto(*Full(3, 1, [](auto, auto, auto) { return 95.0; }).VerdictMatrices()[0], Names(3))
+                   .has_dst_rail());
+  EXPECT_EQ(LaneName(*vms[0]), "rail 0->1");
+  EXPECT_EQ(LaneName(2, 2), "rail 2");
+  EXPECT_NE(LaneKey(0, 1), LaneKey(1, 0));
+  EXPECT_NE(LaneKey(0, 1), LaneKey(0, 0));
+  EXPECT_EQ(LaneKey(3, 3), 3u);
+  // A failed cross-rail test marks its own lane only.
+  MatrixSet one(Names(2));
+  v1::PairResult ok = Pair(0, 1, 0, 90);
+  ok.set_dst_rail(1);
+  one.Add(ok);
+  v1::PairResult failed = Pair(1, 0, 0, 0, 100, v1::RESULT_STATUS_ERROR, "no route to 10.0.1.1");
+  failed.set_dst_rail(1);
+  one.Add(failed);
+  v1::PairResult other_lane = Pair(0, 1, 1, 80);
+  other_lane.set_dst_rail(0);
+  one.Add(other_lane);
+  for (const Matrix* m : one.matrices()) {
+    const bool lane01 = m->rail == 0 && m->dst_rail == 1;
+    EXPECT_EQ(m->at(1, 0).present(), lane01) << LaneName(*m) << " " << m->size_bytes;
+  }
+}
+
+TEST(Blame, ACrossRailLaneAloneLowIsBlamedAsThatLane) {
+  auto set = CrossRail(6, 3, [](auto, auto, uint32_t r, uint32_t d) { return r == 2 && d == 0 ? 45.0 : 95.0; });
+  auto o = Judge(set, DefaultPolicy(), nullptr, {});
+  EXPECT_THAT(BlameList(o), testing::ElementsAre("rail rail 2->0"));
+  EXPECT_THAT(o.blame[0].reason(), HasSubstr("suspect the path between the two rails"));
+  EXPECT_THAT(o.summary, HasSubstr("blame: rail 2->0"));
+  // One node's NIC bad on one lane: named with the lane.
+  auto nic = CrossRail(6, 2, [](uint32_t i, uint32_t j, uint32_t r, auto) {
+    return r == 1 && (i == 4 || j == 4) ? 45.0 : 95.0;
+  });
+  EXPECT_THAT(BlameList(Judge(nic, DefaultPolicy(), nullptr, {})), testing::ElementsAre("nic n4 rail 1->0"));
+  // A link low on one lane only: a link blame with the lane.
+  auto link = CrossRail(6, 2, [](uint32_t i, uint32_t j, uint32_t r, auto) {
+    return r == 0 && i == 1 && j == 3 ? 45.0 : 95.0;
+  });
+  EXPECT_THAT(BlameList(Judge(link, DefaultPolicy(), nullptr, {})), testing::ElementsAre("link n1->n3 rail 0->1"));
+}
+
+TEST(Verdicts, ABaselineIsComparedLaneByLane) {
+  auto base_set = CrossRail(3, 2, [](auto, auto, uint32_t r, auto) { return r == 0 ? 95.0 : 60.0; });
+  Judge(base_set, DefaultPolicy(), nullptr, {});
+  v1::Run base;
+  for (const auto* m : base_set.matrices()) *base.add_matrices() = ToProto(*m, base_set.nodes());
+  auto baseline = Baseline::FromRun(base);
+  ASSERT_TRUE(baseline.ok());
+  EXPECT_DOUBLE_EQ(baseline->Get("n0", "n1", 0, 1, 1048576), 95.0);
+  EXPECT_DOUBLE_EQ(baseline->Get("n0", "n1", 1, 0, 1048576), 60.0);
+  EXPECT_DOUBLE_EQ(baseline->Get("n0", "n1", 0, 0, 1048576), 0.0);  // no same-rail cell in it
+  auto set = CrossRail(3, 2, [](auto, auto, uint32_t r, auto) { return r == 0 ? 95.0 : 60.0; });
+  v1::VerdictPolicy p = DefaultPolicy();
+  p.set_mad_k(0);
+  p.set_min_fraction_of_link(0);
+  auto o = Judge(set, p, &*baseline, {});
+  EXPECT_EQ(o.low, 0u) << o.summary;  // lane 1->0's 60 is compared with its own 60, not 0->1's 95
 }
 
 TEST(Verdicts, BaselineRegressionIsLow) {

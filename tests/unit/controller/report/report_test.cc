@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "controller/analysis/verdicts.h"
 #include "controller/report/report.h"
 #include "report_fixture.h"
 
@@ -107,6 +108,72 @@ TEST(Report, MemoryKindsAreSideBySidePerPairWithTheirRatios) {
   EXPECT_THAT(*json, HasSubstr("\"staged_bw_avg_gbps\": 40.25"));
 }
 
+// A cross-rail run: nodeA/nodeB, lanes 0->1 and 1->0, the 1->0 cell
+// nodeB->nodeA failed.
+v1::Run CrossRailRun() {
+  v1::Run run;
+  run.set_mode("cross-rail");
+  std::vector<std::string> names = {"nodeA", "nodeB"};
+  analysis::MatrixSet set(names);
+  uint32_t round = 0;
+  for (uint32_t r : {0u, 1u}) {
+    for (uint32_t i = 0; i < 2; ++i) {
+      v1::PairResult p;
+      p.mutable_src()->set_node(names[i]);
+      p.mutable_src()->set_nic_device(absl::StrCat("mlx5_", r));
+      p.mutable_dst()->set_node(names[1 - i]);
+      p.mutable_dst()->set_nic_device(absl::StrCat("mlx5_", 1 - r));
+      p.set_rail(r);
+      p.set_dst_rail(1 - r);
+      p.set_round(round++);
+      p.set_expected_gbps(100);
+      if (r == 1 && i == 1) {
+        p.set_status(v1::RESULT_STATUS_ERROR);
+        p.set_reason("rdma_resolve_addr: no route to 10.0.0.1");
+      } else {
+        p.set_status(v1::RESULT_STATUS_OK);
+        auto* sz = p.add_sizes();
+        sz->set_size_bytes(65536);
+        sz->set_bw_avg_gbps(r == 0 ? 93 : 91);
+        sz->set_status(v1::RESULT_STATUS_OK);
+      }
+      set.Add(p);
+      *run.add_pairs() = p;
+    }
+  }
+  *run.mutable_policy() = analysis::DefaultPolicy();
+  auto outcome = analysis::Judge(set, run.policy(), nullptr, {});
+  analysis::FillRun(set, outcome, &run);
+  return run;
+}
+
+TEST(Report, CrossRailMatricesAreLabelledByTheirLane) {
+  const v1::Run run = CrossRailRun();
+  ASSERT_EQ(run.matrices_size(), 2);
+  const std::string text = RenderMatrixText(run);
+  EXPECT_THAT(text, HasSubstr("rail 0->1, 64 KiB: BW average"));
+  EXPECT_THAT(text, HasSubstr("rail 1->0, 64 KiB: BW average"));
+  const std::string md = RenderMarkdown(run);
+  EXPECT_THAT(md, HasSubstr("## Rail 0->1, 64 KiB (Gb/s)"));
+  EXPECT_THAT(md, HasSubstr("## Rail 1->0, 64 KiB (Gb/s)"));
+  EXPECT_THAT(md, HasSubstr("- nodeB -> nodeA rail 1->0: fail"));
+  const std::string csv = RenderCsv(run);
+  EXPECT_THAT(csv, HasSubstr(",dst_memory_used,dst_rail\n"));
+  EXPECT_THAT(csv, HasSubstr(",nodeA,mlx5_0,nodeB,mlx5_1,0,"));
+  // Each row's verdict is its own lane's cell, and its last field the target's rail.
+  EXPECT_THAT(csv, testing::ContainsRegex(",nodeB,mlx5_1,nodeA,mlx5_0,1,,0,error,[^\n]*,0\n"));
+  EXPECT_THAT(csv, testing::ContainsRegex(",nodeA,mlx5_0,nodeB,mlx5_1,0,[^\n]*,pass,[^\n]*,1\n"));
+  const std::string junit = RenderJUnit(run);
+  EXPECT_THAT(junit, HasSubstr("classname=\"gdrbench.rail0-1\""));
+  EXPECT_THAT(junit, HasSubstr("classname=\"gdrbench.rail1-0\""));
+  EXPECT_THAT(junit, HasSubstr("tests=\"4\""));
+  const std::string html = RenderHtml(run);
+  EXPECT_THAT(html, HasSubstr("<h2>Rail 0->1: BW average"));
+  EXPECT_THAT(html, HasSubstr("m-r0to1-65536"));
+  EXPECT_THAT(html, HasSubstr("m-r1to0-65536"));
+  EXPECT_THAT(run.summary(), HasSubstr("1 failed"));
+}
+
 TEST(Report, LoadRunJsonNamesTheProblem) {
   EXPECT_EQ(LoadRunJson("/nonexistent/run.json").status().code(), absl::StatusCode::kNotFound);
   const std::string path = ::testing::TempDir() + "/bad_run.json";
@@ -142,7 +209,7 @@ TEST(Report, TheyNameTheMemoryUsedAndSayWhenTheGpuPathWasNotTested) {
   const std::string md = RenderMarkdown(run);
   EXPECT_THAT(md, HasSubstr("- memory: host (ibv_reg_mr) on all 11 tests; GPU path not tested: host memory"));
   EXPECT_THAT(RenderHtml(run), HasSubstr("GPU path not tested: host memory"));
-  EXPECT_THAT(RenderCsv(run), HasSubstr(",host (ibv_reg_mr),host (ibv_reg_mr)\n"));
+  EXPECT_THAT(RenderCsv(run), HasSubstr(",host (ibv_reg_mr),host (ibv_reg_mr),0\n"));
   for (auto& p : *run.mutable_pairs()) {
     p.mutable_dst()->set_memory_kind("gpu");
     p.mutable_dst()->set_registration("ibv_reg_dmabuf_mr");

@@ -3,6 +3,7 @@
 #include "controller/sweep/retest.h"
 
 #include <set>
+#include <tuple>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -150,6 +151,44 @@ TEST(Retest, IncastRetestsTheLowCellsWholeGroupInOneRound) {
   ASSERT_TRUE(two.ok());
   EXPECT_EQ(two->rounds(), 2u);
   EXPECT_EQ(two->tests(), 4u);
+}
+
+// Cross-rail: a low cell re-runs on its own lane (rail 0 of node0 into rail
+// 1 of node1), and two low cells of other lanes that write into the same
+// target NIC (node1's rail 1) never share a round.
+TEST(Retest, CrossRailRetestsTheLowCellsLaneAndKeysTheTargetByItsRail) {
+  std::vector<run::PlanNode> nodes(3);
+  for (uint32_t i = 0; i < 3; ++i) {
+    nodes[i].name = "node" + std::to_string(i);
+    for (uint32_t r = 0; r < 3; ++r) {
+      nodes[i].rails.push_back(inventory::Rail{"mlx5_" + std::to_string(r), std::nullopt});
+      nodes[i].rail_gbps.push_back(100);
+    }
+  }
+  schedule::ScheduleOptions o;
+  o.mode = schedule::Mode::kCrossRail;
+  v1::SweepParams p;
+  p.add_sizes_bytes(65536);
+  auto plan = run::MakePlan(std::move(nodes), "host", o, p);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  analysis::MatrixSet set({"node0", "node1", "node2"});
+  for (const auto& t : plan->schedule.AllTests()) {
+    // node0 rail 0 -> node1 rail 1, and node2 rail 2 -> node1 rail 1: low.
+    const bool low = t.dst == 1 && t.TargetRail() == 1 && ((t.src == 0 && t.rail == 0) || (t.src == 2 && t.rail == 2));
+    v1::PairResult r = Result(t.src, t.dst, t.rail, low ? 40 : 95);
+    r.set_dst_rail(t.TargetRail());
+    set.Add(r);
+  }
+  v1::VerdictPolicy policy = analysis::DefaultPolicy();
+  policy.set_mad_k(0);
+  analysis::Judge(set, policy, nullptr, {});
+  auto s = RetestSchedule(set, *plan);
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>> got;
+  for (const auto& t : s->AllTests()) got.insert({t.src, t.dst, t.rail, t.TargetRail()});
+  EXPECT_EQ(got, (std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>>{{0, 1, 0, 1}, {2, 1, 2, 1}}));
+  EXPECT_EQ(s->rounds(), 2u);  // both write into node1's rail 1
+  EXPECT_TRUE(schedule::ValidateSchedule(*s, run::Shapes(plan->nodes, plan->memory)).ok());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "controller/run/fake_cluster.h"
 #include "google/protobuf/util/json_util.h"
@@ -279,6 +280,60 @@ TEST(Sweep, IncastJudgesSendersByTheirShareAndReportsEachTargetsSum) {
   auto bad = RunSweep(c);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("--fan-in 6: give 1 .. 5"));
+}
+
+// Cross-rail on the fake cluster: every (src, dst, rail, other rail) once,
+// the target's NIC and rate its own rail's, a matrix per lane, and a low
+// initiator NIC judged on its lanes only.
+TEST(Sweep, CrossRailTestsEveryRailPairOnceIntoItsLanesMatrix) {
+  run::FakeCluster cluster(4, 3, 100);
+  cluster.EditNodeInfo(2, [](v1::NodeInfo& n) { n.mutable_nics(2)->mutable_ports(0)->set_active_rate_gbps(50); });
+  // node1's rail-1 NIC sends at 20 (the fleet at 46): low in lanes 1->0 and
+  // 1->2 only, fleet-relative (46 is below 90 % of the 100 Gb/s ports, so the
+  // absolute check is off here).
+  cluster.SetBandwidth([](uint32_t src, uint32_t, const std::string& nic) {
+    return src == 1 && nic == "nic1" ? 20.0 : 46.0;
+  });
+  SweepConfig c = Config(cluster);
+  c.schedule.mode = schedule::Mode::kCrossRail;
+  c.retest_low = 0;
+  c.policy.set_min_fraction_of_link(0);
+  auto run = RunSweep(c);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->mode(), "cross-rail");
+  ASSERT_EQ(run->pairs_size(), 4 * 3 * 6);
+  std::set<std::tuple<std::string, std::string, uint32_t, uint32_t>> tests;
+  for (const auto& p : run->pairs()) {
+    ASSERT_TRUE(p.has_dst_rail()) << p.DebugString();
+    EXPECT_NE(p.dst_rail(), p.rail());
+    EXPECT_EQ(p.src().nic_device(), "nic" + std::to_string(p.rail()));
+    EXPECT_EQ(p.dst().nic_device(), "nic" + std::to_string(p.dst_rail()));
+    // The slower end: node2's rail 2 is a 50 Gb/s port, whichever end it is.
+    const bool slow = (p.src().node() == "node2" && p.rail() == 2) || (p.dst().node() == "node2" && p.dst_rail() == 2);
+    EXPECT_DOUBLE_EQ(p.expected_gbps(), slow ? 50 : 100) << p.ShortDebugString();
+    tests.insert({p.src().node(), p.dst().node(), p.rail(), p.dst_rail()});
+  }
+  EXPECT_EQ(tests.size(), 72u);
+  ASSERT_EQ(run->matrices_size(), 6);  // lanes (0,1) (0,2) (1,0) (1,2) (2,0) (2,1) at 64 KiB
+  for (const auto& m : run->matrices()) {
+    ASSERT_TRUE(m.has_dst_rail());
+    EXPECT_NE(m.dst_rail(), m.rail());
+    EXPECT_EQ(m.cells_size(), 12);
+    for (const auto& cell : m.cells()) {
+      const bool low = m.rail() == 1 && cell.src() == 1;
+      EXPECT_EQ(cell.verdict(), low ? "low" : "pass") << m.rail() << "->" << m.dst_rail() << " " << cell.src();
+    }
+  }
+  EXPECT_THAT(run->summary(), HasSubstr("6 low"));
+}
+
+TEST(Sweep, CrossRailOverOneRailIsOneSentence) {
+  run::FakeCluster cluster(4, 1, 100);
+  SweepConfig c = Config(cluster);
+  c.schedule.mode = schedule::Mode::kCrossRail;
+  auto run = RunSweep(c);
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(run.status().message()), HasSubstr("--mode cross-rail needs nodes with at least 2 rails"));
 }
 
 TEST(Estimate, IncastSendersMoveTheirDataAtTheirShareOfTheTargetPort) {
