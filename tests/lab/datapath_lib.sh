@@ -10,12 +10,12 @@ dp_cleanup() {
 }
 trap dp_cleanup EXIT
 
-# dp_start_agent NODE: starts an agent owning NODE's rxe device; sets DP_ADDR[NODE] and
-# DP_PID[NODE]; its log is $DP_DIR/NODE.log.
+# dp_start_agent NODE [DEVICES]: starts an agent owning NODE's rxe device (or DEVICES, comma-
+# separated: e.g. every rail's); sets DP_ADDR[NODE] and DP_PID[NODE]; its log is $DP_DIR/NODE.log.
 declare -A DP_ADDR DP_PID
 dp_start_agent() {
-  local node=$1 dev i
-  dev=$(lab_dev "$node") || return 1
+  local node=$1 dev=${2:-} i
+  [[ -n "$dev" ]] || dev=$(lab_dev "$node") || return 1
   rm -f "$DP_DIR/$node.port"
   "$GDRBENCH_BIN/gdrbench-agent" --insecure --listen 127.0.0.1:0 --devices "$dev" \
     --port-file "$DP_DIR/$node.port" --log-level ${DP_LOG_LEVEL:-info} >"$DP_DIR/$node.log" 2>&1 &

@@ -8,6 +8,10 @@
   sweep_check.py RUN_JSON same OTHER_JSON     same cells (status, and OK values) and pairs
   sweep_check.py RUN_JSON incast N K          --mode incast: every one of N nodes a target of K
                                               senders in one round, all OK, sum = the senders' Gb/s
+  sweep_check.py RUN_JSON crossrail N R       --mode cross-rail: for every ordered pair of N nodes
+                                              and every rail i != j of R, an OK cell > 0 in the
+                                              (i, j) matrix; the target's NIC is its rail j's; no
+                                              NIC in two tests of a round (each end's own rail)
 Prints one line per finding; exit 1 with "FAIL: ..." on the first failed check.
 """
 import json
@@ -129,6 +133,48 @@ def main():
                 fail(f"round {r}: a node in two roles or groups: {groups}")
         sums = sorted(t["aggregate_gbps"] for t in targets)
         print(f"ok incast {n} targets x {k} senders; per-target sums {sums[0]:.3g} .. {sums[-1]:.3g} Gb/s")
+    elif what == "crossrail":
+        n, rails = int(sys.argv[3]), int(sys.argv[4])
+        if run.get("mode") != "cross-rail":
+            fail(f"mode {run.get('mode')}, expected cross-rail")
+        lanes = {}
+        for m in run.get("matrices", []):
+            if "dst_rail" not in m or m["dst_rail"] == m.get("rail", 0):
+                fail(f"a same-rail matrix (rail {m.get('rail', 0)}) in a cross-rail run")
+            lane = (m.get("rail", 0), m["dst_rail"])
+            if lane not in lanes or int(m.get("size_bytes", 0)) > int(lanes[lane].get("size_bytes", 0)):
+                lanes[lane] = m
+        want = {(i, j) for i in range(rails) for j in range(rails) if i != j}
+        if set(lanes) != want:
+            fail(f"matrices of lanes {sorted(lanes)}, expected {sorted(want)}")
+        low = high = None
+        for lane, m in sorted(lanes.items()):
+            names = m["nodes"]
+            got = {(names[c.get("src", 0)], names[c.get("dst", 0)]): c for c in m.get("cells", [])}
+            if len(names) != n or len(got) != n * (n - 1):
+                fail(f"lane {lane}: {len(got)} cells of {len(names)} nodes, expected {n * (n - 1)}")
+            for (a, b), c in got.items():
+                if a == b or c.get("status") != "RESULT_STATUS_OK" or not c.get("bw_avg_gbps", 0) > 0:
+                    fail(f"lane {lane} cell {a}->{b}: {c.get('status')} {c.get('reason', '')}")
+                v = c["bw_avg_gbps"]
+                low, high = min(low or v, v), max(high or v, v)
+        busy = {}
+        for p in run.get("pairs", []):
+            r, d = p.get("rail", 0), p.get("dst_rail", p.get("rail", 0))
+            if r == d:
+                fail(f"pair {p['src']['node']}->{p['dst']['node']} on one rail {r}")
+            k = p["dst"]["node"][len("node"):]
+            nic = f"rxe{k}" + (f"r{d}" if d else "")
+            if p["dst"].get("nic_device") != nic:
+                fail(f"pair {p['src']['node']}->{p['dst']['node']} rail {r}->{d}: target NIC "
+                     f"{p['dst'].get('nic_device')}, expected {nic}")
+            for end in ((p["src"]["node"], r), (p["dst"]["node"], d)):
+                key = (p.get("round", 0),) + end
+                if key in busy:
+                    fail(f"round {key[0]}: NIC of rail {end[1]} on {end[0]} in two tests")
+                busy[key] = True
+        print(f"ok cross-rail {n} nodes x lanes {sorted(lanes)}: {n * (n - 1) * len(lanes)} cells OK, "
+              f"{low:.3g} .. {high:.3g} Gb/s")
     else:
         fail("unknown check " + what)
 
