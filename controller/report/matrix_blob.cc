@@ -122,6 +122,7 @@ std::string MatrixBlobBuilder::Finish() const {
   f["version"] = Num(kMatrixBlobVersion);
   f["n"] = Num(n_);
   f["rail"] = Num(rail_);
+  if (dst_rail_ && *dst_rail_ != rail_) f["dstRail"] = Num(*dst_rail_);
   f["sizeBytes"] = Num(static_cast<double>(size_bytes_));
   auto* nodes = f["nodes"].mutable_list_value();
   for (const auto& n : names_) *nodes->add_values() = Str(n);
@@ -164,6 +165,7 @@ std::string EncodeMatrix(const v1::BandwidthMatrix& m) {
   MatrixBlobBuilder b(std::vector<std::string>(m.nodes().begin(), m.nodes().end()), m.rail(), m.size_bytes());
   for (const auto& c : m.cells()) b.AddCell(c);
   if (m.has_fleet()) b.SetFleet(m.fleet());
+  if (m.has_dst_rail()) b.SetDstRail(m.dst_rail());
   return b.Finish();
 }
 

@@ -17,12 +17,14 @@
 //     baseline f32[n*n]  the baseline run's value, 0 = none (only when any)
 //     reason   u16[n*n]  index into the JSON's "reasons" (0 = ""; only when any)
 //   JSON: {"version":1,"n":N,"rail":R,"sizeBytes":S,"nodes":[...],
+//          "dstRail":D (only a cross-rail lane: the targets' rail, R the initiators'),
 //          "reasons":["",...],"expectedGbps":X,"fleet":{...},
 //          "sections":[{"name":"gbps","type":"f32"},...]}
 // Thread safety: a builder is used by one thread.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -48,6 +50,8 @@ class MatrixBlobBuilder {
   void AddCell(const v1::MatrixCell& cell);
   // The matrix's fleet statistics (optional; shown in the legend).
   void SetFleet(const v1::AxisStats& fleet) { fleet_ = fleet; has_fleet_ = true; }
+  // A cross-rail lane's targets' rail (--mode cross-rail); unset: `rail`.
+  void SetDstRail(uint32_t dst_rail) { dst_rail_ = dst_rail; }
 
   std::string Finish() const;
   uint32_t nodes() const { return n_; }
@@ -55,6 +59,7 @@ class MatrixBlobBuilder {
  private:
   uint32_t n_;
   uint32_t rail_;
+  std::optional<uint32_t> dst_rail_;
   uint64_t size_bytes_;
   std::vector<std::string> names_;
   std::vector<float> gbps_, expected_, baseline_;

@@ -15,6 +15,11 @@
   const M = global.GdrMatrix;
   const LEFT = 120, TOP = 92, MAX_CELL = 56, LABEL_MIN = 9, VALUE_MIN = 44;
 
+  // "2", or "0->1" for a cross-rail lane (initiators' rail -> targets').
+  function laneName(d) {
+    return d.dstRail === undefined || d.dstRail === d.rail ? String(d.rail) : d.rail + '->' + d.dstRail;
+  }
+
   function el(tag, cls, text) {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -59,7 +64,7 @@
       this.canvas.tabIndex = 0;
       this.canvas.setAttribute('role', 'img');
       this.canvas.setAttribute('aria-label', (this.diffMode ? 'change heatmap' : 'bandwidth heatmap') +
-        ' rail ' + data.rail + ', ' + M.sizeName(data.sizeBytes) + ', ' + this.n + ' nodes');
+        ' rail ' + laneName(data) + ', ' + M.sizeName(data.sizeBytes) + ', ' + this.n + ' nodes');
       this.tip = el('div', 'gdr-hm-tip');
       this.legend = el('div', 'gdr-hm-legend');
       this.root.append(this.bar, this.canvas, this.tip, this.legend);
@@ -319,7 +324,7 @@
       };
       const d = this.data;
       line('', d.nodes[r] + ' \u2192 ' + d.nodes[c]);
-      line('rail', d.rail + ' \u00b7 ' + M.sizeName(d.sizeBytes));
+      line('rail', laneName(d) + ' \u00b7 ' + M.sizeName(d.sizeBytes));
       if (this.diffMode) this.diffTip(line, r * d.n + c);
       else this.cellTip(line, M.cell(d, r, c));
       tip.style.display = 'block';

@@ -22,6 +22,8 @@
     let off = pad8(12 + jsonLen);
     const m = {
       n: n, nodes: head.nodes, rail: head.rail, sizeBytes: head.sizeBytes, reasons: head.reasons,
+      // A cross-rail lane: the targets' rail (absent: the same as `rail`).
+      dstRail: head.dstRail === undefined ? head.rail : head.dstRail,
       expectedGbps: head.expectedGbps || 0, fleet: head.fleet || null,
       gbps: null, code: null, expected: null, baseline: null, reason: null,
     };

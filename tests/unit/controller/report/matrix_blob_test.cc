@@ -99,6 +99,25 @@ TEST(MatrixBlob, CellsLandAtRowSrcColumnDstWithCodesReasonsAndBaselines) {
   EXPECT_EQ(reason[1], 0);
 }
 
+// A cross-rail lane names its targets' rail for the heatmap's labels; a
+// same-rail matrix (dst_rail absent or equal) carries none.
+TEST(MatrixBlob, ACrossRailLaneCarriesItsTargetsRail) {
+  v1::BandwidthMatrix m;
+  m.set_rail(1);
+  m.set_dst_rail(0);
+  m.set_size_bytes(65536);
+  m.add_nodes("a");
+  m.add_nodes("b");
+  const Decoded d = Decode(EncodeMatrix(m));
+  EXPECT_EQ(d.head.fields().at("rail").number_value(), 1);
+  ASSERT_EQ(d.head.fields().count("dstRail"), 1u);
+  EXPECT_EQ(d.head.fields().at("dstRail").number_value(), 0);
+  m.set_dst_rail(1);
+  EXPECT_EQ(Decode(EncodeMatrix(m)).head.fields().count("dstRail"), 0u);
+  m.clear_dst_rail();
+  EXPECT_EQ(Decode(EncodeMatrix(m)).head.fields().count("dstRail"), 0u);
+}
+
 TEST(MatrixBlob, DifferingLinkRatesGetTheirOwnSection) {
   MatrixBlobBuilder b({"a", "b"}, 0, 65536);
   b.Add(0, 1, v1::RESULT_STATUS_OK, 180, "pass", 200, 0, "");
