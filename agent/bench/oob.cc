@@ -149,27 +149,36 @@ absl::StatusOr<GidChoice> ChooseGids(const std::vector<GidCandidate>& local,
                                       : "IB GID index 0, LID routing"};
   }
   // RoCE: RoCE v2 entries sharing a subnet, IPv4 before IPv6, global before
-  // link-local, the lowest indices first.
-  for (int pass = 0; pass < 3; ++pass) {
+  // link-local, the lowest indices first. Ends in different IPv4 subnets (a
+  // routed fabric: rails as separate subnets, /31s to the leaf) take their
+  // IPv4 RoCE v2 GIDs, which a router forwards, before the link-local IPv6
+  // ones they share: fe80::/10 is never forwarded (RFC 4291 2.5.6), so those
+  // only reach a peer on the same link, where the IPv4 subnets would match.
+  for (int pass = 0; pass < 4; ++pass) {
     for (const GidCandidate& l : local) {
       if (l.type != "RoCE v2") continue;
       bool v4 = IsV4Mapped(l.gid);
-      if ((pass == 0 && !v4) || (pass == 1 && (v4 || IsLinkLocal(l.gid)))) continue;
-      if (pass == 2 && !(IsLinkLocal(l.gid) && !v4)) continue;
+      if ((pass == 0 || pass == 2) && !v4) continue;
+      if (pass == 1 && (v4 || IsLinkLocal(l.gid))) continue;
+      if (pass == 3 && !(IsLinkLocal(l.gid) && !v4)) continue;
       for (const GidCandidate& r : remote) {
-        if (r.type != "RoCE v2" || !SameSubnet(l, r)) continue;
+        if (r.type != "RoCE v2") continue;
+        const bool routed = pass == 2;
+        if (routed ? !IsV4Mapped(r.gid) : !SameSubnet(l, r)) continue;
         return GidChoice{
             .local_index = l.index,
             .remote_index = r.index,
             .remote_gid = r.gid,
             .global = true,
-            .reason = absl::StrCat("RoCE v2 GIDs in one subnet: ", GidText(l.gid), " (index ",
-                                   l.index, ") -> ", GidText(r.gid), " (index ", r.index, ")")};
+            .reason = absl::StrCat(routed ? "RoCE v2 IPv4 GIDs in different subnets (routed): "
+                                          : "RoCE v2 GIDs in one subnet: ",
+                                   GidText(l.gid), " (index ", l.index, ") -> ", GidText(r.gid), " (index ",
+                                   r.index, ")")};
       }
     }
   }
   return absl::NotFoundError(absl::StrCat(
-      "no RoCE v2 GIDs of the two ends share a subnet (this end: ", Describe(local),
+      "no RoCE v2 GIDs of the two ends share a subnet, nor do both have an IPv4 one (this end: ", Describe(local),
       "; peer: ", Describe(remote), "); give --gid-index"));
 }
 

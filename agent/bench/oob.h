@@ -44,7 +44,8 @@ struct GidChoice {
 // (the target then uses remote_index as its own): with `forced` (the
 // --gid-index override) that index on both ends; on RoCE a RoCE v2 GID of
 // each end whose IPv4 (or, failing that, non-link-local IPv6) addresses
-// share a subnet, the prefix taken from the local address; on InfiniBand
+// share a subnet, the prefix taken from the local address; else (a routed
+// fabric) an IPv4 RoCE v2 GID of each end; else link-local IPv6; on InfiniBand
 // index 0 and LID routing unless the subnet prefixes differ.
 // NOT_FOUND with both tables described when no pair fits.
 absl::StatusOr<GidChoice> ChooseGids(const std::vector<GidCandidate>& local,
