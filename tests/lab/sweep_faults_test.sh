@@ -7,7 +7,8 @@
 # --fan-in 2 over the 4 nodes: every node the target of 2 senders at once, the per-target
 # sums in run.json and in the printed table; (4) --mode cross-rail over both rails, routed
 # through the lab's spine (deploy/lab/spine): every node's rail 0 to every other's rail 1 and
-# back, each lane's matrix full, the bytes seen on the spine's legs. The steps before (4) use
+# back, each lane's matrix full, the bytes seen on the spine's legs; then out of band (--cm oob,
+# the GIDs chosen by the agents: the IPv4 ones across subnets). The steps before (4) use
 # rail 0 only, with the rails isolated as they boot. First, one first-contact test per
 # connection mode, bounded well under the old 5 s stall (sw_first_contact).
 source "$(dirname "$0")/lib.sh"
@@ -138,5 +139,22 @@ grep -q '^rail 0->1, ' "$out.stdout" && grep -q '^rail 1->0, ' "$out.stdout" ||
 crossed=$(($(spine_bytes) - spine_before))
 echo "  the spine's legs received $crossed bytes"
 ((crossed > 2 * 24 * 50 * 65536)) || lab_fail "only $crossed bytes crossed the spine"
+
+lab_log "cross-rail out of band (--cm oob): the ends' IPv4 GIDs, routed, not the link-local ones"
+out=$DP_DIR/crossrail-oob
+timeout "${SW_TIMEOUT:-300}" "$GDRBENCH_BIN/gdrbench" sweep --inventory "$DP_DIR/inv-rails.yaml" "${xflags[@]}" \
+  --iterations 20 --qp-timeout "${DP_QP_TIMEOUT:-18}" --cm oob --mode cross-rail --out "$out" \
+  >"$out.stdout" 2>"$out.stderr"
+rc=$?
+sw_show "$out"
+((rc == 0)) || lab_fail "cross-rail --cm oob sweep exit $rc"
+sw_check "$out/run.json" crossrail 4 2 || exit 1
+# Index 1 is each rxe port's ::ffff:10.0.R.K (colon-hex ...:ffff:0a00:RRKK), 0 its fe80:: one.
+python3 -c 'import json,sys
+g = sorted({(p.get("summary", {}).get("gid_index", 0), p.get("summary", {}).get("gid", ""))
+            for p in json.load(open(sys.argv[1]))["pairs"]})
+print("  initiator GIDs:", " ".join(f"{i}={x[-14:]}" for i, x in g))
+sys.exit(0 if g and all(i == 1 and ":ffff:0a00:" in x for i, x in g) else 1)' "$out/run.json" ||
+  lab_fail "a cross-rail oob test did not use the IPv4 GIDs"
 spine off || lab_fail "spine off failed"
 echo "PASS"
