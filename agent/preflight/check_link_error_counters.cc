@@ -13,15 +13,26 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/counters/port_counters.h"
 #include "agent/preflight/checks.h"
 
 namespace gdrbench::agent::preflight {
 namespace {
 
-constexpr const char* kCounters[] = {"symbol_error", "link_downed", "link_error_recovery",
-                                     "port_rcv_errors", "excessive_buffer_overrun_errors"};
-constexpr const char* kHwCounters[] = {"link_downed", "packet_seq_err", "implied_nak_seq_err",
-                                       "local_ack_timeout_err", "out_of_sequence"};
+// The counters this check judges (a subset of what is sampled around a
+// test: packet and congestion counters say nothing about a port at rest).
+constexpr counters::CounterDef kChecked[] = {
+    {"counters/symbol_error", counters::Kind::kLink},
+    {"counters/link_downed", counters::Kind::kLink},
+    {"counters/link_error_recovery", counters::Kind::kLink},
+    {"counters/port_rcv_errors", counters::Kind::kLink},
+    {"counters/excessive_buffer_overrun_errors", counters::Kind::kLink},
+    {"hw_counters/link_downed", counters::Kind::kLink},
+    {"hw_counters/packet_seq_err", counters::Kind::kRetransmit},
+    {"hw_counters/implied_nak_seq_err", counters::Kind::kRetransmit},
+    {"hw_counters/local_ack_timeout_err", counters::Kind::kRetransmit},
+    {"hw_counters/out_of_sequence", counters::Kind::kRetransmit},
+};
 
 struct Key {
   std::string nic;
@@ -36,16 +47,8 @@ std::map<Key, uint64_t> ReadAll(Context& ctx, const std::vector<verbs::DeviceInf
   std::map<Key, uint64_t> out;
   for (const auto& d : devs) {
     for (const auto& p : d.ports) {
-      std::string base = absl::StrCat("/sys/class/infiniband/", d.name, "/ports/", p.port_num, "/");
-      auto read = [&](const char* dir, const char* name) {
-        std::string file = absl::StrCat(dir, "/", name);
-        uint64_t v = 0;
-        if (auto s = ctx.fs().ReadLine(base + file); s.ok() && absl::SimpleAtoi(*s, &v)) {
-          out[Key{d.name, p.port_num, file}] = v;
-        }
-      };
-      for (const char* c : kCounters) read("counters", c);
-      for (const char* c : kHwCounters) read("hw_counters", c);
+      counters::Sample s = counters::ReadPort(ctx.fs(), d.name, p.port_num, kChecked);
+      for (const auto& [file, v] : s.values) out[Key{d.name, p.port_num, file}] = v;
     }
   }
   return out;

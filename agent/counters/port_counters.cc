@@ -1,0 +1,163 @@
+#include "agent/counters/port_counters.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace gdrbench::agent::counters {
+namespace {
+
+constexpr uint64_t Max(int bits) { return (uint64_t{1} << bits) - 1; }
+
+// PMA widths from drivers/infiniband/core/sysfs.c (PORT_PMA_ATTR(name,
+// counter, width, offset)); the IBA PortCounters stop at all ones. The packet
+// counters may come from PortCountersExtended (64 bits): no maximum.
+// hw_counters are the drivers' 64-bit software or firmware counters.
+constexpr CounterDef kDefs[] = {
+    {"counters/symbol_error", Kind::kLink, Max(16)},
+    {"counters/link_error_recovery", Kind::kLink, Max(8)},
+    {"counters/link_downed", Kind::kLink, Max(8)},
+    {"counters/port_rcv_errors", Kind::kLink, Max(16)},
+    {"counters/port_rcv_remote_physical_errors", Kind::kLink, Max(16)},
+    {"counters/local_link_integrity_errors", Kind::kLink, Max(4)},
+    {"counters/excessive_buffer_overrun_errors", Kind::kLink, Max(4)},
+    {"counters/port_xmit_discards", Kind::kCongestion, Max(16)},
+    {"counters/port_xmit_wait", Kind::kCongestion, Max(32)},
+    {"counters/port_xmit_packets", Kind::kPackets},
+    {"counters/port_rcv_packets", Kind::kPackets},
+    // rxe (rxe_hw_counters.c) and mlx5 (counters.c) share link_downed and
+    // duplicate_request.
+    {"hw_counters/link_downed", Kind::kLink},
+    {"hw_counters/duplicate_request", Kind::kRetransmit},
+    // rxe: the responder saw a PSN ahead of the expected one; the requester
+    // got a sequence-error NAK; the completer retried (ACK timeout);
+    // retries ran out; a packet could not be sent.
+    {"hw_counters/out_of_seq_request", Kind::kRetransmit},
+    {"hw_counters/rcvd_seq_err", Kind::kRetransmit},
+    {"hw_counters/completer_retry_err", Kind::kRetransmit},
+    {"hw_counters/retry_exceeded_err", Kind::kRetransmit},
+    {"hw_counters/send_err", Kind::kRetransmit},
+    {"hw_counters/sent_pkts", Kind::kPackets},
+    {"hw_counters/rcvd_pkts", Kind::kPackets},
+    // mlx5 (out_of_seq_q_cnts, retrans_q_cnts).
+    {"hw_counters/out_of_sequence", Kind::kRetransmit},
+    {"hw_counters/packet_seq_err", Kind::kRetransmit},
+    {"hw_counters/implied_nak_seq_err", Kind::kRetransmit},
+    {"hw_counters/local_ack_timeout_err", Kind::kRetransmit},
+    // mlx5 RoCE congestion control (cong_cnts): ECN-marked packets received,
+    // CNPs sent by the notification point, CNPs handled / ignored by the
+    // reaction point.
+    {"hw_counters/np_ecn_marked_roce_packets", Kind::kCongestion},
+    {"hw_counters/np_cnp_sent", Kind::kCongestion},
+    {"hw_counters/rp_cnp_handled", Kind::kCongestion},
+    {"hw_counters/rp_cnp_ignored", Kind::kCongestion},
+};
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::span<const CounterDef> TestCounters() { return kDefs; }
+
+const CounterDef* FindCounter(const std::string& file) {
+  for (const CounterDef& d : kDefs) {
+    if (file == d.file) return &d;
+  }
+  return nullptr;
+}
+
+std::string PortDir(const std::string& device, uint32_t port) {
+  return absl::StrCat("/sys/class/infiniband/", device, "/ports/", port, "/");
+}
+
+Sample ReadPort(const FsRoot& fs, const std::string& device, uint32_t port,
+                std::span<const CounterDef> defs) {
+  Sample s;
+  s.device = device;
+  s.port = port;
+  const std::string base = PortDir(device, port);
+  for (const CounterDef& d : defs) {
+    uint64_t v = 0;
+    // A file that is absent or does not parse is left out: Diff says so if
+    // the other sample has it.
+    if (auto line = fs.ReadLine(base + d.file); line.ok() && absl::SimpleAtoi(*line, &v)) {
+      s.values[d.file] = v;
+    }
+  }
+  s.taken_ns = NowNs();
+  return s;
+}
+
+Delta Diff(const Sample& before, const Sample& after) {
+  Delta d;
+  d.device = after.device;
+  d.port = after.port;
+  d.interval_ns = after.taken_ns - before.taken_ns;
+  if (before.values.empty() && after.values.empty()) {
+    d.absent = absl::StrCat("no error counters in sysfs for ", after.device, " port ", after.port,
+                            " (", PortDir(after.device, after.port), "counters/ and hw_counters/)");
+    return d;
+  }
+  uint64_t pma_packets = 0, hw_packets = 0;
+  auto kind_of = [](const std::string& file) {
+    const CounterDef* def = FindCounter(file);
+    return def != nullptr ? def->kind : Kind::kLink;
+  };
+  // Both maps are sorted by file: one merge pass.
+  auto b = before.values.begin(), a = after.values.begin();
+  while (b != before.values.end() || a != after.values.end()) {
+    Change c;
+    if (a == after.values.end() || (b != before.values.end() && b->first < a->first)) {
+      c.file = b->first;
+      c.kind = kind_of(c.file);
+      c.before = b->second;
+      c.note = absl::StrCat("read ", b->second, " before the test, absent after it");
+      d.changes.push_back(std::move(c));
+      ++b;
+      continue;
+    }
+    if (b == before.values.end() || a->first < b->first) {
+      c.file = a->first;
+      c.kind = kind_of(c.file);
+      c.after = a->second;
+      c.note = absl::StrCat("absent before the test, ", a->second, " after it");
+      d.changes.push_back(std::move(c));
+      ++a;
+      continue;
+    }
+    ++d.compared;
+    const CounterDef* def = FindCounter(a->first);
+    c.file = a->first;
+    c.kind = def != nullptr ? def->kind : Kind::kLink;
+    c.before = b->second;
+    c.after = a->second;
+    if (c.after < c.before) {
+      c.note = absl::StrCat("went back from ", c.before, " to ", c.after,
+                            " (cleared or wrapped during the test): its growth is unknown");
+    } else if (def != nullptr && def->max != 0 && c.after == def->max) {
+      c.note = absl::StrCat("at its maximum ", def->max,
+                            " (saturated): its growth is unknown; clear the port's counters "
+                            "(perfquery -x -R) to see it again");
+    } else {
+      c.delta = c.after - c.before;
+      if (c.kind == Kind::kPackets) {
+        (c.file.starts_with("hw_counters/") ? hw_packets : pma_packets) += c.delta;
+      }
+    }
+    if (c.delta != 0 || !c.note.empty()) d.changes.push_back(std::move(c));
+    ++b;
+    ++a;
+  }
+  // A driver with both (mlx5: PMA packets; rxe: hw sent/rcvd) counts the same
+  // packets twice over: take one.
+  d.packets = std::max(pma_packets, hw_packets);
+  return d;
+}
+
+}  // namespace gdrbench::agent::counters
