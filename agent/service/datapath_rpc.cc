@@ -106,7 +106,10 @@ TargetRegistry& AgentHandler::targets() {
         [this](const std::string& device) {
           return CheckDevice(*sessions_, config_.devices, device);
         },
-        sessions_, TargetLimits{});
+        sessions_, TargetLimits{}, nullptr, true,
+        [this](const std::string& device, uint32_t port) {
+          return counters::ReadPort(fs_, device, port, counters::TestCounters());
+        });
   });
   return *targets_;
 }
@@ -129,8 +132,7 @@ absl::StatusOr<v1::VerifyTargetResponse> AgentHandler::VerifyTarget(
 }
 
 absl::StatusOr<v1::CloseTargetResponse> AgentHandler::CloseTarget(const v1::CloseTargetRequest& r) {
-  RETURN_IF_ERROR(targets().Close(r.target_id()));
-  return v1::CloseTargetResponse{};
+  return targets().Close(r.target_id());
 }
 
 absl::Status AgentHandler::RunWriteSweep(
@@ -179,6 +181,11 @@ absl::Status AgentHandler::RunWriteSweep(
   const std::string server = spec.cm == bench::CmMode::kOob ? "" : r.target_address();
   summary.set_perftest_command(SweepPerftestCommand(options, r.device(), path.gid_index, server));
 
+  // The port's counters around the test: sampled once connected (the
+  // target's window, OpenTarget to CloseTarget, holds the connection too).
+  const uint32_t counter_port = path.port != 0 ? path.port : 1;
+  const counters::Sample counters_before =
+      counters::ReadPort(fs_, r.device(), counter_port, counters::TestCounters());
   bench::SweepIdentity ident{r.device(), path.gid_index, server};
   uint64_t total_bytes = 0;
   int64_t total_ns = 0;
@@ -226,6 +233,9 @@ absl::Status AgentHandler::RunWriteSweep(
       }
     }
   }
+  ToProto(counters::Diff(counters_before,
+                         counters::ReadPort(fs_, r.device(), counter_port, counters::TestCounters())),
+          summary.mutable_counters());
   summary.set_total_bytes(total_bytes);
   summary.set_duration_ns(total_ns);
   summary.set_bw_avg_gbps_best(best);

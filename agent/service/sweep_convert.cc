@@ -198,4 +198,27 @@ absl::StatusOr<verbs::DeviceInfo> CheckDevice(bench::SessionFactory& sessions,
   return sessions.ResolveDevice(device);
 }
 
+void ToProto(const counters::Delta& d, v1::PortCounters* out) {
+  out->set_device(d.device);
+  out->set_port(d.port);
+  out->set_interval_ns(d.interval_ns);
+  out->set_compared(static_cast<uint32_t>(d.compared));
+  out->set_packets(d.packets);
+  out->set_absent(d.absent);
+  for (const counters::Change& c : d.changes) {
+    v1::CounterChange* o = out->add_changes();
+    o->set_name(c.file);
+    switch (c.kind) {
+      case counters::Kind::kLink: o->set_kind(v1::COUNTER_KIND_LINK); break;
+      case counters::Kind::kRetransmit: o->set_kind(v1::COUNTER_KIND_RETRANSMIT); break;
+      case counters::Kind::kCongestion: o->set_kind(v1::COUNTER_KIND_CONGESTION); break;
+      case counters::Kind::kPackets: o->set_kind(v1::COUNTER_KIND_PACKETS); break;
+    }
+    o->set_before(c.before);
+    o->set_after(c.after);
+    o->set_delta(c.delta);
+    o->set_note(c.note);
+  }
+}
+
 }  // namespace gdrbench::agent::service

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/counters/port_counters.h"
 #include "agent/bench/sweep_options.h"
 #include "agent/bench/session.h"
 #include "agent/bench/write_sweep.h"
@@ -32,6 +33,8 @@ void ToProto(const bench::OobEndpoint& e, v1::OobEndpoint* out);
 absl::StatusOr<bench::OobEndpoint> FromProto(const v1::OobEndpoint& e);
 void ToProto(const bench::OobPeer& p, const std::string& gid_choice, v1::OobConnect* out);
 absl::StatusOr<bench::OobPeer> FromProto(const v1::OobConnect& c);
+// A port's counters around a test: the delta of two samples.
+void ToProto(const counters::Delta& d, v1::PortCounters* out);
 
 // Memory a test cannot use, before anything is allocated: write_lat polls
 // the receive area with the CPU, which GPU memory does not allow (perftest:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "agent/memory/memory.h"
@@ -30,6 +31,8 @@ class Target {
   bench::BufferLayout layout;
   int64_t lease_ns = 0;
   std::unique_ptr<bench::TargetSession> session;
+  uint32_t counter_port = 1;
+  std::optional<counters::Sample> counters_before;  // set at open when counters are read
   std::atomic<bool> stop{false};
 
   std::mutex mu;
@@ -76,11 +79,13 @@ class Target {
 
 TargetRegistry::TargetRegistry(DeviceResolver resolve,
                                std::shared_ptr<bench::SessionFactory> sessions,
-                               TargetLimits limits, SteadyClock clock, bool run_reaper)
+                               TargetLimits limits, SteadyClock clock, bool run_reaper,
+                               CounterReader read_counters)
     : resolve_(std::move(resolve)),
       sessions_(std::move(sessions)),
       limits_(limits),
-      clock_(clock ? std::move(clock) : SteadyClock([] { return Clock::now(); })) {
+      clock_(clock ? std::move(clock) : SteadyClock([] { return Clock::now(); })),
+      read_counters_(std::move(read_counters)) {
   if (run_reaper) reaper_ = std::thread([this] { ReapLoop(); });
 }
 
@@ -160,6 +165,14 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
   }
   uint64_t bytes = slice * options.qps;
   ASSIGN_OR_RETURN(verbs::DeviceInfo device, resolve_(r.device()));
+  // The port the session listens on: the one asked for, else the first
+  // active one (as the session picks it).
+  uint32_t counter_port = r.port_num();
+  for (const verbs::PortInfo& p : device.ports) {
+    if (counter_port != 0) break;
+    if (p.state == "PORT_ACTIVE") counter_port = p.port_num;
+  }
+  if (counter_port == 0) counter_port = 1;
 
   std::string id;
   {
@@ -195,6 +208,9 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
   t->layout = layout;
   t->lease_ns = lease_ns;
   t->session = std::move(*session);
+  t->counter_port = counter_port;
+  // Before the initiator connects: the window holds the whole test.
+  if (read_counters_) t->counters_before = read_counters_(r.device(), counter_port);
   t->Renew(clock_());
 
   const bench::TargetOpened& op = t->session->opened();
@@ -312,7 +328,7 @@ absl::StatusOr<v1::VerifyTargetResponse> TargetRegistry::Verify(const v1::Verify
   return resp;
 }
 
-absl::Status TargetRegistry::Close(const std::string& id) {
+absl::StatusOr<v1::CloseTargetResponse> TargetRegistry::Close(const std::string& id) {
   if (id.empty()) return absl::InvalidArgumentError("no target_id given");
   std::shared_ptr<Target> t;
   {
@@ -323,9 +339,15 @@ absl::Status TargetRegistry::Close(const std::string& id) {
     targets_.erase(it);
     total_bytes_ -= t->bytes;
   }
+  v1::CloseTargetResponse resp;
+  if (t->counters_before.has_value()) {
+    const counters::Sample& before = *t->counters_before;
+    ToProto(counters::Diff(before, read_counters_(before.device, before.port)),
+            resp.mutable_counters());
+  }
   t.reset();  // outside the lock: joins the worker, frees QPs and memory
   spdlog::info("target {} closed", id);
-  return absl::OkStatus();
+  return resp;
 }
 
 std::vector<std::string> TargetRegistry::ReapExpired(Clock::time_point now) {

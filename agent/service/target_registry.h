@@ -28,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/bench/session.h"
+#include "agent/counters/port_counters.h"
 #include "common/fs_root.h"
 #include "gdrbench/v1/sweep.pb.h"
 
@@ -45,15 +46,20 @@ struct TargetLimits {
 // Resolves an owned device for a test (CheckDevice in sweep_convert.h).
 using DeviceResolver = std::function<absl::StatusOr<verbs::DeviceInfo>(const std::string&)>;
 using SteadyClock = std::function<std::chrono::steady_clock::time_point()>;
+// Samples a port's counters (counters::ReadPort over the agent's FsRoot).
+using CounterReader = std::function<counters::Sample(const std::string& device, uint32_t port)>;
 
 class Target;
 
 class TargetRegistry {
  public:
   // `clock` is steady_clock::now unless a test passes its own; with
-  // `run_reaper` false no thread reaps (a test calls ReapExpired).
+  // `run_reaper` false no thread reaps (a test calls ReapExpired). With
+  // `read_counters`, each target samples its port's counters when opened
+  // and when closed, and Close answers their delta.
   TargetRegistry(DeviceResolver resolve, std::shared_ptr<bench::SessionFactory> sessions,
-                 TargetLimits limits, SteadyClock clock = nullptr, bool run_reaper = true);
+                 TargetLimits limits, SteadyClock clock = nullptr, bool run_reaper = true,
+                 CounterReader read_counters = nullptr);
   ~TargetRegistry();  // stops the reaper and frees every target
 
   absl::StatusOr<v1::OpenTargetResponse> Open(const v1::OpenTargetRequest& request);
@@ -62,7 +68,7 @@ class TargetRegistry {
   // bidirectional test's reverse sweep).
   absl::StatusOr<v1::VerifyTargetResponse> Verify(const v1::VerifyTargetRequest& request,
                                                   std::chrono::milliseconds wait);
-  absl::Status Close(const std::string& target_id);
+  absl::StatusOr<v1::CloseTargetResponse> Close(const std::string& target_id);
 
   // Frees every target whose lease ended before `now`; returns their ids.
   std::vector<std::string> ReapExpired(std::chrono::steady_clock::time_point now);
@@ -78,6 +84,7 @@ class TargetRegistry {
   const std::shared_ptr<bench::SessionFactory> sessions_;
   const TargetLimits limits_;
   const SteadyClock clock_;
+  const CounterReader read_counters_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -19,6 +19,10 @@ v1::VerdictPolicy DefaultPolicy() {
   // GPUDirect on a PIX/PXB path runs at the host rate; 20 % below it is a
   // GPU-side problem worth a look (a PHB/SYS path, peermem off the fast path).
   p.set_min_gpu_host_ratio(0.8);
+  // Link counters (link_flags.h): retransmissions above 0.1 % of the
+  // packets a port moved flag the test; link counters flag any growth.
+  p.set_max_retransmit_fraction(0.001);
+  p.set_min_retransmits(0);
   return p;
 }
 

@@ -37,7 +37,8 @@
 
 namespace gdrbench::controller::analysis {
 
-// 0.9 of link, k = 3, 10 % fleet drop, 5 % baseline, gpu >= 0.8 x host
+// 0.9 of link, k = 3, 10 % fleet drop, 5 % baseline, gpu >= 0.8 x host; link
+// counters: 0.1 % retransmissions (link_flags.h). The one home of these defaults.
 v1::VerdictPolicy DefaultPolicy();
 
 // Bandwidth values of a previous run, looked up by node names.

@@ -7,11 +7,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/analysis/link_flags.h"
+#include "controller/analysis/verdicts.h"
 #include "controller/cli/cli_util.h"
 #include "controller/run/agent_api.h"
 #include "controller/run/memory_kinds.h"
 #include "controller/run/pair_tester.h"
 #include "controller/analysis/gdr.h"
+#include "controller/report/report.h"
 
 namespace gdrbench::controller::cli {
 namespace {
@@ -83,8 +86,14 @@ std::string Footer(const v1::PairResult& r) {
   if (!r.summary().perftest_command().empty()) {
     absl::StrAppend(&out, " perftest equivalent: ", r.summary().perftest_command(), "\n");
   }
+  for (const auto* pc : {&r.src_counters(), &r.dst_counters()}) {
+    if (pc->device().empty() && pc->absent().empty()) continue;  // not sampled
+    absl::StrAppend(&out, " counters ", pc == &r.src_counters() ? "client " : "server ",
+                    report::DescribePortCounters(*pc), "\n");
+  }
   absl::StrAppend(&out, " result: ", v1::ResultStatus_Name(r.status()),
-                  r.reason().empty() ? "" : absl::StrCat(": ", r.reason()), "\n");
+                  r.reason().empty() ? "" : absl::StrCat(": ", r.reason()),
+                  r.link_flag().empty() ? "" : absl::StrCat(", but ", r.link_flag()), "\n");
   return out;
 }
 
@@ -260,6 +269,10 @@ int PairCommand(const PairOptions& o) {
       run::PairSide{client->get(), o.client, *cdev, o.client_bind, kinds.front().initiator_memory},
       run::PairSide{server->get(), o.server, *sdev, o.server_bind, kinds.front().target_memory},
       kinds, *params, params->bidirectional(), to, &result, [](bool, const absl::Status&) {});
+  result.set_link_flag(analysis::LinkFlag(result, analysis::DefaultPolicy()));
+  for (v1::PairResult& half : *result.mutable_memory_halves()) {
+    half.set_link_flag(analysis::LinkFlag(half, analysis::DefaultPolicy()));
+  }
 
   if (o.common.json) {
     PrintJson(result);

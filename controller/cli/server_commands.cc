@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "absl/strings/numbers.h"
+#include "controller/analysis/link_flags.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/analysis/blame.h"
 #include "controller/cli/cli_util.h"
@@ -236,6 +237,7 @@ absl::StatusOr<v1::Run> LoadRunOrJournal(const std::string& path) {
   *run.mutable_policy() = policy;
   for (auto& p : j.pairs) *run.add_pairs() = std::move(p);
   analysis::FillRun(set, outcome, &run);
+  analysis::FlagLinks(policy, &run);
   run.set_summary(absl::StrCat("from the journal (", run.pairs_size(), " of ", j.header.tests(),
                                " tests finished, default verdict policy): ", run.summary()));
   if (static_cast<uint64_t>(run.pairs_size()) < j.header.tests()) run.set_passed(false);

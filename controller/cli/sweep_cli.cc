@@ -110,6 +110,13 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
                 "--memory host,gpu: blame a pair's GPU path (gdr) when gpu is below this x host "
                 "(0 = off; default: the verdict policy's)")
       ->check(CLI::Range(0.0, 1.0));
+  c->add_option("--max-retransmit-fraction", o.max_retransmit_fraction,
+                "flag a test whose port retransmitted more than this fraction of its packets "
+                "(link counters such as link_downed flag any growth)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  c->add_flag("--ignore-link-counters", o.ignore_link_counters,
+              "carry both ports' error counters in the results but flag no test by them");
   c->add_option("--baseline", o.baseline, "run.json of an earlier sweep to compare with");
   c->add_option("--baseline-tolerance", o.baseline_tolerance,
                 "low when below the baseline by more than this fraction")

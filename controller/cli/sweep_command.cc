@@ -102,6 +102,8 @@ absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
   c.policy.set_fleet_min_drop(o.fleet_min_drop);
   c.policy.set_baseline_tolerance(o.baseline_tolerance);
   if (o.min_gpu_host_ratio) c.policy.set_min_gpu_host_ratio(*o.min_gpu_host_ratio);
+  c.policy.set_max_retransmit_fraction(o.max_retransmit_fraction);
+  c.policy.set_ignore_link_counters(o.ignore_link_counters);
   if (!o.baseline.empty()) {
     auto loaded = report::LoadRunJson(o.baseline);
     if (!loaded.ok()) return UsageIfUnreadable(loaded.status());

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "controller/analysis/verdicts.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/sweep_flags.h"
 #include "controller/inventory/inventory.h"
@@ -53,6 +54,9 @@ struct SweepOptions {
   std::optional<double> min_gpu_host_ratio;  // gdr blame; unset: analysis::DefaultPolicy()'s
   std::string baseline;           // a previous run.json
   double baseline_tolerance = 0.05;
+  // Link counters (analysis/link_flags.h); the default is DefaultPolicy's.
+  double max_retransmit_fraction = analysis::DefaultPolicy().max_retransmit_fraction();
+  bool ignore_link_counters = false;
 
   std::string out;                // report folder (required unless --dry-run)
   std::string resume;             // journal of an interrupted run

@@ -69,13 +69,10 @@ absl::Status AgentClient::ConnectTarget(const v1::ConnectTargetRequest& request)
   return resp.status();
 }
 
-absl::Status AgentClient::CloseTarget(const std::string& target_id) {
+absl::StatusOr<v1::CloseTargetResponse> AgentClient::CloseTarget(const std::string& target_id) {
   v1::CloseTargetRequest req;
   req.set_target_id(target_id);
-  auto resp = [&]() -> absl::StatusOr<v1::CloseTargetResponse> {
-    GDR_UNARY(CloseTarget, v1::CloseTargetRequest, v1::CloseTargetResponse, req);
-  }();
-  return resp.status();
+  GDR_UNARY(CloseTarget, v1::CloseTargetRequest, v1::CloseTargetResponse, req);
 }
 
 #undef GDR_UNARY

@@ -42,7 +42,8 @@ class AgentClient {
   // Out of band: the initiator's half (RunWriteSweep's first message) for the target.
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& request);
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& request);
-  absl::Status CloseTarget(const std::string& target_id);
+  // The target's port counters from open to close.
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& target_id);
 
  private:
   explicit AgentClient(AgentClientConfig config) : config_(std::move(config)) {}

@@ -1,5 +1,7 @@
 #include "controller/report/report_util.h"
 
+#include "controller/report/report.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -212,3 +214,27 @@ std::string RegressionReferenceName(v1::RegressionReference r) {
 }
 
 }  // namespace gdrbench::controller::report::internal
+
+namespace gdrbench::controller::report {
+
+std::string DescribePortCounters(const v1::PortCounters& pc) {
+  if (!pc.absent().empty()) return pc.absent();
+  std::vector<std::string> grew, notes;
+  for (const auto& c : pc.changes()) {
+    std::string name = c.name().substr(c.name().rfind('/') + 1);
+    if (c.note().empty()) {
+      grew.push_back(absl::StrCat(name, " +", c.delta()));
+    } else {
+      notes.push_back(absl::StrCat(name, ": ", c.note()));
+    }
+  }
+  std::string out = absl::StrCat(pc.device(), " port ", pc.port(), ": ");
+  if (grew.empty() && notes.empty()) {
+    absl::StrAppend(&out, "none of ", pc.compared(), " counters changed");
+  }
+  absl::StrAppend(&out, absl::StrJoin(grew, ", "));
+  if (!notes.empty()) absl::StrAppend(&out, grew.empty() ? "" : "; ", absl::StrJoin(notes, "; "));
+  return out;
+}
+
+}  // namespace gdrbench::controller::report

@@ -16,7 +16,10 @@ using internal::SizeName;
 
 std::string CellText(const v1::MatrixCell& c) {
   switch (c.status()) {
-    case v1::RESULT_STATUS_OK: return absl::StrCat(Gbps(c.bw_avg_gbps()), c.verdict() == "low" ? "*" : "");
+    case v1::RESULT_STATUS_OK:
+      // "!": passed, but the link counters flagged it (analysis/link_flags.h).
+      return absl::StrCat(Gbps(c.bw_avg_gbps()), c.verdict() == "low" ? "*" : "",
+                          c.verdict() == "pass" && !c.reason().empty() ? "!" : "");
     case v1::RESULT_STATUS_FAILED: return "FAIL";
     case v1::RESULT_STATUS_ERROR: return "ERR";
     case v1::RESULT_STATUS_SKIPPED: return "SKIP";
@@ -146,11 +149,33 @@ std::string RenderIncastText(const v1::Run& run) {
   return out + "\n";
 }
 
+namespace {
+
+// Tests that passed (or were low) while their link flapped, erred or
+// retransmitted, with both ports' counters that changed.
+std::string FlaggedLinks(const v1::Run& run) {
+  std::string out;
+  for (const auto& p : run.pairs()) {
+    if (p.link_flag().empty()) continue;
+    absl::StrAppend(&out, "- ", p.src().node(), " -> ", p.dst().node(), " rail ", p.rail(), ": ",
+                    p.link_flag(), "\n");
+    for (const auto* pc : {&p.src_counters(), &p.dst_counters()}) {
+      if (pc->changes().empty()) continue;
+      absl::StrAppend(&out, "  - ", pc == &p.src_counters() ? p.src().node() : p.dst().node(), " ",
+                      DescribePortCounters(*pc), "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RenderMatrixText(const v1::Run& run) {
   std::string out;
   for (const auto* m : internal::VerdictMatrices(run)) {
     absl::StrAppend(&out, analysis::LaneName(*m), ", ", MatrixSizeName(*m),
-                    ": BW average, Gb/s (* low, FAIL/ERR/SKIP no value, . not tested)\n");
+                    ": BW average, Gb/s (* low, ! pass but flagged by link counters, "
+                    "FAIL/ERR/SKIP no value, . not tested)\n");
     auto g = Grid(*m);
     std::vector<size_t> w(g[0].size(), 0);
     for (const auto& row : g) {
@@ -182,6 +207,11 @@ std::string RenderMarkdown(const v1::Run& run) {
                   absl::StrFormat("%.0f", 100 * p.fleet_min_drop()), " %",
                   p.baseline_run().empty() ? "" : absl::StrCat("; baseline ", p.baseline_run(), " -",
                                                                100 * p.baseline_tolerance(), " %"),
+                  p.ignore_link_counters()
+                      ? "; link counters not judged"
+                      : absl::StrCat("; flagged: link counters growing, retransmissions above ",
+                                     absl::StrFormat("%g", 100 * p.max_retransmit_fraction()),
+                                     " % of packets"),
                   "\n\n");
   if (auto rows = internal::NodeRows(run); !rows.empty()) {
     out += "## Nodes\n\n| node | host | kernel | NVIDIA driver | CUDA | rdma-core / OFED | HCA firmware | preflight |\n"
@@ -197,6 +227,9 @@ std::string RenderMarkdown(const v1::Run& run) {
     out += "## Nodes left out\n\n";
     for (const auto& e : run.excluded_nodes()) absl::StrAppend(&out, "- ", e, "\n");
     out += "\n";
+  }
+  if (std::string flagged = FlaggedLinks(run); !flagged.empty()) {
+    absl::StrAppend(&out, "## Links flagged by their counters\n\n", flagged, "\n");
   }
   if (!run.blame().empty()) {
     out += "## Blame\n\n| kind | subject | evidence Gb/s | reason |\n|---|---|---|---|\n";

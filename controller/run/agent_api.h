@@ -44,7 +44,8 @@ class AgentApi {
   }
   virtual absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(
       const v1::VerifyTargetRequest& request) = 0;
-  virtual absl::Status CloseTarget(const std::string& target_id) = 0;
+  // The answer carries the target port's counters (open to close).
+  virtual absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& target_id) = 0;
 };
 
 // The real one: a thin adapter over AgentClient (deadlines, TLS).
@@ -71,7 +72,9 @@ class GrpcAgentApi final : public AgentApi {
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
     return client_->VerifyTarget(r);
   }
-  absl::Status CloseTarget(const std::string& id) override { return client_->CloseTarget(id); }
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
+    return client_->CloseTarget(id);
+  }
 
  private:
   explicit GrpcAgentApi(std::unique_ptr<AgentClient> c) : client_(std::move(c)) {}

@@ -8,6 +8,9 @@
 #include "common/limits.h"
 
 namespace gdrbench::controller::run {
+namespace {
+constexpr int kMaxCounterChanges = 256;
+}  // namespace
 
 AnswerBounds::AnswerBounds(const v1::SweepParams& asked, double link_gbps)
     : pending_(asked.sizes_bytes().begin(), asked.sizes_bytes().end()),
@@ -50,6 +53,12 @@ absl::Status AnswerBounds::Check(const v1::RunWriteSweepResponse& m) {
   } else if (m.has_summary()) {
     summary_seen_ = true;
     st = CheckRate("bw_avg_gbps_best", m.summary().bw_avg_gbps_best());
+    // An agent samples a few dozen counters (agent/counters): more is not a port's.
+    if (st.ok() && m.summary().counters().changes_size() > kMaxCounterChanges) {
+      st = absl::InvalidArgumentError(absl::StrCat(m.summary().counters().changes_size(),
+                                                   " counter changes for one port (at most ",
+                                                   kMaxCounterChanges, ")"));
+    }
   }
   if (!st.ok()) {
     error_ = absl::InvalidArgumentError(absl::StrCat("the agent answered the impossible: ", st.message()));

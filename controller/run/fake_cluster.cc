@@ -137,10 +137,10 @@ class FakeCluster::Agent final : public AgentApi {
     return resp;
   }
 
-  absl::Status CloseTarget(const std::string&) override {
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string&) override {
     RETURN_IF_DOWN();
     c_->open_.fetch_sub(1, std::memory_order_relaxed);
-    return absl::OkStatus();
+    return v1::CloseTargetResponse{};
   }
 
   bool down_ = false;

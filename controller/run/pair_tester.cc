@@ -96,6 +96,10 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
                          absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
   const int64_t t0 = NowNs();
   SetStarted(r);
+  // A retry's counters are its own: none are kept from an attempt before.
+  r->clear_src_counters();
+  r->clear_dst_counters();
+  r->clear_link_flag();
   auto finish = [&] { r->set_duration_ns(NowNs() - t0); };
   absl::Status first_error;
   auto answer = [&](bool is_target, const absl::Status& st) {
@@ -166,6 +170,11 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   if (got_summary) {
     r->mutable_src()->set_memory_kind(r->summary().memory_kind());
     r->mutable_src()->set_registration(r->summary().registration());
+    // The initiator's port counters: kept once, beside the target's.
+    if (r->summary().has_counters()) {
+      r->mutable_src_counters()->Swap(r->mutable_summary()->mutable_counters());
+      r->mutable_summary()->clear_counters();
+    }
   }
 
   // VerifyTarget checks the pattern (verify) and returns the target's own
@@ -188,11 +197,17 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
 
   // Always release the target, even after a failure; a failed close only
   // logs (the agent's lease frees it).
-  absl::Status closed = target.agent->CloseTarget(opened->target_id());
-  on_answer(true, closed);
+  auto closed = target.agent->CloseTarget(opened->target_id());
+  on_answer(true, closed.status());
   if (!closed.ok()) {
     spdlog::warn("CloseTarget {} on {}: {} (its lease will free it)", opened->target_id(),
-                 std::string(target.name), std::string(closed.message()));
+                 std::string(target.name), std::string(closed.status().message()));
+  } else if (closed->counters().changes_size() > 256) {
+    // As AnswerBounds for the initiator's: not one port's counters.
+    spdlog::warn("CloseTarget {} on {}: {} counter changes for one port: dropped", opened->target_id(),
+                 std::string(target.name), closed->counters().changes_size());
+  } else if (closed->has_counters()) {
+    r->mutable_dst_counters()->Swap(closed->mutable_counters());
   }
 
   if (!bounds.first_error().ok()) {

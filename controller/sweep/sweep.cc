@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "controller/analysis/gdr.h"
 #include "controller/analysis/incast.h"
+#include "controller/analysis/link_flags.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/run/discover.h"
 #include "controller/run/expectations.h"
@@ -122,7 +123,8 @@ absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
   r.params.set_memory(r.memory);
   r.params.set_bidirectional(c.schedule.bidirectional);
   const v1::VerdictPolicy& p = c.policy;
-  for (double f : {p.min_fraction_of_link(), p.fleet_min_drop(), p.baseline_tolerance()}) {
+  for (double f : {p.min_fraction_of_link(), p.fleet_min_drop(), p.baseline_tolerance(),
+                   p.max_retransmit_fraction()}) {
     if (!(f >= 0 && f <= 1)) return bad("verdict policy: fractions must be within 0 .. 1, got ", f);
   }
   if (!(p.mad_k() >= 0)) return bad("verdict policy: mad_k must be >= 0");
@@ -487,6 +489,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   for (const auto& e : excluded) result.add_excluded_nodes(e);
   *result.mutable_policy() = c.policy;
   analysis::FillRun(collect.matrices(), outcome, &result);
+  analysis::FlagLinks(c.policy, &result);
   if (plan.schedule_options.mode == schedule::Mode::kIncast) analysis::FillIncast(&result);
   return result;
 }

@@ -8,6 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+
 #include "agent/service/agent_handler.h"
 #include "agent/service/sweep_convert.h"
 #include "tests/unit/agent/bench/fake_sessions.h"
@@ -86,7 +90,7 @@ TEST_F(Registry, TargetCountAndMemoryAreLimitedAndComeBackOnClose) {
   EXPECT_EQ(no_room.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(no_room.status().message()), HasSubstr("memory limit"));
   EXPECT_TRUE(registry_->Open(OobOpen()).ok());
-  EXPECT_EQ(registry_->Close(ids[0]).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry_->Close(ids[0]).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(Registry, VerifyBeforeTheInitiatorSaysSoAndAFailedOpenHoldsNothing) {
@@ -266,6 +270,120 @@ TEST_F(Handler, WriteLatencyRefusesGpuMemoryAndBadShapes) {
   p.set_bidirectional(true);
   r = handler_.OpenTarget(open);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("ping-pong"));
+}
+
+// Both ports' counters around a whole test: the initiator's around its sweep
+// (SweepSummary.counters), the target's from OpenTarget to CloseTarget (its
+// answer). The agent reads them through its --fs-root; the kernel's counting
+// is played by the test, which writes the files while the sweep runs (names
+// from rxe_hw_counters.c, tests/testdata/counters/README.md).
+class CountedHandler : public ::testing::Test {
+ protected:
+  CountedHandler() {
+    char tmpl[] = "/tmp/gdrbench-counters-XXXXXX";
+    root_ = mkdtemp(tmpl);
+    for (const char* dev : {"fake0", "fake1"}) {
+      std::filesystem::create_directories(Dir(dev));
+      for (const char* f : {"rcvd_seq_err", "duplicate_request", "link_downed"}) Write(dev, f, 0);
+      Write(dev, "sent_pkts", 100);
+      Write(dev, "rcvd_pkts", 100);
+    }
+  }
+  ~CountedHandler() override { std::filesystem::remove_all(root_); }
+  std::string Dir(const std::string& dev) {
+    return root_ + "/sys/class/infiniband/" + dev + "/ports/1/hw_counters/";
+  }
+  void Write(const std::string& dev, const std::string& file, uint64_t v) {
+    std::ofstream(Dir(dev) + file) << v << "\n";
+  }
+  std::string root_;
+  std::shared_ptr<FakeSessionFactory> factory_ = std::make_shared<FakeSessionFactory>();
+};
+
+TEST_F(CountedHandler, BothPortsCountersAroundATestCarryTheirDeltas) {
+  AgentHandler handler(AgentConfig{.fs_root = root_, .devices = {}}, factory_);
+  v1::SweepParams params;
+  params.add_sizes_bytes(4096);
+  params.add_sizes_bytes(65536);
+  params.set_iterations(4);
+  params.set_cm(v1::CONNECTION_MODE_OOB);
+  v1::OpenTargetRequest open;
+  open.set_device("fake1");
+  *open.mutable_params() = params;
+  auto target = handler.OpenTarget(open);
+  ASSERT_TRUE(target.ok()) << target.status();
+  v1::RunWriteSweepRequest sweep;
+  sweep.set_device("fake0");
+  sweep.set_target_id(target->target_id());
+  *sweep.mutable_remote_buffers() = target->buffers();
+  *sweep.mutable_params() = params;
+  *sweep.mutable_target_oob() = target->oob();
+  v1::SweepSummary summary;
+  std::atomic<bool> cancelled{false};
+  ASSERT_TRUE(handler
+                  .RunWriteSweep(
+                      sweep,
+                      [&](const v1::RunWriteSweepResponse& m) {
+                        if (m.has_connect()) {
+                          v1::ConnectTargetRequest c;
+                          c.set_target_id(target->target_id());
+                          *c.mutable_initiator() = m.connect();
+                          EXPECT_TRUE(handler.ConnectTarget(c).ok());
+                        }
+                        if (m.has_size() && m.size().size_bytes() == 4096) {
+                          Write("fake0", "rcvd_seq_err", 7);
+                          Write("fake0", "sent_pkts", 600);
+                          Write("fake1", "duplicate_request", 3);
+                          Write("fake1", "link_downed", 1);
+                        }
+                        if (m.has_summary()) summary = m.summary();
+                        return true;
+                      },
+                      cancelled)
+                  .ok());
+  ASSERT_EQ(summary.status(), v1::RESULT_STATUS_OK) << summary.error();
+  const v1::PortCounters& src = summary.counters();
+  EXPECT_EQ(src.device(), "fake0");
+  EXPECT_EQ(src.port(), 1u);
+  EXPECT_EQ(src.compared(), 5u);
+  EXPECT_EQ(src.packets(), 500u);
+  ASSERT_EQ(src.changes_size(), 2);  // in file order: rcvd_seq_err, sent_pkts
+  EXPECT_EQ(src.changes(0).name(), "hw_counters/rcvd_seq_err");
+  EXPECT_EQ(src.changes(0).kind(), v1::COUNTER_KIND_RETRANSMIT);
+  EXPECT_EQ(src.changes(0).delta(), 7u);
+  EXPECT_EQ(src.changes(1).name(), "hw_counters/sent_pkts");
+
+  // A counter that vanishes before the close is said, not taken as 0.
+  std::filesystem::remove(Dir("fake1") + "rcvd_pkts");
+  v1::CloseTargetRequest close;
+  close.set_target_id(target->target_id());
+  auto closed = handler.CloseTarget(close);
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  const v1::PortCounters& dst = closed->counters();
+  EXPECT_EQ(dst.device(), "fake1");
+  EXPECT_EQ(dst.compared(), 4u);
+  std::map<std::string, const v1::CounterChange*> by_name;
+  for (const auto& c : dst.changes()) by_name[c.name()] = &c;
+  ASSERT_EQ(by_name.size(), 3u);
+  EXPECT_EQ(by_name["hw_counters/duplicate_request"]->delta(), 3u);
+  EXPECT_EQ(by_name["hw_counters/link_downed"]->kind(), v1::COUNTER_KIND_LINK);
+  EXPECT_EQ(by_name["hw_counters/link_downed"]->delta(), 1u);
+  EXPECT_EQ(by_name["hw_counters/rcvd_pkts"]->note(), "read 100 before the test, absent after it");
+}
+
+TEST_F(CountedHandler, APortWithoutCountersSaysSo) {
+  std::filesystem::remove_all(root_ + "/sys");
+  TargetRegistry registry([this](const std::string& d) { return CheckDevice(*factory_, {}, d); },
+                          factory_, TargetLimits{}, nullptr, false,
+                          [this](const std::string& dev, uint32_t port) {
+                            return counters::ReadPort(FsRoot(root_), dev, port,
+                                                      counters::TestCounters());
+                          });
+  auto t = registry.Open(OobOpen());
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto closed = registry.Close(t->target_id());
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  EXPECT_THAT(closed->counters().absent(), HasSubstr("no error counters in sysfs for fake1 port 1"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "controller/analysis/link_flags.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/report/report.h"
 #include "report_fixture.h"
@@ -172,6 +173,42 @@ TEST(Report, CrossRailMatricesAreLabelledByTheirLane) {
   EXPECT_THAT(html, HasSubstr("m-r0to1-65536"));
   EXPECT_THAT(html, HasSubstr("m-r1to0-65536"));
   EXPECT_THAT(run.summary(), HasSubstr("1 failed"));
+}
+
+// A test flagged by its link counters (analysis/link_flags.h): "!" in the
+// terminal matrix, a section with both ports' counters in summary.md, the
+// flag in run.json.
+TEST(Report, ALinkFlaggedByItsCountersIsShownInTextMarkdownAndJson) {
+  v1::Run run = SampleRun();
+  v1::PairResult* flagged = nullptr;
+  for (auto& p : *run.mutable_pairs()) {
+    if (p.status() == v1::RESULT_STATUS_OK && p.src().node() == "node1" && p.dst().node() == "node2") flagged = &p;
+  }
+  ASSERT_NE(flagged, nullptr);
+  v1::PortCounters* pc = flagged->mutable_dst_counters();
+  pc->set_device("rxe2");
+  pc->set_port(1);
+  pc->set_compared(9);
+  pc->set_packets(28000);
+  v1::CounterChange* c = pc->add_changes();
+  c->set_name("hw_counters/rcvd_seq_err");
+  c->set_kind(v1::COUNTER_KIND_RETRANSMIT);
+  c->set_delta(812);
+  v1::CounterChange* gone = pc->add_changes();
+  gone->set_name("counters/link_downed");
+  gone->set_kind(v1::COUNTER_KIND_LINK);
+  gone->set_note("went back from 3 to 0 (cleared or wrapped during the test): its growth is unknown");
+  ASSERT_EQ(analysis::FlagLinks(analysis::DefaultPolicy(), &run), 1u);
+  const std::string md = RenderMarkdown(run);
+  EXPECT_THAT(md, HasSubstr("## Links flagged by their counters"));
+  EXPECT_THAT(md, HasSubstr("- node1 -> node2 rail 0: the link retransmitted: rcvd_seq_err +812 on node2 rxe2"));
+  EXPECT_THAT(md, HasSubstr("  - node2 rxe2 port 1: rcvd_seq_err +812; link_downed: went back from 3 to 0"));
+  EXPECT_THAT(md, HasSubstr("1 test(s) flagged by link counters: node1->node2 rail 0"));
+  EXPECT_THAT(RenderMatrixText(run), HasSubstr("!"));
+  auto json = RenderJson(run);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr("\"link_flag\": \"the link retransmitted"));
+  EXPECT_THAT(*json, HasSubstr("\"dst_counters\""));
 }
 
 TEST(Report, LoadRunJsonNamesTheProblem) {

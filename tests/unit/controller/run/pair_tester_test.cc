@@ -65,9 +65,10 @@ class ScriptedAgent final : public AgentApi {
     if (!verify_status.ok()) return verify_status;
     return verify;
   }
-  absl::Status CloseTarget(const std::string& id) override {
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
     calls.push_back("CloseTarget " + id);
-    return close_status;
+    if (!close_status.ok()) return close_status;
+    return close;
   }
 
   std::vector<std::string> calls;
@@ -78,6 +79,7 @@ class ScriptedAgent final : public AgentApi {
   v1::RunWriteSweepRequest sweep;
   std::chrono::milliseconds sweep_timeout{0};
   absl::Status open_status, sweep_status, verify_status, close_status;
+  v1::CloseTargetResponse close;
   std::vector<v1::RunWriteSweepResponse> stream;
   size_t delivered = 0;  // messages handed to the callback before it stopped the stream
   v1::VerifyTargetResponse verify;
@@ -153,6 +155,27 @@ TEST_F(PairTest, RunsTheSequenceAndRecordsWhatEachSideReallyUsed) {
   EXPECT_EQ(result.dst().registration(), "ibv_reg_dmabuf_mr");
   EXPECT_EQ(result.src().registration(), "peermem");
   EXPECT_GT(result.started_at().seconds(), 0);
+}
+
+TEST_F(PairTest, BothPortsCountersLandInTheResultOnce) {
+  OkStream();
+  v1::PortCounters* src = client.stream.back().mutable_summary()->mutable_counters();
+  src->set_device("mlx5_0");
+  src->add_changes()->set_name("hw_counters/out_of_sequence");
+  server.close.mutable_counters()->set_device("mlx5_1");
+  server.close.mutable_counters()->set_absent("no error counters in sysfs for mlx5_1 port 1");
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(result.src_counters().device(), "mlx5_0");
+  EXPECT_EQ(result.src_counters().changes(0).name(), "hw_counters/out_of_sequence");
+  EXPECT_FALSE(result.summary().has_counters());  // moved, not copied
+  EXPECT_EQ(result.dst_counters().device(), "mlx5_1");
+  EXPECT_THAT(result.dst_counters().absent(), HasSubstr("mlx5_1 port 1"));
+  // A failed close leaves the target's counters unknown, the test intact.
+  server.close_status = absl::UnavailableError("gone");
+  OkStream();
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_OK);
+  EXPECT_FALSE(result.has_dst_counters());
 }
 
 // Issue 12, item 7: NaN passed ("2/2 cells pass"), +Inf passed, and 200,000

@@ -27,7 +27,9 @@ class UnimplementedAgent : public AgentApi {
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest&) override {
     return absl::UnimplementedError("");
   }
-  absl::Status CloseTarget(const std::string&) override { return absl::UnimplementedError(""); }
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string&) override {
+    return absl::UnimplementedError("");
+  }
 };
 
 }  // namespace gdrbench::controller::run

@@ -1,0 +1,111 @@
+#include "controller/analysis/link_flags.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace gdrbench::controller::analysis {
+namespace {
+
+// "hw_counters/rcvd_seq_err" -> "rcvd_seq_err"
+std::string ShortName(const std::string& file) {
+  auto slash = file.rfind('/');
+  return slash == std::string::npos ? file : file.substr(slash + 1);
+}
+
+struct Found {
+  std::vector<std::string> flapped, erred, retransmitted;
+};
+
+void Inspect(const v1::PortCounters& pc, const std::string& node, const v1::VerdictPolicy& policy,
+             Found* f) {
+  const std::string where = absl::StrCat(" on ", node, " ", pc.device());
+  uint64_t retransmits = 0;
+  std::vector<std::string> names;
+  for (const v1::CounterChange& c : pc.changes()) {
+    if (c.delta() == 0) continue;  // not comparable: the note says why
+    std::string what = absl::StrCat(ShortName(c.name()), " +", c.delta());
+    if (c.kind() == v1::COUNTER_KIND_LINK) {
+      (ShortName(c.name()) == "link_downed" ? f->flapped : f->erred).push_back(what + where);
+    } else if (c.kind() == v1::COUNTER_KIND_RETRANSMIT) {
+      retransmits += c.delta();
+      names.push_back(std::move(what));
+    }
+  }
+  if (retransmits == 0 || retransmits <= policy.min_retransmits()) return;
+  const double allowed = policy.max_retransmit_fraction() * static_cast<double>(pc.packets());
+  if (pc.packets() > 0 && static_cast<double>(retransmits) <= allowed) return;
+  std::string share =
+      pc.packets() > 0
+          ? absl::StrFormat(" (%.2g %% of %d packets)",
+                            100.0 * static_cast<double>(retransmits) / static_cast<double>(pc.packets()),
+                            pc.packets())
+          : std::string(" (the port has no packet counter)");
+  f->retransmitted.push_back(absl::StrCat(absl::StrJoin(names, ", "), where, share));
+}
+
+// The inventory's name; `gdrbench pair` has only the agent's address.
+const std::string& Name(const v1::Endpoint& e) { return e.node().empty() ? e.agent_address() : e.node(); }
+
+std::string Label(const v1::PairResult& p) {
+  return absl::StrCat(p.src().node(), "->", p.dst().node(), " rail ", p.rail());
+}
+
+}  // namespace
+
+std::string LinkFlag(const v1::PairResult& pair, const v1::VerdictPolicy& policy) {
+  if (policy.ignore_link_counters() || pair.status() != v1::RESULT_STATUS_OK) return "";
+  Found f;
+  if (pair.has_src_counters()) Inspect(pair.src_counters(), Name(pair.src()), policy, &f);
+  if (pair.has_dst_counters()) Inspect(pair.dst_counters(), Name(pair.dst()), policy, &f);
+  std::vector<std::string> parts;
+  if (!f.flapped.empty()) parts.push_back(absl::StrCat("the link flapped: ", absl::StrJoin(f.flapped, ", ")));
+  if (!f.erred.empty()) parts.push_back(absl::StrCat("the link erred: ", absl::StrJoin(f.erred, ", ")));
+  if (!f.retransmitted.empty()) {
+    parts.push_back(absl::StrCat("the link retransmitted: ", absl::StrJoin(f.retransmitted, "; ")));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+size_t FlagLinks(const v1::VerdictPolicy& policy, v1::Run* run) {
+  // (rail, dst rail, src, dst) -> flag, for the matrices' cells.
+  std::map<std::tuple<uint32_t, uint32_t, std::string, std::string>, std::string> flags;
+  std::vector<std::string> labels;
+  for (v1::PairResult& p : *run->mutable_pairs()) {
+    p.set_link_flag(LinkFlag(p, policy));
+    if (p.link_flag().empty()) continue;
+    labels.push_back(Label(p));
+    flags[{p.rail(), p.has_dst_rail() ? p.dst_rail() : p.rail(), p.src().node(), p.dst().node()}] =
+        p.link_flag();
+  }
+  if (labels.empty()) return 0;
+  for (v1::BandwidthMatrix& m : *run->mutable_matrices()) {
+    const uint32_t dst_rail = m.has_dst_rail() ? m.dst_rail() : m.rail();
+    for (v1::MatrixCell& c : *m.mutable_cells()) {
+      if (c.src() >= static_cast<uint32_t>(m.nodes_size()) ||
+          c.dst() >= static_cast<uint32_t>(m.nodes_size())) {
+        continue;
+      }
+      auto it = flags.find({m.rail(), dst_rail, m.nodes(c.src()), m.nodes(c.dst())});
+      if (it == flags.end()) continue;
+      if (c.verdict() == "pass") {
+        c.set_reason(absl::StrCat("pass, but ", it->second));
+      } else if (c.verdict() == "low") {
+        c.set_reason(c.reason().empty() ? it->second : absl::StrCat(c.reason(), "; ", it->second));
+      }
+    }
+  }
+  const size_t shown = std::min<size_t>(labels.size(), 8);
+  std::string named = absl::StrJoin(labels.begin(), labels.begin() + static_cast<long>(shown), ", ");
+  if (labels.size() > shown) absl::StrAppend(&named, ", ... (", labels.size() - shown, " more)");
+  run->set_summary(absl::StrCat(run->summary(), "; ", labels.size(),
+                                " test(s) flagged by link counters: ", named));
+  return labels.size();
+}
+
+}  // namespace gdrbench::controller::analysis

@@ -1,0 +1,39 @@
+// Link flags: a test whose bandwidth is fine but whose ports' counters say
+// the link flapped, erred or retransmitted (ClusterKit and NHC flag these: a
+// link that passes today by retransmitting is the one that fails next). The
+// counters are both ports' (PairResult.src_counters / dst_counters, sampled
+// by each agent around the test, agent/counters/port_counters.h).
+//   COUNTER_KIND_LINK        any growth on either port flags the test
+//                            (link_downed: "flapped"; symbol errors, ...: "erred");
+//   COUNTER_KIND_RETRANSMIT  the growth on a port flags it when above
+//                            policy.min_retransmits and above
+//                            policy.max_retransmit_fraction x the packets
+//                            the port moved (any growth past
+//                            min_retransmits when it has no packet counter);
+//   congestion and packets   reported, never flagged (congestion is the
+//                            fabric's load, not a broken link).
+// Counters that could not be compared (went back, saturated, vanished) flag
+// nothing: their notes stay in the result. Only tests that ran OK are
+// flagged; a flag never changes a verdict or Run.passed.
+// Thread safety: none (FlagLinks mutates the run).
+#pragma once
+
+#include <string>
+
+#include "gdrbench/v1/run.pb.h"
+
+namespace gdrbench::controller::analysis {
+
+// The flag of one test: "the link retransmitted: rcvd_seq_err +812 on node02
+// rxe0 (3.1 % of 26000 packets)", parts joined by "; "; "" when none, when
+// the test did not run OK, or with policy.ignore_link_counters.
+std::string LinkFlag(const v1::PairResult& pair, const v1::VerdictPolicy& policy);
+
+// Sets link_flag on every pair of `run`; a flagged test's cells in the
+// matrices get it in their reason ("pass, but the link retransmitted: ...",
+// or appended to a low cell's reason); the run's summary gets the count and
+// the first tests ("; 2 test(s) flagged by link counters: a->b rail 0, ...").
+// Returns the number of flagged tests.
+size_t FlagLinks(const v1::VerdictPolicy& policy, v1::Run* run);
+
+}  // namespace gdrbench::controller::analysis

@@ -1,0 +1,147 @@
+// Link flags (analysis/link_flags.h): an OK test flagged by its ports'
+// counters. The counters are what an agent answers for the trees of
+// tests/testdata/counters (rxe: rcvd_seq_err +812 over 28,000 packets; mlx5:
+// out_of_sequence +50 over 2,000,000, CNPs +900).
+#include "controller/analysis/link_flags.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "controller/analysis/verdicts.h"
+
+namespace gdrbench::controller::analysis {
+namespace {
+
+using ::testing::HasSubstr;
+
+void Add(v1::PortCounters* pc, const std::string& name, v1::CounterKind kind, uint64_t delta,
+         const std::string& note = "") {
+  v1::CounterChange* c = pc->add_changes();
+  c->set_name(name);
+  c->set_kind(kind);
+  c->set_delta(delta);
+  c->set_note(note);
+}
+
+v1::PortCounters Rxe(uint64_t seq_err) {
+  v1::PortCounters pc;
+  pc.set_device("rxe2");
+  pc.set_port(1);
+  pc.set_compared(9);
+  pc.set_packets(28000);
+  Add(&pc, "hw_counters/rcvd_seq_err", v1::COUNTER_KIND_RETRANSMIT, seq_err);
+  Add(&pc, "hw_counters/sent_pkts", v1::COUNTER_KIND_PACKETS, 26000);
+  Add(&pc, "hw_counters/rcvd_pkts", v1::COUNTER_KIND_PACKETS, 2000);
+  return pc;
+}
+
+v1::PortCounters Quiet(const std::string& dev) {
+  v1::PortCounters pc;
+  pc.set_device(dev);
+  pc.set_port(1);
+  pc.set_compared(9);
+  pc.set_packets(28000);
+  return pc;
+}
+
+v1::PairResult Pair(v1::PortCounters src, v1::PortCounters dst) {
+  v1::PairResult p;
+  p.mutable_src()->set_node("node01");
+  p.mutable_dst()->set_node("node02");
+  p.set_rail(0);
+  p.set_status(v1::RESULT_STATUS_OK);
+  *p.mutable_src_counters() = std::move(src);
+  *p.mutable_dst_counters() = std::move(dst);
+  return p;
+}
+
+TEST(LinkFlags, RetransmissionsAboveTheFractionFlagTheTestNamingNodeAndDevice) {
+  v1::PairResult p = Pair(Quiet("rxe1"), Rxe(812));
+  EXPECT_EQ(LinkFlag(p, DefaultPolicy()),
+            "the link retransmitted: rcvd_seq_err +812 on node02 rxe2 (2.9 % of 28000 packets)");
+}
+
+TEST(LinkFlags, RetransmissionsWithinTheFractionDoNot) {
+  // 28 of 28,000 packets is 0.1 %: at the default limit, not past it.
+  EXPECT_EQ(LinkFlag(Pair(Quiet("rxe1"), Rxe(28)), DefaultPolicy()), "");
+  EXPECT_THAT(LinkFlag(Pair(Quiet("rxe1"), Rxe(29)), DefaultPolicy()), HasSubstr("+29"));
+  v1::VerdictPolicy p = DefaultPolicy();
+  p.set_min_retransmits(100);
+  EXPECT_EQ(LinkFlag(Pair(Quiet("rxe1"), Rxe(99)), p), "");
+  p.set_max_retransmit_fraction(0.01);
+  EXPECT_EQ(LinkFlag(Pair(Quiet("rxe1"), Rxe(200)), p), "");  // 0.7 %
+  EXPECT_NE(LinkFlag(Pair(Quiet("rxe1"), Rxe(300)), p), "");  // 1.07 %
+}
+
+TEST(LinkFlags, WithoutAPacketCounterAnyRetransmissionFlags) {
+  v1::PortCounters pc = Rxe(1);
+  pc.set_packets(0);
+  pc.mutable_changes()->DeleteSubrange(1, 2);
+  EXPECT_EQ(LinkFlag(Pair(Quiet("rxe1"), pc), DefaultPolicy()),
+            "the link retransmitted: rcvd_seq_err +1 on node02 rxe2 (the port has no packet counter)");
+}
+
+TEST(LinkFlags, AnyLinkCounterGrowthFlagsFlapsApartFromErrors) {
+  v1::PortCounters src = Quiet("mlx5_0");
+  Add(&src, "counters/link_downed", v1::COUNTER_KIND_LINK, 1);
+  Add(&src, "counters/symbol_error", v1::COUNTER_KIND_LINK, 5);
+  EXPECT_EQ(LinkFlag(Pair(src, Quiet("mlx5_1")), DefaultPolicy()),
+            "the link flapped: link_downed +1 on node01 mlx5_0; "
+            "the link erred: symbol_error +5 on node01 mlx5_0");
+}
+
+TEST(LinkFlags, CongestionAndUncomparableCountersFlagNothing) {
+  v1::PortCounters dst = Quiet("mlx5_1");
+  Add(&dst, "hw_counters/np_cnp_sent", v1::COUNTER_KIND_CONGESTION, 900);
+  Add(&dst, "hw_counters/np_ecn_marked_roce_packets", v1::COUNTER_KIND_CONGESTION, 1500);
+  Add(&dst, "counters/symbol_error", v1::COUNTER_KIND_LINK, 0, "at its maximum 65535 (saturated)");
+  Add(&dst, "counters/link_downed", v1::COUNTER_KIND_LINK, 0, "went back from 3 to 0");
+  EXPECT_EQ(LinkFlag(Pair(Quiet("mlx5_0"), dst), DefaultPolicy()), "");
+}
+
+TEST(LinkFlags, OnlyOkTestsAndOnlyWhenThePolicyJudgesCounters) {
+  v1::PairResult p = Pair(Quiet("rxe1"), Rxe(812));
+  p.set_status(v1::RESULT_STATUS_FAILED);
+  EXPECT_EQ(LinkFlag(p, DefaultPolicy()), "");
+  p.set_status(v1::RESULT_STATUS_OK);
+  v1::VerdictPolicy ignore = DefaultPolicy();
+  ignore.set_ignore_link_counters(true);
+  EXPECT_EQ(LinkFlag(p, ignore), "");
+  // A test from an agent that sent no counters (an older agent) is not flagged.
+  v1::PairResult bare;
+  bare.set_status(v1::RESULT_STATUS_OK);
+  EXPECT_EQ(LinkFlag(bare, DefaultPolicy()), "");
+}
+
+TEST(LinkFlags, FlagLinksMarksThePassCellAndCountsInTheSummary) {
+  v1::Run run;
+  run.set_summary("PASS: 2/2 cells pass");
+  run.set_passed(true);
+  *run.add_pairs() = Pair(Quiet("rxe1"), Rxe(812));
+  v1::PairResult back = Pair(Quiet("rxe2"), Quiet("rxe1"));
+  back.mutable_src()->set_node("node02");
+  back.mutable_dst()->set_node("node01");
+  *run.add_pairs() = back;
+  v1::BandwidthMatrix* m = run.add_matrices();
+  m->set_rail(0);
+  m->add_nodes("node01");
+  m->add_nodes("node02");
+  for (auto [s, d] : {std::pair{0u, 1u}, std::pair{1u, 0u}}) {
+    v1::MatrixCell* c = m->add_cells();
+    c->set_src(s);
+    c->set_dst(d);
+    c->set_status(v1::RESULT_STATUS_OK);
+    c->set_verdict("pass");
+  }
+  EXPECT_EQ(FlagLinks(DefaultPolicy(), &run), 1u);
+  EXPECT_THAT(run.pairs(0).link_flag(), HasSubstr("rcvd_seq_err +812 on node02 rxe2"));
+  EXPECT_EQ(run.pairs(1).link_flag(), "");
+  EXPECT_THAT(m->cells(0).reason(), HasSubstr("pass, but the link retransmitted"));
+  EXPECT_EQ(m->cells(1).reason(), "");
+  EXPECT_EQ(run.summary(),
+            "PASS: 2/2 cells pass; 1 test(s) flagged by link counters: node01->node02 rail 0");
+  EXPECT_TRUE(run.passed());  // a flag is not a failure
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::analysis
