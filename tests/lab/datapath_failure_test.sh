@@ -4,7 +4,9 @@
 # never falls back to host memory; `--memory host,gpu` fails the gpu half alone; bad input gets INVALID_ARGUMENT from the agent with one
 # sentence; an initiator agent killed mid-sweep (with its controller) leaves the target agent
 # healthy and the orphaned target freed within its lease; the initiator's port going down ends
-# its test at once with the event named, and the next test runs once the port is back.
+# its test at once with the event named, and the next test runs once the port is back; a lossy
+# link (shape --loss 2) passes on bandwidth but is flagged by rxe's retransmission counters,
+# which stay at zero on the same link unshaped.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 
@@ -153,4 +155,48 @@ kill -0 "${DP_PID[node1]}" || lab_fail "the initiator agent died"
 shape node1 --up || lab_fail "shape --up failed"
 dp_pair node2 node1 --sizes 64K --iterations 20 --verify || { dp_show; dp_agent_logs node1 node2; lab_fail "pair after the port came back"; }
 dp_show
+
+# Issue 11 item 4: both ports' counters around every test. The same tiny test on the link as it
+# is, then with 2 % of its packets dropped both ways (shape --loss 2, netem on both veths): the
+# lossy run passes but carries non-zero rxe retransmission counters (rcvd_seq_err,
+# out_of_seq_request, duplicate_request, completer_retry_err: rxe_hw_counters.c) and the link
+# flag; the clean run has none. 4 KiB messages (one packet each at the RoCE MTU of 4096) and a
+# 1 s ACK timeout: a loss is seen by the next packet's sequence (a NAK) or, for the last one, by
+# the timeout.
+lab_log "link counters: the link clean, then with 2 % loss"
+counters_check() {  # counters_check FILE clean|lossy
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); want = sys.argv[2]
+retrans = {}
+for side in ("src_counters", "dst_counters"):
+    pc = r.get(side)
+    if not pc or pc.get("absent"):
+        sys.exit(f"FAIL: no {side} in the result: {pc}")
+    for c in pc.get("changes", []):
+        if c.get("kind") == "COUNTER_KIND_RETRANSMIT":
+            retrans[pc["device"] + " " + c["name"]] = int(c.get("delta", 0))
+    print(f"  {side}: {pc['device']} compared {pc.get('compared', 0)}, packets {pc.get('packets', 0)},",
+          ", ".join(f"{c['name']} +{c.get('delta', 0)}" for c in pc.get("changes", [])) or "no change")
+flag = r.get("link_flag", "")
+print(f"  status {r.get('status')}; link flag: {flag or '(none)'}")
+if r.get("status") != "RESULT_STATUS_OK":
+    sys.exit(f"FAIL: {want}: the test did not pass: {r.get('reason')}")
+if want == "clean" and (flag or any(retrans.values())):
+    sys.exit(f"FAIL: the clean link retransmitted: {retrans} {flag}")
+if want == "lossy" and not (flag and sum(retrans.values()) > 0):
+    sys.exit(f"FAIL: 2 % loss left no retransmission counted or no flag: {retrans} {flag!r}")
+PY
+}
+dp_pair node2 node1 --sizes 4K --iterations 300 --json || { dp_show; lab_fail "the clean pair failed"; }
+cp "$DP_DIR/pair.out" "$DP_DIR/clean.json"
+counters_check "$DP_DIR/clean.json" clean || lab_fail "link counters on the clean link"
+shape node1 --loss 2 || lab_fail "shape --loss failed"
+dp_pair node2 node1 --sizes 4K --iterations 300 --json
+rc=$?
+shape node1 --clear || lab_fail "shape --clear failed"
+((rc == 0)) || { dp_show; dp_agent_logs node1 node2; lab_fail "the lossy pair failed (exit $rc)"; }
+counters_check "$DP_DIR/pair.out" lossy || lab_fail "link counters on the lossy link"
+dp_pair node2 node1 --sizes 4K --iterations 300 || { dp_show; lab_fail "the text pair failed"; }
+grep -q "counters client" "$DP_DIR/pair.out" || { dp_show; lab_fail "the text result shows no counters"; }
 echo "PASS"
