@@ -101,7 +101,8 @@ std::string RenderJUnit(const v1::Run& run) {
                       "\">", XmlEscape(detail + c->reason()), "</failure>\n    </testcase>\n");
     } else {
       absl::StrAppend(&cases, ">\n      <system-out>",
-                      XmlEscape(absl::StrCat(detail, internal::Gbps(c ? c->bw_avg_gbps() : 0), " Gb/s")),
+                      XmlEscape(absl::StrCat(detail, internal::Gbps(c ? c->bw_avg_gbps() : 0), " Gb/s",
+                                             p.link_flag().empty() ? "" : "; pass, but ", p.link_flag())),
                       "</system-out>\n    </testcase>\n");
     }
   }

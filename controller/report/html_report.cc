@@ -235,6 +235,19 @@ std::string RenderHtml(const v1::Run& run) {
                       remedy.empty() ? "&mdash;" : remedy, "</td></tr>\n");
     }
   }
+  std::string flagged;
+  for (const auto& p : run.pairs()) {
+    if (p.link_flag().empty()) continue;
+    absl::StrAppend(&flagged, "<tr><td>", HtmlEscape(p.src().node()), " &rarr; ", HtmlEscape(p.dst().node()),
+                    "</td><td>", p.rail(), "</td><td>", HtmlEscape(p.link_flag()), "</td><td>",
+                    HtmlEscape(DescribePortCounters(p.src_counters())), "<br>",
+                    HtmlEscape(DescribePortCounters(p.dst_counters())), "</td></tr>\n");
+  }
+  if (!flagged.empty()) {
+    absl::StrAppend(&out, "<h2>Links flagged by their counters</h2>\n<table><tr><th>pair</th><th>rail</th>"
+                          "<th>flag</th><th>counters (initiator, target)</th></tr>\n",
+                    flagged, "</table>\n");
+  }
   if (!failing.empty()) {
     absl::StrAppend(&out, "<h2>Failing cells</h2>\n<table><tr><th>pair</th><th>rail</th><th>verdict</th>"
                           "<th>reason</th><th>preflight findings and remedies</th></tr>\n",

@@ -33,7 +33,7 @@ std::string RenderIncastText(const v1::Run& run);
 std::string RenderMemoryKindsText(const v1::Run& run);
 // One port's counters around a test: "rxe1 port 1: rcvd_seq_err +812,
 // sent_pkts +26000, rcvd_pkts +25000; link_downed: went back from 3 to 0
-// (...)", or why there are none.
+// (...)", or why there are none ("not sampled" from an agent that sent none).
 std::string DescribePortCounters(const v1::PortCounters& counters);
 
 // Writes run.json, pairs.csv, summary.md, report.html and junit.xml into

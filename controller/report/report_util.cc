@@ -219,6 +219,7 @@ namespace gdrbench::controller::report {
 
 std::string DescribePortCounters(const v1::PortCounters& pc) {
   if (!pc.absent().empty()) return pc.absent();
+  if (pc.device().empty() && pc.changes().empty()) return "not sampled (the agent sent no counters)";
   std::vector<std::string> grew, notes;
   for (const auto& c : pc.changes()) {
     std::string name = c.name().substr(c.name().rfind('/') + 1);

@@ -209,6 +209,8 @@ TEST(Report, ALinkFlaggedByItsCountersIsShownInTextMarkdownAndJson) {
   ASSERT_TRUE(json.ok());
   EXPECT_THAT(*json, HasSubstr("\"link_flag\": \"the link retransmitted"));
   EXPECT_THAT(*json, HasSubstr("\"dst_counters\""));
+  EXPECT_THAT(RenderHtml(run), HasSubstr("<h2>Links flagged by their counters</h2>"));
+  EXPECT_THAT(RenderJUnit(run), HasSubstr("Gb/s; pass, but the link retransmitted"));
 }
 
 TEST(Report, LoadRunJsonNamesTheProblem) {
