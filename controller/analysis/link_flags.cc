@@ -83,6 +83,15 @@ size_t FlagLinks(const v1::VerdictPolicy& policy, v1::Run* run) {
     flags[{p.rail(), p.has_dst_rail() ? p.dst_rail() : p.rail(), p.src().node(), p.dst().node()}] =
         p.link_flag();
   }
+  // --memory lists: each later kind's test has its own counters (its own
+  // connection); flagged and counted, named with its memory. The matrices
+  // show the first kind only.
+  for (v1::PairResult& p : *run->mutable_pairs()) {
+    for (v1::PairResult& half : *p.mutable_memory_halves()) {
+      half.set_link_flag(LinkFlag(half, policy));
+      if (!half.link_flag().empty()) labels.push_back(absl::StrCat(Label(half), " (", half.src().memory(), ")"));
+    }
+  }
   if (labels.empty()) return 0;
   for (v1::BandwidthMatrix& m : *run->mutable_matrices()) {
     const uint32_t dst_rail = m.has_dst_rail() ? m.dst_rail() : m.rail();

@@ -29,7 +29,8 @@ namespace gdrbench::controller::analysis {
 // the test did not run OK, or with policy.ignore_link_counters.
 std::string LinkFlag(const v1::PairResult& pair, const v1::VerdictPolicy& policy);
 
-// Sets link_flag on every pair of `run`; a flagged test's cells in the
+// Sets link_flag on every pair of `run` (and on each of its memory_halves,
+// named with their memory in the summary); a flagged test's cells in the
 // matrices get it in their reason ("pass, but the link retransmitted: ...",
 // or appended to a low cell's reason); the run's summary gets the count and
 // the first tests ("; 2 test(s) flagged by link counters: a->b rail 0, ...").

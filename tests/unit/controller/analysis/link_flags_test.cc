@@ -143,5 +143,18 @@ TEST(LinkFlags, FlagLinksMarksThePassCellAndCountsInTheSummary) {
   EXPECT_TRUE(run.passed());  // a flag is not a failure
 }
 
+TEST(LinkFlags, AMemoryKindsHalfIsFlaggedOnItsOwnCounters) {
+  v1::Run run;
+  run.set_summary("PASS: 1/1 cells pass");
+  v1::PairResult& p = *run.add_pairs() = Pair(Quiet("rxe1"), Quiet("rxe2"));
+  v1::PairResult* half = p.add_memory_halves();
+  *half = Pair(Rxe(812), Quiet("rxe2"));
+  half->mutable_src()->set_memory("gpu:0");
+  EXPECT_EQ(FlagLinks(DefaultPolicy(), &run), 1u);
+  EXPECT_EQ(run.pairs(0).link_flag(), "");
+  EXPECT_THAT(run.pairs(0).memory_halves(0).link_flag(), HasSubstr("rcvd_seq_err +812 on node01 rxe2"));
+  EXPECT_THAT(run.summary(), HasSubstr("1 test(s) flagged by link counters: node01->node02 rail 0 (gpu:0)"));
+}
+
 }  // namespace
 }  // namespace gdrbench::controller::analysis
