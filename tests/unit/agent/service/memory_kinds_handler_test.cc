@@ -40,10 +40,10 @@ class HandlerAgent final : public run::AgentApi {
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
     return h_.VerifyTarget(r);
   }
-  absl::Status CloseTarget(const std::string& id) override {
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
     v1::CloseTargetRequest c;
     c.set_target_id(id);
-    return h_.CloseTarget(c).status();
+    return h_.CloseTarget(c);
   }
 
  private:

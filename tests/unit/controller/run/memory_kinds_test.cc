@@ -62,9 +62,9 @@ class KindAgent final : public UnimplementedAgent {
     on(m);
     return absl::OkStatus();
   }
-  absl::Status CloseTarget(const std::string& id) override {
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
     calls.push_back("CloseTarget " + id);
-    return absl::OkStatus();
+    return v1::CloseTargetResponse{};
   }
 
   std::string gpu_refused;
