@@ -66,13 +66,6 @@ absl::StatusOr<std::vector<std::string>> SplitMemoryKinds(absl::string_view memo
   return out;
 }
 
-bool AnyGpuKind(absl::string_view memory) {
-  for (absl::string_view item : absl::StrSplit(memory, ',')) {
-    if (absl::StartsWith(absl::StripAsciiWhitespace(item), "gpu")) return true;
-  }
-  return false;
-}
-
 absl::Status RunPairTestPerKind(const PairSide& initiator, const PairSide& target,
                                 const std::vector<KindSides>& kinds, const v1::SweepParams& p,
                                 bool bidirectional, const PairTestOptions& o, v1::PairResult* r,

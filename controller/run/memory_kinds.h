@@ -33,9 +33,6 @@ namespace gdrbench::controller::run {
 // for an empty item ("host,,gpu") or a kind named twice.
 absl::StatusOr<std::vector<std::string>> SplitMemoryKinds(absl::string_view memory);
 
-// Whether any kind of the list lives on a GPU (gpu, gpu-staged).
-bool AnyGpuKind(absl::string_view memory);
-
 // The memory each side asks its agent for in one kind's test, or why the
 // kind cannot run on this pair (`unavailable`, one sentence: the half fails
 // with it and no RPC is made).

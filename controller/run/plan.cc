@@ -3,9 +3,11 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/status.h"
-#include "controller/run/memory_kinds.h"
 
 namespace gdrbench::controller::run {
 
@@ -20,6 +22,13 @@ std::vector<schedule::NodeShape> Shapes(const std::vector<PlanNode>& nodes,
     }
   }
   return shapes;
+}
+
+bool AnyGpuKind(absl::string_view memory) {
+  for (absl::string_view item : absl::StrSplit(memory, ',')) {
+    if (absl::StartsWith(absl::StripAsciiWhitespace(item), "gpu")) return true;
+  }
+  return false;
 }
 
 std::string EndpointMemory(const PlanNode& node, uint32_t rail, const std::string& memory) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "controller/inventory/inventory.h"
 #include "controller/schedule/schedule.h"
 #include "gdrbench/v1/sweep.pb.h"
@@ -47,6 +48,9 @@ std::vector<schedule::NodeShape> Shapes(const std::vector<PlanNode>& nodes,
 // The memory spec an endpoint asks its agent for: "host", "gpu:3", ...
 // (for a list, its first kind's)
 std::string EndpointMemory(const PlanNode& node, uint32_t rail, const std::string& memory);
+
+// Whether any kind of a --memory list lives on a GPU (gpu, gpu-staged).
+bool AnyGpuKind(absl::string_view memory);
 
 // A stable 64-bit FNV-1a digest (hex) of everything that decides which tests
 // run and how: nodes, addresses, rails, memory, schedule options, parameters.
