@@ -168,6 +168,20 @@ std::string FlaggedLinks(const v1::Run& run) {
   return out;
 }
 
+// A Markdown table: the first row is the header.
+void AppendMarkdownTable(const std::vector<std::vector<std::string>>& rows, std::string* out) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    *out += "|";
+    for (const auto& c : rows[i]) absl::StrAppend(out, " ", c, " |");
+    *out += "\n";
+    if (i == 0) {
+      *out += "|";
+      for (size_t j = 0; j < rows[i].size(); ++j) *out += "---|";
+      *out += "\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string RenderMatrixText(const v1::Run& run) {
@@ -255,48 +269,19 @@ std::string RenderMarkdown(const v1::Run& run) {
   }
   for (const auto* m : internal::VerdictMatrices(run)) {
     absl::StrAppend(&out, "## ", internal::LaneTitle(*m), ", ", MatrixSizeName(*m), " (Gb/s)\n\n");
-    auto g = Grid(*m);
-    for (size_t i = 0; i < g.size(); ++i) {
-      out += "|";
-      for (const auto& c : g[i]) absl::StrAppend(&out, " ", c, " |");
-      out += "\n";
-      if (i == 0) {
-        out += "|";
-        for (size_t j = 0; j < g[i].size(); ++j) out += "---|";
-        out += "\n";
-      }
-    }
+    AppendMarkdownTable(Grid(*m), &out);
     absl::StrAppend(&out, "\nfleet: median ", Gbps(m->fleet().median_gbps()), ", min ",
                     Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()), " Gb/s; ",
                     m->fleet().bad_cells(), " failed, ", m->fleet().low_cells(), " low\n\n");
   }
   if (!run.incast().empty()) {
     out += "## Incast (per target: the sum of its K senders, Gb/s)\n\n";
-    auto rows = IncastRows(run);
-    for (size_t i = 0; i < rows.size(); ++i) {
-      out += "|";
-      for (const auto& c : rows[i]) absl::StrAppend(&out, " ", c, " |");
-      out += "\n";
-      if (i == 0) {
-        out += "|";
-        for (size_t j = 0; j < rows[i].size(); ++j) out += "---|";
-        out += "\n";
-      }
-    }
+    AppendMarkdownTable(IncastRows(run), &out);
     out += "\n";
   }
   if (auto rows = MemoryKindRows(run); !rows.empty()) {
     absl::StrAppend(&out, "## Memory kinds\n\n", kMemoryKindsTitle, ".\n\n");
-    for (size_t i = 0; i < rows.size(); ++i) {
-      out += "|";
-      for (const auto& c : rows[i]) absl::StrAppend(&out, " ", c, " |");
-      out += "\n";
-      if (i == 0) {
-        out += "|";
-        for (size_t j = 0; j < rows[i].size(); ++j) out += "---|";
-        out += "\n";
-      }
-    }
+    AppendMarkdownTable(rows, &out);
     out += "\n";
   }
   std::string failing;
