@@ -150,6 +150,18 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
   size_t ran = 0;
   const auto t0 = std::chrono::steady_clock::now();
 
+  // Counts a finished test and reports progress; `mu` held.
+  auto count = [&](const v1::PairResult& result) {
+    ++prog.tests_done;
+    ++ran;
+    if (result.status() != v1::RESULT_STATUS_OK) ++prog.tests_bad;
+    if (options_.on_progress) {
+      prog.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      size_t left = prog.tests_total - prog.tests_done;
+      prog.eta_s = prog.elapsed_s / static_cast<double>(ran) * static_cast<double>(left);
+      options_.on_progress(prog);
+    }
+  };
   // Hands a worker's pending results to on_result; `mu` held.
   auto deliver = [&](WorkerResults& w) {
     for (size_t i = 0; i < w.pending; ++i) {
@@ -158,15 +170,7 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
         absl::Status st = options_.on_result(result);
         if (!st.ok() && first_error.ok()) first_error = st;
       }
-      ++prog.tests_done;
-      ++ran;
-      if (result.status() != v1::RESULT_STATUS_OK) ++prog.tests_bad;
-      if (options_.on_progress) {
-        prog.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        size_t left = prog.tests_total - prog.tests_done;
-        prog.eta_s = prog.elapsed_s / static_cast<double>(ran) * static_cast<double>(left);
-        options_.on_progress(prog);
-      }
+      count(result);
     }
     w.pending = 0;
   };
@@ -225,9 +229,7 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
         // Not recorded (the journal failed): counted, not handed over.
         std::lock_guard<std::mutex> lock(mu);
         if (first_error.ok()) first_error = concurrent;
-        ++prog.tests_done;
-        ++ran;
-        ++prog.tests_bad;
+        count(result);
         return;
       }
       // Handed over at once when the lock is free; queued when the other
