@@ -49,6 +49,16 @@ absl::StatusOr<sweep::SweepConfig> LibraryExecutor::ToConfig(const std::string& 
   c.schedule.bidirectional = s.bidirectional();
   c.schedule.quick_matchings = s.quick_rounds() ? s.quick_rounds() : 3;
   c.schedule.max_concurrent = s.max_concurrent();
+  // As `gdrbench sweep` maps --fan-in (controller/cli/sweep_command.cc); the
+  // bounds (1 <= K < nodes) are the schedule's, checked by Check's plan.
+  if (c.schedule.mode == controller::schedule::Mode::kIncast) {
+    if (!s.has_fan_in()) {
+      return absl::InvalidArgumentError("mode incast needs fan_in K (senders per target, 1 <= K < nodes)");
+    }
+    c.schedule.fan_in = s.fan_in();
+  } else if (s.has_fan_in()) {
+    return absl::InvalidArgumentError(absl::StrCat("fan_in is only for mode incast, not ", mode));
+  }
   controller::cli::SweepFlags f;  // the defaults of `gdrbench sweep`
   f.sizes = s.sizes().empty() ? "64K,1M" : s.sizes();
   f.iterations = s.duration_s() > 0 ? 0 : (s.iterations() ? s.iterations() : 1000);
@@ -60,6 +70,7 @@ absl::StatusOr<sweep::SweepConfig> LibraryExecutor::ToConfig(const std::string& 
   f.qps = s.qps() ? s.qps() : 1;
   f.bidirectional = s.bidirectional();
   f.verify = s.verify();
+  if (!s.cm().empty()) f.cm = s.cm();  // else auto; ToSweepParams refuses other words
   ASSIGN_OR_RETURN(c.params, controller::cli::ToSweepParams(f));
   c.memory = s.memory();
   auto fraction = [](double v, const char* name) -> absl::Status {

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "server/sweeps/library_executor.h"
 
@@ -24,18 +25,30 @@ class SweepExecutorTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::string Inventory(const std::string& name, int nodes) {
+  std::string Inventory(const std::string& name, int nodes, int rails = 1) {
     const std::string path = (dir_ / (name + ".yaml")).string();
     std::ofstream f(path);
-    f << "tls: {insecure: true}\nrails:\n  - {nic: mlx5_0, gpu: 0}\nnodes:\n";
+    f << "tls: {insecure: true}\nrails:\n";
+    for (int r = 0; r < rails; ++r) f << "  - {nic: mlx5_" << r << ", gpu: " << r << "}\n";
+    f << "nodes:\n";
     for (int i = 0; i < nodes; ++i) f << "  - {name: n" << i << ", address: '127.0.0.1:" << 7070 + i << "'}\n";
     return path;
   }
 
-  std::unique_ptr<LibraryExecutor> Make(int nodes) {
-    auto e = LibraryExecutor::Create({{"fab", Inventory("fab", nodes)}}, (dir_ / "state").string());
+  std::unique_ptr<LibraryExecutor> Make(int nodes, int rails = 1) {
+    auto e = LibraryExecutor::Create({{"fab", Inventory("fab", nodes, rails)}}, (dir_ / "state").string());
     EXPECT_TRUE(e.ok()) << e.status();
     return e.ok() ? std::move(*e) : nullptr;
+  }
+
+  // Check refuses the spec `set` makes: INVALID_ARGUMENT with `words`.
+  static void ExpectRefused(const LibraryExecutor& e, const std::function<void(v1::SweepSpec&)>& set,
+                            const std::string& words) {
+    v1::SweepSpec s;
+    set(s);
+    absl::Status st = e.Check("fab", s);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << words;
+    EXPECT_THAT(st.message(), HasSubstr(words));
   }
 
   std::filesystem::path dir_;
@@ -115,12 +128,8 @@ TEST_F(SweepExecutorTest, SpecFieldsAreMapped) {
 TEST_F(SweepExecutorTest, BadSpecsAreRefusedAtSubmitWithASentence) {
   auto e = Make(2);
   ASSERT_TRUE(e);
-  auto refused = [&](auto set, const std::string& words) {
-    v1::SweepSpec s;
-    set(s);
-    absl::Status st = e->Check("fab", s);
-    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << words;
-    EXPECT_THAT(st.message(), HasSubstr(words));
+  auto refused = [&](const std::function<void(v1::SweepSpec&)>& set, const std::string& words) {
+    ExpectRefused(*e, set, words);
   };
   refused([](v1::SweepSpec& s) { s.set_mode("pairs"); }, "needs a pair list file");
   refused([](v1::SweepSpec& s) { s.set_mode("sideways"); }, "sideways");
@@ -131,6 +140,59 @@ TEST_F(SweepExecutorTest, BadSpecsAreRefusedAtSubmitWithASentence) {
   refused([](v1::SweepSpec& s) { s.set_retest_low(11); }, "retest_low must be at most 10");
   refused([](v1::SweepSpec& s) { s.set_parallel(0); }, "parallel must be 1 to 4096");
   refused([](v1::SweepSpec& s) { s.set_memory("floppy"); }, "floppy");
+}
+
+TEST_F(SweepExecutorTest, IncastAndCrossRailAreMappedAsTheCliMapsThem) {
+  auto e = Make(4, 2);
+  ASSERT_TRUE(e);
+  v1::SweepSpec s;
+  s.set_mode("incast");
+  s.set_fan_in(2);
+  s.set_cm("oob");
+  auto c = e->ToConfig("fab", s);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->schedule.mode, controller::schedule::Mode::kIncast);
+  EXPECT_EQ(c->schedule.fan_in, 2u);
+  EXPECT_EQ(c->params.cm(), v1::CONNECTION_MODE_OOB);
+  EXPECT_TRUE(e->Check("fab", s).ok());
+
+  v1::SweepSpec x;
+  x.set_mode("cross-rail");
+  x.set_cm("rdma_cm");
+  c = e->ToConfig("fab", x);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->schedule.mode, controller::schedule::Mode::kCrossRail);
+  EXPECT_EQ(c->schedule.fan_in, 0u);
+  EXPECT_EQ(c->params.cm(), v1::CONNECTION_MODE_RDMA_CM);
+  EXPECT_TRUE(e->Check("fab", x).ok());
+  // No cm: auto, as `gdrbench sweep` without --cm.
+  EXPECT_EQ(e->ToConfig("fab", v1::SweepSpec())->params.cm(), v1::CONNECTION_MODE_AUTO);
+}
+
+TEST_F(SweepExecutorTest, BadIncastCrossRailAndCmSpecsAreRefusedWithASentence) {
+  auto e = Make(4, 2);
+  ASSERT_TRUE(e);
+  auto refused = [&](const std::function<void(v1::SweepSpec&)>& set, const std::string& words) {
+    ExpectRefused(*e, set, words);
+  };
+  refused([](v1::SweepSpec& s) { s.set_mode("incast"); }, "mode incast needs fan_in K");
+  refused([](v1::SweepSpec& s) { s.set_mode("ring"); s.set_fan_in(2); }, "fan_in is only for mode incast, not ring");
+  refused([](v1::SweepSpec& s) { s.set_fan_in(2); }, "fan_in is only for mode incast, not all-pairs");
+  refused([](v1::SweepSpec& s) { s.set_mode("incast"); s.set_fan_in(0); }, "give 1 .. 3");
+  refused([](v1::SweepSpec& s) { s.set_mode("incast"); s.set_fan_in(4); }, "give 1 .. 3");
+  refused([](v1::SweepSpec& s) { s.set_mode("incast"); s.set_fan_in(2); s.set_bidirectional(true); },
+          "incast is one-directional");
+  refused([](v1::SweepSpec& s) { s.set_mode("cross-rail"); s.set_bidirectional(true); },
+          "cross-rail is one-directional");
+  refused([](v1::SweepSpec& s) { s.set_cm("ipoib"); }, "give auto, rdma_cm or oob");
+  // One rail per node: there is no other rail to cross to.
+  auto one_rail = Make(4, 1);
+  ASSERT_TRUE(one_rail);
+  v1::SweepSpec x;
+  x.set_mode("cross-rail");
+  absl::Status st = one_rail->Check("fab", x);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("at least 2 rails"));
 }
 
 TEST_F(SweepExecutorTest, AOneNodeClusterCannotBeSwept) {
