@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/background_jobs.h"
 #include "common/fs_root.h"
 #include "gdrbench/v1/agent.pb.h"
 
@@ -65,6 +66,11 @@ class AgentHandler {
   std::shared_ptr<bench::SessionFactory> sessions_;
   std::once_flag targets_once_;
   std::shared_ptr<TargetRegistry> targets_;  // shared_ptr: the type is incomplete here
+
+ protected:
+  // Teardowns that outlast an answer (a port fault's QPs); last, so they are
+  // joined before the sessions and targets they use go.
+  BackgroundJobs background_;
 };
 
 }  // namespace gdrbench::agent::service

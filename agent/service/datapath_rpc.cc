@@ -256,10 +256,10 @@ absl::Status AgentHandler::RunWriteSweep(
   if (!watch->fault().empty()) {
     // Tearing down QPs whose port is gone waits on the connection manager
     // (seconds in the lab); the test's answer is not held for it.
-    std::thread([s = std::move(*session), device = r.device()]() mutable {
+    background_.Start([s = std::move(*session), device = r.device()]() mutable {
       s.reset();
       spdlog::info("sweep on {}: torn down after its port fault", device);
-    }).detach();
+    });
   }
   return absl::OkStatus();
 }
