@@ -106,7 +106,8 @@ case $metric in
 esac
 echo
 echo "metric $metric ($what), gdrbench --cm $cm, ratio $ratio_is, $rounds rounds"
-printf '%-8s %-10s %-40s %-40s %-8s\n' size iters "perftest $what per round" "gdrbench $what per round" ratio
+printf '%-8s %-10s %-40s %-40s %-8s %s\n' size iters "perftest $what per round" "gdrbench $what per round" ratio \
+  "per-round ratio mean [95% CI]"
 for s in "${size_list[@]}"; do
   bytes=$(to_bytes "$s")
   a="" b=""
@@ -115,9 +116,18 @@ for s in "${size_list[@]}"; do
     na=split(a,x," ");nb=split(b,y," ");sa=0;sb=0;
     for(i=1;i<=na;i++)sa+=x[i]; for(i=1;i<=nb;i++)sb+=y[i];
     r=(sb/nb)/(sa/na); if (inv) r=1/r; printf "%.3f", r}')
+  # The rounds are pairs (A then B, back to back): the spread of the per-round
+  # ratios says whether a difference is the tools' or the emulated lab's
+  # (qemu TCG swings a round by tens of percent). Student t, n - 1 degrees.
+  spread=$(awk -v a="$a" -v b="$b" -v inv="$([[ $metric == lat ]] && echo 1 || echo 0)" 'BEGIN{
+    n=split(a,x," "); split(b,y," "); split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262", t, " ");
+    s=0; for(i=1;i<=n;i++){q[i]=inv ? x[i]/y[i] : y[i]/x[i]; s+=q[i]} m=s/n;
+    if (n < 2) { printf "%.3f", m; exit }
+    v=0; for(i=1;i<=n;i++) v+=(q[i]-m)^2; sd=sqrt(v/(n-1)); tt=(n-1 <= 9) ? t[n-1] : 2.0;
+    h=tt*sd/sqrt(n); printf "%.3f [%.3f, %.3f]", m, m-h, m+h}')
   mark=""
   if ((bytes >= gate)) && ! lab_ge "$ratio" "$min_ratio"; then ok=0; mark=" < $min_ratio"; fi
-  printf '%-8s %-10s %-40s %-40s %s%s\n' "$s" "$(iters_for "$bytes")" "$a" "$b" "$ratio" "$mark"
+  printf '%-8s %-10s %-40s %-40s %-8s %s\n' "$s" "$(iters_for "$bytes")" "$a" "$b" "$ratio$mark" "$spread"
 done
 gated=$([[ $gate -gt 0 ]] && echo " for every size >= 64K" || echo " for every size")
 ((ok)) && echo "PASS: $ratio_is >= $min_ratio$gated" ||
