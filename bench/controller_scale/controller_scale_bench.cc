@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
   ro.on_result_concurrent = [&](const v1::PairResult& r, const gdrbench::controller::schedule::Test& t) {
     return journal ? journal->Append(r, t.src, t.dst) : absl::OkStatus();
   };
-  ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
-    matrices.Add(r);
+  ro.on_result = [&](const v1::PairResult& r, const gdrbench::controller::schedule::Test& t) -> absl::Status {
+    matrices.Add(r, t.src, t.dst);
     return absl::OkStatus();
   };
   auto t2 = std::chrono::steady_clock::now();

@@ -43,6 +43,14 @@ void MatrixSet::Add(const v1::PairResult& r) {
     ++unknown_;
     return;
   }
+  Add(r, s->second, d->second);
+}
+
+void MatrixSet::Add(const v1::PairResult& r, uint32_t src, uint32_t dst) {
+  if (src >= nodes_.size() || dst >= nodes_.size()) {
+    ++unknown_;
+    return;
+  }
   const float expected = static_cast<float>(r.expected_gbps());
   const uint32_t dst_rail = DstRail(r);
   auto put = [&](Matrix& m, uint32_t a, uint32_t b, float gbps, v1::ResultStatus st,
@@ -65,16 +73,16 @@ void MatrixSet::Add(const v1::PairResult& r) {
   if (r.status() == v1::RESULT_STATUS_OK && r.sizes_size() > 0) {
     for (const auto& sz : r.sizes()) {
       Matrix& m = Get(r.rail(), dst_rail, sz.size_bytes());
-      put(m, s->second, d->second, static_cast<float>(sz.bw_avg_gbps()), v1::RESULT_STATUS_OK, "");
+      put(m, src, dst, static_cast<float>(sz.bw_avg_gbps()), v1::RESULT_STATUS_OK, "");
     }
     // The target's direction of a bidirectional test.
     for (const auto& sz : r.reverse_sizes()) {
       Matrix& m = Get(r.rail(), dst_rail, sz.size_bytes());
-      Cell& c = m.at(d->second, s->second);
+      Cell& c = m.at(dst, src);
       c.gbps = static_cast<float>(sz.bw_avg_gbps());
       c.expected_gbps = expected;
       c.status = v1::RESULT_STATUS_OK;
-      if (!m.reasons.empty()) m.reasons.erase(d->second * m.n + s->second);
+      if (!m.reasons.empty()) m.reasons.erase(dst * m.n + src);
     }
     return;
   }
@@ -88,7 +96,7 @@ void MatrixSet::Add(const v1::PairResult& r) {
   if (sizes.empty()) sizes.push_back(0);  // placeholder size until real ones appear
   std::string reason = r.reason().empty() ? "failed" : r.reason();
   v1::ResultStatus st = r.status() == v1::RESULT_STATUS_OK ? v1::RESULT_STATUS_FAILED : r.status();
-  for (uint64_t size : sizes) put(Get(r.rail(), dst_rail, size), s->second, d->second, 0, st, reason);
+  for (uint64_t size : sizes) put(Get(r.rail(), dst_rail, size), src, dst, 0, st, reason);
   pending_failures_hint_ = true;
 }
 

@@ -59,6 +59,9 @@ class MatrixSet {
 
   // Adds one pair result; unknown node names are ignored (counted).
   void Add(const v1::PairResult& result);
+  // The same with its endpoints' indices into nodes() known (the runner's
+  // test: the plan's node order), without looking the names up.
+  void Add(const v1::PairResult& result, uint32_t src, uint32_t dst);
 
   const std::vector<std::string>& nodes() const { return nodes_; }
   // All matrices, ordered by (rail, dst rail, size). The const overloads

@@ -9,37 +9,53 @@ namespace gdrbench::controller::run::journal_records {
 namespace {
 
 // Protocol Buffers wire format (protobuf.dev/programming-guides/encoding):
-// tag = field << 3 | wire type; 0 varint, 1 fixed 64-bit, 2 length-delimited.
-void PutVarint(uint64_t v, std::string* out) {
+// tag = field << 3 | wire type; 0 varint, 1 fixed 64-bit (little-endian), 2
+// length-delimited. Each field's tag and value (or length) are encoded on the
+// stack and appended at once: a push_back per byte was 5 % of the controller
+// bench's instructions.
+char* EncodeVarint(uint64_t v, char* p) {
   while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out->push_back(static_cast<char>(v));
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+char* EncodeTag(int field, int wire_type, char* p) {
+  return EncodeVarint((static_cast<uint64_t>(field) << 3) | static_cast<uint64_t>(wire_type), p);
 }
 
 void PutVarintField(int field, uint64_t v, std::string* out) {
-  PutVarint(static_cast<uint64_t>(field) << 3, out);
-  PutVarint(v, out);
+  char b[20];
+  char* p = EncodeVarint(v, EncodeTag(field, 0, b));
+  out->append(b, static_cast<size_t>(p - b));
 }
 
 void PutDoubleField(int field, double v, std::string* out) {
-  PutVarint((static_cast<uint64_t>(field) << 3) | 1, out);
+  char b[18];
+  char* p = EncodeTag(field, 1, b);
   uint64_t bits;
   std::memcpy(&bits, &v, 8);
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  for (int i = 0; i < 8; ++i) *p++ = static_cast<char>((bits >> (8 * i)) & 0xff);
+  out->append(b, static_cast<size_t>(p - b));
+}
+
+// The tag and length of a length-delimited field of `n` bytes.
+void PutLengthPrefix(int field, size_t n, std::string* out) {
+  char b[20];
+  char* p = EncodeVarint(n, EncodeTag(field, 2, b));
+  out->append(b, static_cast<size_t>(p - b));
 }
 
 void PutStringField(int field, const std::string& s, std::string* out) {
-  PutVarint((static_cast<uint64_t>(field) << 3) | 2, out);
-  PutVarint(s.size(), out);
+  PutLengthPrefix(field, s.size(), out);
   out->append(s);
 }
 
 void PutMessageField(int field, const google::protobuf::MessageLite& m, std::string* out) {
   const size_t n = m.ByteSizeLong();
-  PutVarint((static_cast<uint64_t>(field) << 3) | 2, out);
-  PutVarint(n, out);
+  PutLengthPrefix(field, n, out);
   const size_t at = out->size();
   out->resize(at + n);
   m.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out->data() + at));

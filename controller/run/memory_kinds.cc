@@ -67,7 +67,7 @@ absl::StatusOr<std::vector<std::string>> SplitMemoryKinds(absl::string_view memo
 }
 
 absl::Status RunPairTestPerKind(const PairSide& initiator, const PairSide& target,
-                                const std::vector<KindSides>& kinds, const v1::SweepParams& p,
+                                absl::Span<const KindSides> kinds, const v1::SweepParams& p,
                                 bool bidirectional, const PairTestOptions& o, v1::PairResult* r,
                                 absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
   absl::Status first = RunKind(initiator, target, kinds.front(), p, bidirectional, o, r, on_answer);

@@ -24,6 +24,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "controller/run/pair_tester.h"
 #include "gdrbench/v1/run.pb.h"
 
@@ -49,7 +50,7 @@ struct KindSides {
 // ratios (analysis::FillMemoryRatios). Returns the first RPC error of any kind's test
 // (as RunPairTest). `kinds` must not be empty.
 absl::Status RunPairTestPerKind(const PairSide& initiator, const PairSide& target,
-                                const std::vector<KindSides>& kinds, const v1::SweepParams& params,
+                                absl::Span<const KindSides> kinds, const v1::SweepParams& params,
                                 bool bidirectional, const PairTestOptions& options,
                                 v1::PairResult* result,
                                 absl::FunctionRef<void(bool target, const absl::Status&)> on_answer);

@@ -5,6 +5,9 @@
 #include "controller/run/memory_kinds.h"
 
 #include <algorithm>
+#include <memory>
+
+#include "absl/container/inlined_vector.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -20,11 +23,25 @@ int64_t NowNs() {
       .count();
 }
 
+// This thread's spare sub-messages (RecycleResult).
+struct Spares {
+  std::unique_ptr<v1::SweepSummary> summary;
+  std::unique_ptr<google::protobuf::Timestamp> started_at;
+};
+thread_local Spares spares;
+
+v1::SweepSummary* MutableSummary(v1::PairResult* r) {
+  if (!r->has_summary() && spares.summary != nullptr) r->set_allocated_summary(spares.summary.release());
+  return r->mutable_summary();
+}
+
 void SetStarted(v1::PairResult* r) {
   auto now = std::chrono::system_clock::now().time_since_epoch();
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
-  r->mutable_started_at()->set_seconds(ns / 1000000000);
-  r->mutable_started_at()->set_nanos(static_cast<int32_t>(ns % 1000000000));
+  if (!r->has_started_at() && spares.started_at != nullptr) r->set_allocated_started_at(spares.started_at.release());
+  google::protobuf::Timestamp* t = r->mutable_started_at();
+  t->set_seconds(ns / 1000000000);
+  t->set_nanos(static_cast<int32_t>(ns % 1000000000));
 }
 
 void Fail(v1::PairResult* r, v1::ResultStatus status, std::string reason) {
@@ -140,30 +157,45 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   // IPv4 address); out of band the target's QPs and port go along.
   sweep.mutable_params()->set_cm(opened->cm());
   if (opened->cm() == v1::CONNECTION_MODE_OOB) *sweep.mutable_target_oob() = opened->oob();
-  bool got_summary = false;
-  AnswerBounds bounds(p, r->expected_gbps());
-  absl::Status connect_st;
+  // What the stream's answers leave behind. The callback captures only this
+  // (one pointer: std::function keeps it inline, no allocation per test).
+  struct Stream {
+    AnswerBounds bounds;
+    absl::Status connect_st;
+    bool got_summary = false;
+  } stream{AnswerBounds(p, r->expected_gbps())};
+  AnswerBounds& bounds = stream.bounds;
+  struct Ctx {
+    Stream* stream;
+    v1::PairResult* r;
+    const v1::OpenTargetResponse* opened;
+    const PairSide* target;
+    absl::FunctionRef<void(bool, const absl::Status&)> answer;
+  } ctx{&stream, r, &*opened, &target, answer};
   absl::Status st = initiator.agent->RunWriteSweep(
-      sweep, o.sweep_timeout, [&](const v1::RunWriteSweepResponse& m) {
+      sweep, o.sweep_timeout, [c = &ctx](const v1::RunWriteSweepResponse& m) {
+        Stream& s = *c->stream;
         // The first impossible answer ends the stream: dropped, never kept,
         // and the agent stops sweeping rather than run to the deadline.
-        if (!bounds.Check(m).ok()) return false;
+        if (!s.bounds.Check(m).ok()) return false;
         if (m.has_connect()) {
           // Out of band: the initiator's QPs are up; the target brings its
           // own up and tells the initiator to start (in band, kReady).
-          v1::ConnectTargetRequest c;
-          c.set_target_id(opened->target_id());
-          *c.mutable_initiator() = m.connect();
-          connect_st = target.agent->ConnectTarget(c);
-          answer(true, connect_st);
+          v1::ConnectTargetRequest req;
+          req.set_target_id(c->opened->target_id());
+          *req.mutable_initiator() = m.connect();
+          s.connect_st = c->target->agent->ConnectTarget(req);
+          c->answer(true, s.connect_st);
         }
-        if (m.has_size()) *r->add_sizes() = m.size();
+        if (m.has_size()) *c->r->add_sizes() = m.size();
         if (m.has_summary()) {
-          *r->mutable_summary() = m.summary();
-          got_summary = true;
+          *MutableSummary(c->r) = m.summary();
+          s.got_summary = true;
         }
         return true;
       });
+  const bool got_summary = stream.got_summary;
+  const absl::Status& connect_st = stream.connect_st;
   // Stopped by us: the agent did answer (the impossible); not a failed call.
   if (!bounds.first_error().ok() && absl::IsCancelled(st)) st = absl::OkStatus();
   answer(false, st);
@@ -272,6 +304,17 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
   r->set_expected_gbps(ExpectedGbps(a, b));
 }
 
+void RecycleResult(v1::PairResult* r) {
+  if (r->has_summary() && spares.summary == nullptr) {
+    spares.summary.reset(r->release_summary());
+    spares.summary->Clear();
+  }
+  if (r->has_started_at() && spares.started_at == nullptr) {
+    spares.started_at.reset(r->release_started_at());
+    spares.started_at->Clear();
+  }
+}
+
 void ApplyReverseChecks(v1::PairResult* r) {
   for (const auto& c : r->summary().reverse_checks()) {
     for (auto& s : *r->mutable_reverse_sizes()) {
@@ -337,9 +380,18 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
   PairSide target{agents_[t.dst], dst.name, dst.rails[dst_rail].nic, {}, r->dst().memory()};
   // --memory host,gpu: every kind once, back to back (memory_kinds.h). Each
   // end's memory is its own rail's (cross-rail: the target's is dst_rail's).
-  std::vector<KindSides> kinds;
-  auto listed = SplitMemoryKinds(plan.memory);
-  for (const std::string& kind : listed.ok() ? *listed : std::vector<std::string>{plan.memory}) {
+  // One kind (the usual sweep): no list to split, nothing allocated (this
+  // runs once per test, millions of times in a large sweep).
+  absl::InlinedVector<KindSides, 2> kinds;
+  absl::InlinedVector<std::string, 2> listed;
+  if (plan.memory.find(',') == std::string::npos) {
+    listed.push_back(plan.memory);
+  } else if (auto split = SplitMemoryKinds(plan.memory); split.ok()) {
+    listed.assign(split->begin(), split->end());
+  } else {
+    listed.push_back(plan.memory);  // MakePlan's callers checked the list: the agents refuse it
+  }
+  for (const std::string& kind : listed) {
     KindSides k{EndpointMemory(src, t.rail, kind), EndpointMemory(dst, dst_rail, kind), ""};
     for (const auto [n, rail] : {std::pair{&src, t.rail}, std::pair{&dst, dst_rail}}) {
       if (absl::StartsWith(kind, "gpu") && k.unavailable.empty() &&

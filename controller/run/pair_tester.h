@@ -85,6 +85,13 @@ class PairTester {
 // plan. Incast plans hold a sender to min(its port, the target's port / K).
 void FillIdentity(const PairTestSpec& spec, v1::PairResult* result);
 
+// Sets `result` aside for its next test (a result reused test after test,
+// clear_keeping.h): its summary and start time become this thread's spares,
+// cleared, and the next RunPairTest on this thread fills them instead of
+// allocating new ones (a heap message's Clear() deletes its sub-messages;
+// kept attached, an empty summary would read as present). Then clear it.
+void RecycleResult(v1::PairResult* result);
+
 // The rate a test between ports of these link rates is held to: the slower
 // one, or the known one when the other is unknown (0).
 inline double ExpectedGbps(double src_gbps, double dst_gbps) {

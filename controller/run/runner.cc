@@ -118,6 +118,7 @@ namespace {
 // endpoints and their strings stay allocated).
 struct WorkerResults {
   std::vector<std::unique_ptr<v1::PairResult>> slots;
+  std::vector<schedule::Test> tests;  // slots[i]'s test
   size_t pending = 0;  // slots[0, pending) wait for on_result
 };
 
@@ -167,7 +168,7 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
     for (size_t i = 0; i < w.pending; ++i) {
       const v1::PairResult& result = *w.slots[i];
       if (options_.on_result) {
-        absl::Status st = options_.on_result(result);
+        absl::Status st = options_.on_result(result, w.tests[i]);
         if (!st.ok() && first_error.ok()) first_error = st;
       }
       count(result);
@@ -200,8 +201,13 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
       PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r) + options_.round_offset};
       const auto& t = spec.test;
       WorkerResults& w = workers[worker];
-      if (w.slots.size() == w.pending) w.slots.push_back(std::make_unique<v1::PairResult>());
+      if (w.slots.size() == w.pending) {
+        w.slots.push_back(std::make_unique<v1::PairResult>());
+        w.tests.emplace_back();
+      }
       v1::PairResult& result = *w.slots[w.pending];
+      w.tests[w.pending] = t;
+      RecycleResult(&result);
       ClearKeeping(&result, Keep{&v1::PairResult::release_src, &v1::PairResult::set_allocated_src},
                    Keep{&v1::PairResult::release_dst, &v1::PairResult::set_allocated_dst});
       FillIdentity(spec, &result);
@@ -219,6 +225,7 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
           if (result.status() == v1::RESULT_STATUS_OK || attempts > options_.retries) break;
           spdlog::info("retrying {}->{} rail {}{}: {}", result.src().node(), result.dst().node(), t.rail,
                        t.CrossRail() ? absl::StrCat("->", t.TargetRail()) : "", result.reason());
+          RecycleResult(&result);
           ClearOutcome(&result);
         }
         result.set_attempts(attempts);

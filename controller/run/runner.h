@@ -52,7 +52,9 @@ struct RunnerOptions {
   uint32_t retries = 1;        // extra attempts for a test that is not OK
   // Must return OK; an error (the journal cannot be written) stops the run
   // after the current round and is returned by Run.
-  std::function<absl::Status(const v1::PairResult&)> on_result;
+  // `test` is the plan's (node indices into plan.nodes), as for
+  // on_result_concurrent.
+  std::function<absl::Status(const v1::PairResult&, const schedule::Test& test)> on_result;
   // Called first, from the worker threads concurrently (not under the lock
   // that serializes on_result): for thread-safe work such as the journal's
   // Append, so two workers do not queue behind each other's encoding. Its

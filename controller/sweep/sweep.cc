@@ -220,9 +220,11 @@ class Collector {
   absl::Status Record(const v1::PairResult& r, const schedule::Test& t) {
     return journal_ != nullptr ? journal_->Append(r, t.src, t.dst) : absl::OkStatus();
   }
-  // Called by the runner, serialized, after Record succeeded.
-  absl::Status OnResult(const v1::PairResult& r) {
-    Take(r);
+  // Called by the runner, serialized, after Record succeeded (`t`: the
+  // plan's node indices, the matrices' too).
+  absl::Status OnResult(const v1::PairResult& r, const schedule::Test& t) {
+    matrices_.Add(r, t.src, t.dst);
+    if (config_.keep_pairs) pairs_.push_back(r);
     if (hooks_.on_result) hooks_.on_result(r);
     return absl::OkStatus();
   }
@@ -427,7 +429,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   ro.retries = c.retries;
   ro.cancel = hooks.cancel;
   ro.on_result_concurrent = [&](const v1::PairResult& res, const schedule::Test& t) { return collect.Record(res, t); };
-  ro.on_result = [&](const v1::PairResult& res) { return collect.OnResult(res); };
+  ro.on_result = [&](const v1::PairResult& res, const schedule::Test& t) { return collect.OnResult(res, t); };
   if (hooks.on_progress) {
     ro.on_progress = [&](const run::Progress& p) { Report(hooks, phase, pass, &p); };
   }

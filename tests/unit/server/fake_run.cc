@@ -48,7 +48,7 @@ v1::Run FakeRunStreaming(const FakeRunSpec& spec,
   run::AgentPairTester tester(cluster.agents(), {});
   run::RunnerOptions ro;
   ro.parallelism = 2;
-  ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
+  ro.on_result = [&](const v1::PairResult& r, const controller::schedule::Test&) -> absl::Status {
     matrices.Add(r);
     on_pair(r);
     return absl::OkStatus();

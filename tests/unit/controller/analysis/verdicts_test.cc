@@ -1,5 +1,7 @@
 #include "controller/analysis/verdicts.h"
 
+#include <tuple>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -220,6 +222,34 @@ TEST(Matrix, CrossRailLanesAreMatricesOfTheirOwn) {
   for (const Matrix* m : one.matrices()) {
     const bool lane01 = m->rail == 0 && m->dst_rail == 1;
     EXPECT_EQ(m->at(1, 0).present(), lane01) << LaneName(*m) << " " << m->size_bytes;
+  }
+}
+
+TEST(Matrix, AddByIndexFillsTheSameCellsAsByName) {
+  // The runner hands the plan's node indices over (no name look-up per
+  // test); a cell must land where the names would put it, and an index past
+  // the node list is counted as unknown, as an unknown name is.
+  MatrixSet by_name(Names(3)), by_index(Names(3));
+  for (auto [s, d, gbps] : {std::tuple{0u, 2u, 91.0}, std::tuple{2u, 1u, 77.0}}) {
+    by_name.Add(Pair(s, d, 0, gbps));
+    by_index.Add(Pair(s, d, 0, gbps), s, d);
+  }
+  by_index.Add(Pair(1, 0, 0, 0, 100, v1::RESULT_STATUS_ERROR, "refused"), 1, 0);
+  by_index.Add(Pair(0, 1, 0, 50), 0, 3);
+  EXPECT_EQ(by_index.unknown_nodes(), 1u);
+  const Matrix& m = *by_index.VerdictMatrices()[0];
+  EXPECT_EQ(m.at(0, 2).gbps, 91.0f);
+  EXPECT_EQ(m.at(2, 1).gbps, 77.0f);
+  EXPECT_EQ(m.at(1, 0).status, v1::RESULT_STATUS_ERROR);
+  EXPECT_EQ(m.reasons.at(1 * 3 + 0), "refused");
+  EXPECT_FALSE(m.at(0, 1).present());
+  const Matrix& n = *by_name.VerdictMatrices()[0];
+  for (uint32_t i = 0; i < 3; ++i) {
+    for (uint32_t j = 0; j < 3; ++j) {
+      if (i == 1 && j == 0) continue;
+      EXPECT_EQ(m.at(i, j).gbps, n.at(i, j).gbps) << i << "->" << j;
+      EXPECT_EQ(m.at(i, j).status, n.at(i, j).status) << i << "->" << j;
+    }
   }
 }
 

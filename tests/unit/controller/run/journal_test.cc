@@ -183,7 +183,7 @@ TEST(Journal, CrossRailResumeRunsEachLaneTestOnce) {
     AgentPairTester tester(c.agents(), {});
     RunnerOptions ro;
     size_t n = 0;
-    ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
+    ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) -> absl::Status {
       if (n++ >= 9) return absl::AbortedError("controller killed");
       return (*w)->Append(r);
     };
@@ -204,7 +204,7 @@ TEST(Journal, CrossRailResumeRunsEachLaneTestOnce) {
   AgentPairTester tester(c.agents(), {});
   RunnerOptions ro;
   std::vector<std::string> rerun;
-  ro.on_result = [&](const v1::PairResult& r) {
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
     rerun.push_back(TestKey(r));
     return (*w)->Append(r);
   };
@@ -235,7 +235,7 @@ TEST(Journal, ARecordIsUnder60PercentOfTheWholeResult) {
     start = std::filesystem::file_size(path);
     AgentPairTester tester(c.agents(), {});
     RunnerOptions ro;
-    ro.on_result = [&](const v1::PairResult& r) {
+    ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
       v1::JournalRecord rec;  // what format 1 wrote per test: 8 bytes of frame and this
       *rec.mutable_pair() = r;
       format1_bytes += 8 + rec.ByteSizeLong();
@@ -266,7 +266,7 @@ TEST(Journal, ResumeRunsOnlyWhatWasNotFinished) {
     AgentPairTester tester(c.agents(), {});
     RunnerOptions ro;
     // The controller "dies" after 7 tests: on_result fails from then on.
-    ro.on_result = [&](const v1::PairResult& r) -> absl::Status {
+    ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) -> absl::Status {
       if (first.size() >= 7) return absl::AbortedError("controller killed");
       first.push_back(r.SerializeAsString());
       return (*w)->Append(r);
@@ -300,7 +300,7 @@ TEST(Journal, ResumeRunsOnlyWhatWasNotFinished) {
   AgentPairTester tester(c.agents(), {});
   RunnerOptions ro;
   std::vector<std::string> rerun;
-  ro.on_result = [&](const v1::PairResult& r) {
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
     rerun.push_back(TestKey(r));
     return (*w)->Append(r);
   };

@@ -157,6 +157,32 @@ TEST_F(PairTest, RunsTheSequenceAndRecordsWhatEachSideReallyUsed) {
   EXPECT_GT(result.started_at().seconds(), 0);
 }
 
+TEST_F(PairTest, ARecycledResultsSummaryServesTheNextTestAndIsNeverLeftBehind) {
+  // The runner recycles its result test after test (RecycleResult): the
+  // next test's summary and start time are the spares, refilled, and a test
+  // that never got a summary has none (not an empty one).
+  OkStream();
+  ASSERT_TRUE(Run(Params()).ok());
+  const v1::SweepSummary* first = &result.summary();
+  RecycleResult(&result);
+  EXPECT_FALSE(result.has_summary());
+  EXPECT_FALSE(result.has_started_at());
+  result.Clear();
+  client.stream = {Size(65536, 90), Size(1 << 20, 95), Summary(v1::RESULT_STATUS_OK, "")};
+  client.stream.back().mutable_summary()->set_registration("ibv_reg_mr");
+  ASSERT_TRUE(Run(Params()).ok());
+  EXPECT_EQ(&result.summary(), first);  // the spare, not a new message
+  EXPECT_EQ(result.summary().registration(), "ibv_reg_mr");
+  EXPECT_EQ(result.summary().memory_kind(), "gpu");
+  EXPECT_GT(result.started_at().seconds(), 0);
+  RecycleResult(&result);
+  result.Clear();
+  server.open_status = absl::UnavailableError("connection refused");
+  (void)Run(Params());
+  EXPECT_EQ(result.status(), v1::RESULT_STATUS_ERROR);
+  EXPECT_FALSE(result.has_summary());
+}
+
 TEST_F(PairTest, BothPortsCountersLandInTheResultOnce) {
   OkStream();
   v1::PortCounters* src = client.stream.back().mutable_summary()->mutable_counters();

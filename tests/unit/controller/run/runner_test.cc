@@ -77,7 +77,7 @@ TEST(Runner, AllPairsFillsEveryCellAndClosesEveryTarget) {
   std::vector<v1::PairResult> results;
   RunnerOptions ro;
   ro.parallelism = 4;
-  ro.on_result = [&](const v1::PairResult& r) {
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
     results.push_back(r);
     return absl::OkStatus();
   };
@@ -120,7 +120,7 @@ TEST(Runner, QueuedResultsArriveWholeAndBeforeTheNextRound) {
     if (r.src().node() != plan->nodes[t.src].name || r.dst().node() != plan->nodes[t.dst].name) ++mismatched;
     return absl::OkStatus();
   };
-  ro.on_result = [&](const v1::PairResult& r) {
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
     out_of_round |= r.round() < last_round;
     last_round = r.round();
     // Slow enough that the other workers find the lock taken and queue.
@@ -144,7 +144,7 @@ TEST(Runner, AFailedPairIsACellNotAnAbortedSweepAndIsRetried) {
   std::vector<v1::PairResult> results;
   RunnerOptions ro;
   ro.retries = 2;
-  ro.on_result = [&](const v1::PairResult& r) {
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
     results.push_back(r);
     return absl::OkStatus();
   };
@@ -173,7 +173,7 @@ TEST(Runner, ADeadAgentFailsItsCellsFastWithTheReason) {
   std::vector<v1::PairResult> results;
   RunnerOptions ro;
   ro.parallelism = 1;
-  ro.on_result = [&](const v1::PairResult& r) {
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
     results.push_back(r);
     return absl::OkStatus();
   };
@@ -198,7 +198,7 @@ TEST(Runner, ExcludedNodesBecomeSkippedCells) {
   AgentPairTester tester(c.agents(), {});
   int skipped = 0;
   RunnerOptions ro;
-  ro.on_result = [&](const v1::PairResult& r) {
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
     if (r.status() == v1::RESULT_STATUS_SKIPPED) {
       ++skipped;
       EXPECT_THAT(r.reason(), HasSubstr("node0 left out: preflight FAIL"));
@@ -342,7 +342,7 @@ TEST(Runner, AReusedResultCarriesNothingFromTheTestBefore) {
   ro.parallelism = 1;  // every test on the same thread, one after the other
   ro.retries = 0;
   std::vector<v1::PairResult> got;
-  ro.on_result = [&](const v1::PairResult& r) {
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
     got.push_back(r);
     return absl::OkStatus();
   };
