@@ -1,6 +1,11 @@
 #include "agent/counters/port_counters.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 
 #include "absl/strings/numbers.h"
@@ -55,6 +60,25 @@ constexpr CounterDef kDefs[] = {
     {"hw_counters/rp_cnp_ignored", Kind::kCongestion},
 };
 
+constexpr CounterDef kLinkErrors[] = {
+    {"counters/symbol_error", Kind::kLink, Max(16)},
+    {"counters/link_downed", Kind::kLink, Max(8)},
+    {"counters/link_error_recovery", Kind::kLink, Max(8)},
+    {"counters/port_rcv_errors", Kind::kLink, Max(16)},
+    {"counters/excessive_buffer_overrun_errors", Kind::kLink, Max(4)},
+    {"hw_counters/link_downed", Kind::kLink},
+    {"hw_counters/packet_seq_err", Kind::kRetransmit},
+    {"hw_counters/implied_nak_seq_err", Kind::kRetransmit},
+    {"hw_counters/local_ack_timeout_err", Kind::kRetransmit},
+    {"hw_counters/out_of_sequence", Kind::kRetransmit},
+};
+
+// A counter file's text ("812\n") as a number; false when it is not one.
+bool ParseCounter(absl::string_view text, uint64_t* v) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  return !text.empty() && absl::SimpleAtoi(text, v);
+}
+
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -64,6 +88,7 @@ int64_t NowNs() {
 }  // namespace
 
 std::span<const CounterDef> TestCounters() { return kDefs; }
+std::span<const CounterDef> LinkErrorCounters() { return kLinkErrors; }
 
 const CounterDef* FindCounter(const std::string& file) {
   for (const CounterDef& d : kDefs) {
@@ -89,6 +114,69 @@ Sample ReadPort(const FsRoot& fs, const std::string& device, uint32_t port,
     if (auto line = fs.ReadLine(base + d.file); line.ok() && absl::SimpleAtoi(*line, &v)) {
       s.values[d.file] = v;
     }
+  }
+  s.taken_ns = NowNs();
+  return s;
+}
+
+PortFiles::PortFiles(const FsRoot& fs, std::string device, uint32_t port,
+                     std::span<const CounterDef> defs, std::optional<bool> keep_open)
+    : fs_(fs), device_(std::move(device)), port_(port), defs_(defs),
+      keep_open_(keep_open.value_or(fs.is_live())) {}
+
+PortFiles::~PortFiles() { CloseLocked(); }
+
+void PortFiles::OpenLocked() {
+  const std::string base = PortDir(device_, port_);
+  for (const CounterDef& d : defs_) {
+    std::string path = base + d.file;
+    if (!fs_.is_live()) {
+      // A captured tree: its links resolved inside the root, never on this host.
+      absl::StatusOr<std::string> real = fs_.RealPath(path);
+      if (!real.ok()) continue;
+      path = fs_.root() + *real;
+    }
+    int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // sysfs attributes are regular files
+      close(fd);
+      continue;
+    }
+    fds_.emplace_back(d.file, fd);
+  }
+  opened_ = true;
+}
+
+void PortFiles::CloseLocked() {
+  for (auto& [file, fd] : fds_) close(fd);
+  fds_.clear();
+  opened_ = false;
+}
+
+Sample PortFiles::Read() {
+  if (!keep_open_) return ReadPort(fs_, device_, port_, defs_);
+  Sample s;
+  s.device = device_;
+  s.port = port_;
+  std::lock_guard lock(mu_);
+  if (!opened_) OpenLocked();
+  char buf[32];
+  bool failed = false;
+  for (const auto& [file, fd] : fds_) {
+    ssize_t n = pread(fd, buf, sizeof(buf), 0);
+    uint64_t v = 0;
+    if (n < 0) {
+      failed = true;
+      break;
+    }
+    if (ParseCounter(absl::string_view(buf, static_cast<size_t>(n)), &v)) s.values[file] = v;
+  }
+  if (failed) {
+    // The device is gone or was re-created: this sample by name, the
+    // descriptors opened again next time.
+    CloseLocked();
+    return ReadPort(fs_, device_, port_, defs_);
   }
   s.taken_ns = NowNs();
   return s;

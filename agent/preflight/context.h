@@ -5,11 +5,14 @@
 // Thread safety: not thread-safe; one run, one thread.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/counters/counter_history.h"
 #include "agent/preflight/expectations.h"
 #include "agent/preflight/report/report.h"
 #include "agent/preflight/hardware.h"
@@ -46,6 +49,13 @@ class Context {
     counter_interval_ = interval;
   }
   const std::function<void()>& counter_wait() const { return counter_wait_; }
+  // The agent's background samples (agent/counters/counter_history.h): when
+  // every port has one at least counter_interval() old, link_error_counters
+  // compares a read now with it and does not wait. Live only.
+  void set_counter_history(std::shared_ptr<const counters::CounterHistory> history) {
+    counter_history_ = std::move(history);
+  }
+  const counters::CounterHistory* counter_history() const { return counter_history_.get(); }
   // Put every GPU under load for the link check, not only those below their
   // maximum speed (to prove the reading under load; gdrbench-preflight
   // --pcie-under-load, the gpu tier).
@@ -80,6 +90,7 @@ class Context {
   KernelLog* kernel_log_ = nullptr;
   std::function<void()> counter_wait_;
   absl::Duration counter_interval_;
+  std::shared_ptr<const counters::CounterHistory> counter_history_;
   bool load_all_gpu_links_ = false;
   Expectations expect_;
   std::vector<std::string> devices_;

@@ -99,6 +99,7 @@ absl::StatusOr<Report> RunPreflightOn(const FsRoot& fs, const RunOptions& option
       absl::Duration interval = options.counter_interval;
       ctx.set_counter_wait([interval] { std::this_thread::sleep_for(absl::ToChronoNanoseconds(interval)); },
                            interval);
+      ctx.set_counter_history(options.counter_history);
     }
     return std::shared_ptr<Context>(s, &s->ctx);  // owns the whole session
   };

@@ -10,11 +10,13 @@
 // Thread safety: may be called concurrently.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/counters/counter_history.h"
 #include "agent/preflight/expectations.h"
 #include "agent/preflight/report/report.h"
 #include "agent/preflight/runner.h"
@@ -31,6 +33,10 @@ struct RunOptions {
   std::vector<std::string> devices;
   // Live only: the time between the two reads of the link error counters.
   absl::Duration counter_interval = absl::Seconds(1);
+  // Live only: the agent's background counter samples; with one at least
+  // `counter_interval` old for every port, the check does not wait (shared:
+  // a hung check's thread may outlive the call).
+  std::shared_ptr<const counters::CounterHistory> counter_history;
   // Live only: load every GPU for the PCIe link check, not only the ones
   // whose link reads below its maximum speed.
   bool load_all_gpu_links = false;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,11 @@ class TargetRegistry;  // target_registry.h
 namespace gdrbench::agent::bench {
 class SessionFactory;  // bench/session.h
 }  // namespace gdrbench::agent::bench
+namespace gdrbench::agent::counters {
+class CounterHistory;  // counters/counter_history.h
+class PortFiles;       // counters/port_counters.h
+struct Sample;
+}  // namespace gdrbench::agent::counters
 namespace gdrbench::agent::service {
 
 struct AgentConfig {
@@ -36,7 +42,7 @@ class AgentHandler {
   explicit AgentHandler(AgentConfig config);
   // With the data path's sessions made by `sessions` (tests: the fake NIC's).
   AgentHandler(AgentConfig config, std::shared_ptr<bench::SessionFactory> sessions);
-  virtual ~AgentHandler() = default;
+  virtual ~AgentHandler();
 
   virtual absl::StatusOr<v1::NodeInfo> GetNodeInfo(const v1::GetNodeInfoRequest& request);
   virtual absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request);
@@ -59,11 +65,19 @@ class AgentHandler {
   // The data path's targets (datapath_rpc.cc), made on first use.
   TargetRegistry& targets();
 
+  // A port's TestCounters() around a test, through kept descriptors.
+  counters::Sample ReadTestCounters(const std::string& device, uint32_t port);
+
   const AgentConfig config_;
   const FsRoot fs_;
 
  private:
   std::shared_ptr<bench::SessionFactory> sessions_;
+  // Live only: the owned ports' error counters every second, for the
+  // preflight's link_error_counters (no second's wait per sweep).
+  std::shared_ptr<counters::CounterHistory> counter_history_;
+  std::mutex counter_files_mu_;
+  std::map<std::pair<std::string, uint32_t>, std::shared_ptr<counters::PortFiles>> counter_files_;
   std::once_flag targets_once_;
   std::shared_ptr<TargetRegistry> targets_;  // shared_ptr: the type is incomplete here
 

@@ -108,7 +108,7 @@ TargetRegistry& AgentHandler::targets() {
         },
         sessions_, TargetLimits{}, nullptr, true,
         [this](const std::string& device, uint32_t port) {
-          return counters::ReadPort(fs_, device, port, counters::TestCounters());
+          return ReadTestCounters(device, port);
         });
   });
   return *targets_;
@@ -184,8 +184,7 @@ absl::Status AgentHandler::RunWriteSweep(
   // The port's counters around the test: sampled once connected (the
   // target's window, OpenTarget to CloseTarget, holds the connection too).
   const uint32_t counter_port = path.port != 0 ? path.port : 1;
-  const counters::Sample counters_before =
-      counters::ReadPort(fs_, r.device(), counter_port, counters::TestCounters());
+  const counters::Sample counters_before = ReadTestCounters(r.device(), counter_port);
   bench::SweepIdentity ident{r.device(), path.gid_index, server};
   uint64_t total_bytes = 0;
   int64_t total_ns = 0;
@@ -233,8 +232,7 @@ absl::Status AgentHandler::RunWriteSweep(
       }
     }
   }
-  ToProto(counters::Diff(counters_before,
-                         counters::ReadPort(fs_, r.device(), counter_port, counters::TestCounters())),
+  ToProto(counters::Diff(counters_before, ReadTestCounters(r.device(), counter_port)),
           summary.mutable_counters());
   summary.set_total_bytes(total_bytes);
   summary.set_duration_ns(total_ns);

@@ -16,6 +16,7 @@ absl::StatusOr<v1::PreflightReport> AgentHandler::RunPreflight(
   options.checks.assign(request.checks().begin(), request.checks().end());
   options.expect = FromProto(request.expectations());
   options.devices = config_.devices;
+  options.counter_history = counter_history_;
   // Unknown ids are INVALID_ARGUMENT (naming the known ones) from the runner.
   ASSIGN_OR_RETURN(preflight::Report report, preflight::RunPreflightOn(fs_, options));
   spdlog::info("preflight: {} checks, overall {}, {:.1f} ms", report.checks.size(),

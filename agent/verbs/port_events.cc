@@ -61,7 +61,7 @@ const char* AsyncEventName(int event_type) {
   return "an unknown event";
 }
 
-std::string FaultOf(int event_type, uint32_t event_port, const std::string& device, uint32_t port) {
+std::string EventFault(int event_type, uint32_t event_port, const std::string& device, uint32_t port) {
   if (event_type == IBV_EVENT_PORT_ERR && event_port == port) {
     return absl::StrCat("port ", port, " of ", device, " went down (IBV_EVENT_PORT_ERR)");
   }
@@ -148,7 +148,7 @@ class PortEvents::Device {
       spdlog::info("{}: {}{}", name_, AsyncEventName(type), port ? absl::StrCat(" on port ", port) : "");
       std::lock_guard<std::mutex> l(mu_);
       for (Sub& s : subs_) {
-        std::string f = verbs::FaultOf(type, port, name_, s.port);
+        std::string f = verbs::EventFault(type, port, name_, s.port);
         if (f.empty() || !s.fault.empty()) continue;
         s.fault = std::move(f);
         s.stop = true;

@@ -48,7 +48,7 @@ const char* AsyncEventName(int event_type);
 
 // Whether `event_type` on `event_port` (0 for device-wide events) ends a test
 // on `port`; the sentence for its fault when it does, else empty.
-std::string FaultOf(int event_type, uint32_t event_port, const std::string& device, uint32_t port);
+std::string EventFault(int event_type, uint32_t event_port, const std::string& device, uint32_t port);
 
 class PortEvents {
  public:

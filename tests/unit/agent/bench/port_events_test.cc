@@ -18,11 +18,11 @@ namespace gdrbench::agent::verbs {
 namespace {
 
 TEST(PortEvents, APortErrorOnTheTestsPortIsAFault) {
-  EXPECT_EQ(FaultOf(IBV_EVENT_PORT_ERR, 1, "mlx5_0", 1), "port 1 of mlx5_0 went down (IBV_EVENT_PORT_ERR)");
-  EXPECT_EQ(FaultOf(IBV_EVENT_PORT_ERR, 2, "mlx5_0", 1), "");  // another port of the device
-  EXPECT_EQ(FaultOf(IBV_EVENT_PORT_ACTIVE, 1, "mlx5_0", 1), "");
-  EXPECT_EQ(FaultOf(IBV_EVENT_GID_CHANGE, 0, "mlx5_0", 1), "");
-  EXPECT_THAT(FaultOf(IBV_EVENT_DEVICE_FATAL, 0, "mlx5_0", 1),
+  EXPECT_EQ(EventFault(IBV_EVENT_PORT_ERR, 1, "mlx5_0", 1), "port 1 of mlx5_0 went down (IBV_EVENT_PORT_ERR)");
+  EXPECT_EQ(EventFault(IBV_EVENT_PORT_ERR, 2, "mlx5_0", 1), "");  // another port of the device
+  EXPECT_EQ(EventFault(IBV_EVENT_PORT_ACTIVE, 1, "mlx5_0", 1), "");
+  EXPECT_EQ(EventFault(IBV_EVENT_GID_CHANGE, 0, "mlx5_0", 1), "");
+  EXPECT_THAT(EventFault(IBV_EVENT_DEVICE_FATAL, 0, "mlx5_0", 1),
               ::testing::HasSubstr("mlx5_0 failed (IBV_EVENT_DEVICE_FATAL)"));
   EXPECT_STREQ(AsyncEventName(IBV_EVENT_PORT_ERR), "IBV_EVENT_PORT_ERR");
   EXPECT_STREQ(AsyncEventName(IBV_EVENT_LID_CHANGE), "IBV_EVENT_LID_CHANGE");

@@ -2,8 +2,12 @@
 // counters a second apart), driven by fakes over private copies of trees so
 // they take milliseconds; and the formats they read, from their published
 // definitions.
+#include <chrono>
 #include <fstream>
+#include <memory>
+#include <thread>
 
+#include "agent/counters/counter_history.h"
 #include "agent/preflight/kernel_log.h"
 #include "agent/preflight/secure_boot_state.h"
 #include "gmock/gmock.h"
@@ -96,6 +100,41 @@ TEST(LinkErrorCounters, StaticNonZeroWarnsZeroPasses) {
   Node healthy("healthy");
   healthy.ctx.set_counter_wait([] {}, absl::Milliseconds(1));
   EXPECT_EQ(healthy.Run("link_error_counters").status, Status::kPass);
+}
+
+// In the agent the first read is its background sample (CounterHistory): no
+// wait when every port has one at least the interval old.
+TEST(LinkErrorCounters, AgainstTheAgentsSampleNoWait) {
+  TreeCopy tree("healthy");
+  Node node(tree.dir());
+  auto history = std::make_shared<counters::CounterHistory>(
+      FsRoot(tree.dir()), counters::HistoryOptions{.run_sampler = false});
+  history->Tick();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  tree.Write(kSymbolError, "9\n");
+  int waits = 0;
+  node.ctx.set_counter_wait([&] { ++waits; }, absl::Milliseconds(20));
+  node.ctx.set_counter_history(history);
+  auto r = node.Run("link_error_counters");
+  EXPECT_EQ(waits, 0);
+  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
+  EXPECT_THAT(r.summary, HasSubstr("errors counting up now: mlx5_0 port 1 symbol_error +9"));
+  EXPECT_THAT(r.summary, HasSubstr("read now and in the agent's sample of"));
+}
+
+TEST(LinkErrorCounters, APortWithoutAnOldEnoughSampleIsReadTwice) {
+  TreeCopy tree("healthy");
+  Node node(tree.dir());
+  auto history = std::make_shared<counters::CounterHistory>(
+      FsRoot(tree.dir()), counters::HistoryOptions{.run_sampler = false});
+  history->Tick();  // a sample, but younger than the interval
+  int waits = 0;
+  node.ctx.set_counter_wait([&] { ++waits; }, absl::Hours(1));
+  node.ctx.set_counter_history(history);
+  auto r = node.Run("link_error_counters");
+  EXPECT_EQ(waits, 1);
+  EXPECT_EQ(r.status, Status::kPass) << Describe(r);
+  EXPECT_THAT(r.summary, HasSubstr("read twice, 1h apart"));
 }
 
 // Secure Boot from bytes written here as the published format defines them
