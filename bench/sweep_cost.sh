@@ -118,6 +118,11 @@ EOF
 total=$((${#N[@]} * (${#N[@]} - 1)))
 lab_log "$total directed tests (2 B x 5) per run, one at a time; order $order"
 IFS=, read -ra runs <<<"$order"
+# Both tools' binaries and libraries read once before any run is timed: the guest reads the host's
+# root over 9p, so a first start pays for a cold page cache (0.5 s and more for gdrbench's gRPC
+# libraries) that a node's local disk does not, and that the loop pays once, in its first pair.
+ib_write_bw --help >/dev/null 2>&1
+"$GDRBENCH_BIN/gdrbench" --help >/dev/null 2>&1
 for r in "${runs[@]}"; do
   flush_neigh
   before=$(neigh)

@@ -44,6 +44,26 @@ for p in pairs:
 print(f"  last test end +{prev_end:.3f} s; finished_at +{ts(run['finished_at']) - t0:.3f} s; exit +{t1 - t0:.3f} s")
 for f in sorted(os.listdir(out)):
     print(f"  {f} mtime +{os.path.getmtime(os.path.join(out, f)) - t0:.3f} s")
+# Each agent's preflight: the run's time and its slowest checks.
+for rep in run.get("preflight", []):
+    checks = sorted(rep.get("checks", []), key=lambda c: -int(c.get("duration_ns", 0)))
+    slow = ", ".join(f"{c['id']} {int(c.get('duration_ns', 0)) / 1e6:.0f}" for c in checks[:5])
+    print(f"  preflight {rep.get('hostname')}: {int(rep.get('duration_ns', 0)) / 1e6:.0f} ms; slowest (ms): {slow}")
+PY
+  # The controller's own log, timed from the command's start.
+  python3 - "$out.stderr" "$t0" <<'PY'
+import sys, datetime
+t0 = float(sys.argv[2])
+for line in open(sys.argv[1], errors="replace"):
+    if line.startswith("[20") and "]" in line:
+        stamp = line[1:line.index("]")]
+        try:
+            t = datetime.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S.%f").timestamp()
+            print(f"  controller +{t - t0:.3f} s {line[line.index(']') + 1:].strip()[:160]}")
+            continue
+        except ValueError:
+            pass
+    print(f"  controller {line.rstrip()[:160]}")
 PY
 done
 for n in "${N[@]}"; do echo "== agent log $n"; grep -v "^$" "$DP_DIR/$n.log" | cut -c12-220; done
