@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where a tiny 4-node sweep's wall time goes in the lab (issue 11 item 9): the tests' own
 # timeline from run.json (started_at, duration_ns) against the command's start and end.
-#   bench/sweep_timeline.sh      (boots a 4-node lab unless run inside one)
+#   [TIMELINE_RUNS="rdma_cm oob oob-nopreflight ..."] bench/sweep_timeline.sh   (boots a 4-node lab unless run inside one)
 # Prints, per run, when the first test started, each test's duration and the gaps between tests,
 # when the reports were written and when the command exited, then every agent's debug log.
 set -uo pipefail
@@ -17,7 +17,7 @@ read -ra N <<<"$LAB_NODES"
 DP_LOG_LEVEL=debug sw_start_agents "${N[@]}"
 SWEEP=(--insecure --sizes 2 --iterations 5 --warmup 0 --max-concurrent 1 --min-link-fraction 0
   --mad-k 0 --retries 0 --retest-low 0 --progress json)
-for run in rdma_cm oob-nopreflight; do
+for run in ${TIMELINE_RUNS:-rdma_cm oob-nopreflight}; do
   cm=${run%-nopreflight}; extra=(); [[ $run == *-nopreflight ]] && extra=(--no-preflight)
   out=$DP_DIR/p-$run-$RANDOM
   t0=$(date +%s.%N)
