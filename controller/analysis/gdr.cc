@@ -1,5 +1,7 @@
 #include "controller/analysis/gdr.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -78,38 +80,41 @@ void FillMemoryRatios(v1::PairResult* r) {
   }
 }
 
+std::optional<v1::Blame> GdrBlame(const v1::PairResult& r, const v1::VerdictPolicy& policy) {
+  if (r.memory_halves().empty()) return std::nullopt;
+  const v1::PairResult* host = HalfOfKind(r, "host");
+  const v1::PairResult* gpu = HalfOfKind(r, "gpu");
+  if (host == nullptr || gpu == nullptr || host->status() != v1::RESULT_STATUS_OK) return std::nullopt;
+  v1::Blame b;
+  b.set_kind("gdr");
+  b.set_subject(PairSubject(r));
+  if (gpu->status() != v1::RESULT_STATUS_OK) {
+    std::string status = v1::ResultStatus_Name(gpu->status());
+    if (status.rfind("RESULT_STATUS_", 0) == 0) status = status.substr(14);
+    b.set_reason(absl::StrCat("gpu memory ", status, " (",
+                              gpu->reason(), ") while host memory passes on the same pair",
+                              kSuspect));
+    return b;
+  }
+  uint64_t size = 0;
+  double h = 0, g = 0;
+  if (policy.min_gpu_host_ratio() <= 0 || !CommonSize(*host, *gpu, false, &size, &h, &g) ||
+      g >= policy.min_gpu_host_ratio() * h) {
+    return std::nullopt;
+  }
+  b.set_reason(absl::StrFormat("gpu memory %.3g Gb/s is %.0f%% of host memory's %.3g Gb/s at %s "
+                               "on the same pair (blamed below %.0f%%)",
+                               g, 100 * g / h, h, SizeText(size), 100 * policy.min_gpu_host_ratio()) +
+               kSuspect);
+  b.set_evidence_gbps(g);
+  return b;
+}
+
 std::vector<v1::Blame> GdrBlames(const std::vector<v1::PairResult>& pairs,
                                  const v1::VerdictPolicy& policy) {
   std::vector<v1::Blame> out;
   for (const v1::PairResult& r : pairs) {
-    if (r.memory_halves().empty()) continue;
-    const v1::PairResult* host = HalfOfKind(r, "host");
-    const v1::PairResult* gpu = HalfOfKind(r, "gpu");
-    if (host == nullptr || gpu == nullptr || host->status() != v1::RESULT_STATUS_OK) continue;
-    v1::Blame b;
-    b.set_kind("gdr");
-    b.set_subject(PairSubject(r));
-    if (gpu->status() != v1::RESULT_STATUS_OK) {
-      std::string status = v1::ResultStatus_Name(gpu->status());
-      if (status.rfind("RESULT_STATUS_", 0) == 0) status = status.substr(14);
-      b.set_reason(absl::StrCat("gpu memory ", status, " (",
-                                gpu->reason(), ") while host memory passes on the same pair",
-                                kSuspect));
-      out.push_back(std::move(b));
-      continue;
-    }
-    uint64_t size = 0;
-    double h = 0, g = 0;
-    if (policy.min_gpu_host_ratio() <= 0 || !CommonSize(*host, *gpu, false, &size, &h, &g) ||
-        g >= policy.min_gpu_host_ratio() * h) {
-      continue;
-    }
-    b.set_reason(absl::StrFormat("gpu memory %.3g Gb/s is %.0f%% of host memory's %.3g Gb/s at %s "
-                                 "on the same pair (blamed below %.0f%%)",
-                                 g, 100 * g / h, h, SizeText(size), 100 * policy.min_gpu_host_ratio()) +
-                 kSuspect);
-    b.set_evidence_gbps(g);
-    out.push_back(std::move(b));
+    if (std::optional<v1::Blame> b = GdrBlame(r, policy); b.has_value()) out.push_back(*std::move(b));
   }
   return out;
 }

@@ -9,6 +9,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ bool CommonSize(const v1::PairResult& a, const v1::PairResult& b, bool staged_b,
 // Sets gpu_host_ratio and staged_host_ratio of `r` from it and its halves (0
 // when a kind is missing, failed or shares no OK size with host).
 void FillMemoryRatios(v1::PairResult* r);
+
+// The "gdr" blame of one pair, nullopt when it has none (the reports mark
+// the pair's gpu half with it).
+std::optional<v1::Blame> GdrBlame(const v1::PairResult& r, const v1::VerdictPolicy& policy);
 
 // One "gdr" blame per such pair, in `pairs` order; none with the check off
 // (min_gpu_host_ratio 0 is off for low ratios; a failed gpu half beside a

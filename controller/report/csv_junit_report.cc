@@ -1,10 +1,14 @@
 // CSV (a row per pair and size) and JUnit XML (a test case per tested link).
+#include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/analysis/gdr.h"
 #include "controller/analysis/lane.h"
 #include "controller/report/report.h"
 #include "controller/report/report_util.h"
@@ -15,31 +19,48 @@ using internal::CsvField;
 using internal::StatusName;
 using internal::XmlEscape;
 
+namespace {
+
+// A ratio column: empty when it was not measured (0).
+std::string RatioField(double r) { return r > 0 ? absl::StrFormat("%.4g", r) : ""; }
+
+}  // namespace
+
 std::string RenderCsv(const v1::Run& run) {
   internal::CellIndex index(run);
   std::string out =
       "run_id,round,src,src_nic,dst,dst_nic,rail,memory,size_bytes,status,bw_avg_gbps,bw_peak_gbps,"
-      "msg_rate_mpps,expected_gbps,verdict,attempts,reason,src_memory_used,dst_memory_used,dst_rail\n";
+      "msg_rate_mpps,expected_gbps,verdict,attempts,reason,src_memory_used,dst_memory_used,dst_rail,"
+      "staged_bw_avg_gbps,gpu_host_ratio,staged_host_ratio\n";
   for (const auto& p : run.pairs()) {
-    auto row = [&](uint64_t size, v1::ResultStatus st, double avg, double peak, double rate,
-                   const std::string& reason) {
-      const v1::MatrixCell* c = index.Find(p.src().node(), p.dst().node(), p.rail(), analysis::DstRail(p), size);
-      absl::StrAppend(&out, CsvField(run.run_id()), ",", p.round(), ",", CsvField(p.src().node()), ",",
-                      CsvField(p.src().nic_device()), ",", CsvField(p.dst().node()), ",",
-                      CsvField(p.dst().nic_device()), ",", p.rail(), ",", CsvField(p.src().memory()),
-                      ",", size, ",", StatusName(st), ",", absl::StrFormat("%.6g", avg), ",",
-                      absl::StrFormat("%.6g", peak), ",", absl::StrFormat("%.6g", rate), ",",
-                      absl::StrFormat("%.6g", p.expected_gbps()), ",", c ? c->verdict() : "", ",",
-                      p.attempts(), ",", CsvField(reason), ",", CsvField(internal::MemoryUsed(p.src())), ",",
-                      CsvField(internal::MemoryUsed(p.dst())), ",", analysis::DstRail(p), "\n");
+    const std::string ratios = absl::StrCat(RatioField(p.gpu_host_ratio()), ",", RatioField(p.staged_host_ratio()));
+    // `r` is the pair's result or one of its memory halves (--memory with a
+    // list: the later kinds, a row per size each, their memory column naming
+    // the kind). The matrices and their verdicts are the first kind's: a
+    // half's verdict column is empty (its gdr blame is in the run's blame).
+    auto rows = [&](const v1::PairResult& r, bool half) {
+      auto row = [&](uint64_t size, v1::ResultStatus st, double avg, double peak, double rate, double staged,
+                     const std::string& reason) {
+        const v1::MatrixCell* c =
+            half ? nullptr : index.Find(p.src().node(), p.dst().node(), p.rail(), analysis::DstRail(p), size);
+        absl::StrAppend(&out, CsvField(run.run_id()), ",", p.round(), ",", CsvField(p.src().node()), ",",
+                        CsvField(p.src().nic_device()), ",", CsvField(p.dst().node()), ",",
+                        CsvField(p.dst().nic_device()), ",", p.rail(), ",", CsvField(r.src().memory()),
+                        ",", size, ",", StatusName(st), ",", absl::StrFormat("%.6g", avg), ",",
+                        absl::StrFormat("%.6g", peak), ",", absl::StrFormat("%.6g", rate), ",",
+                        absl::StrFormat("%.6g", p.expected_gbps()), ",", c ? c->verdict() : "", ",",
+                        p.attempts(), ",", CsvField(reason), ",", CsvField(internal::MemoryUsed(r.src())), ",",
+                        CsvField(internal::MemoryUsed(r.dst())), ",", analysis::DstRail(p), ",",
+                        staged > 0 ? absl::StrFormat("%.6g", staged) : "", ",", ratios, "\n");
+      };
+      if (r.sizes().empty()) row(0, r.status(), 0, 0, 0, 0, r.reason());
+      for (const auto& s : r.sizes()) {
+        row(s.size_bytes(), r.status() == v1::RESULT_STATUS_OK ? s.status() : r.status(), s.bw_avg_gbps(),
+            s.bw_peak_gbps(), s.msg_rate_mpps(), s.staged_bw_avg_gbps(), s.error().empty() ? r.reason() : s.error());
+      }
     };
-    if (p.sizes().empty()) {
-      row(0, p.status(), 0, 0, 0, p.reason());
-    }
-    for (const auto& s : p.sizes()) {
-      row(s.size_bytes(), p.status() == v1::RESULT_STATUS_OK ? s.status() : p.status(),
-          s.bw_avg_gbps(), s.bw_peak_gbps(), s.msg_rate_mpps(), s.error().empty() ? p.reason() : s.error());
-    }
+    rows(p, false);
+    for (const auto& h : p.memory_halves()) rows(h, true);
   }
   return out;
 }
@@ -69,7 +90,7 @@ std::vector<const v1::PairResult*> LastResultPerLink(const v1::Run& run) {
 
 std::string RenderJUnit(const v1::Run& run) {
   internal::CellIndex index(run);
-  size_t failures = 0, errors = 0, skipped = 0;
+  size_t failures = 0, errors = 0, skipped = 0, halves = 0;
   std::string cases;
   double total_s = 0;
   const std::vector<const v1::PairResult*> tests = LastResultPerLink(run);
@@ -105,12 +126,52 @@ std::string RenderJUnit(const v1::Run& run) {
                                              p.link_flag().empty() ? "" : "; pass, but ", p.link_flag())),
                       "</system-out>\n    </testcase>\n");
     }
+    // --memory with a list: each later kind is a test case of its own, named
+    // by its kind; a gpu half with a gdr blame (gdr.h) is a failure.
+    const std::optional<v1::Blame> gdr = analysis::GdrBlame(p, run.policy());
+    for (const auto& h : p.memory_halves()) {
+      ++halves;
+      double hsecs = h.duration_ns() / 1e9;
+      total_s += hsecs;
+      const std::string kind = analysis::MemoryKindOf(h.src().memory());
+      absl::StrAppend(&cases, "    <testcase classname=\"gdrbench.rail", p.rail(),
+                      dst_rail != p.rail() ? absl::StrCat("-", dst_rail) : "", "\" name=\"",
+                      XmlEscape(absl::StrCat(p.src().node(), " -> ", p.dst().node(), " ", kind, " (round ",
+                                             p.round(), ")")),
+                      "\" time=\"", absl::StrFormat("%.3f", hsecs), "\"");
+      std::string hdetail = absl::StrCat(p.src().node(), "/", p.src().nic_device(), " -> ", p.dst().node(), "/",
+                                         p.dst().nic_device(), " ", h.src().memory(), ": ");
+      double best = 0;
+      for (const auto& z : h.sizes()) best = std::max(best, z.bw_avg_gbps());
+      if (h.status() == v1::RESULT_STATUS_SKIPPED) {
+        ++skipped;
+        absl::StrAppend(&cases, ">\n      <skipped message=\"", XmlEscape(h.reason()), "\"/>\n    </testcase>\n");
+      } else if (h.status() != v1::RESULT_STATUS_OK) {
+        ++errors;
+        absl::StrAppend(&cases, ">\n      <error type=\"", StatusName(h.status()), "\" message=\"",
+                        XmlEscape(h.reason()), "\">", XmlEscape(hdetail + h.reason()),
+                        gdr.has_value() && kind == "gpu" ? XmlEscape("\n" + gdr->reason()) : "",
+                        "</error>\n    </testcase>\n");
+      } else if (gdr.has_value() && kind == "gpu") {
+        ++failures;
+        absl::StrAppend(&cases, ">\n      <failure type=\"gdr\" message=\"", XmlEscape(gdr->reason()), "\">",
+                        XmlEscape(hdetail + gdr->reason()), "</failure>\n    </testcase>\n");
+      } else {
+        absl::StrAppend(&cases, ">\n      <system-out>",
+                        XmlEscape(absl::StrCat(hdetail, internal::Gbps(best), " Gb/s best",
+                                               kind == "gpu" && p.gpu_host_ratio() > 0
+                                                   ? absl::StrFormat("; %.0f%% of host memory", 100 * p.gpu_host_ratio())
+                                                   : "")),
+                        "</system-out>\n    </testcase>\n");
+      }
+    }
   }
+  const size_t total = tests.size() + halves;
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  absl::StrAppend(&out, "<testsuites name=\"gdrbench\" tests=\"", tests.size(), "\" failures=\"",
+  absl::StrAppend(&out, "<testsuites name=\"gdrbench\" tests=\"", total, "\" failures=\"",
                   failures, "\" errors=\"", errors, "\" skipped=\"", skipped, "\">\n");
   absl::StrAppend(&out, "  <testsuite name=\"gdrbench sweep ", XmlEscape(run.run_id()), " (",
-                  XmlEscape(run.mode()), ")\" tests=\"", tests.size(), "\" failures=\"", failures,
+                  XmlEscape(run.mode()), ")\" tests=\"", total, "\" failures=\"", failures,
                   "\" errors=\"", errors, "\" skipped=\"", skipped, "\" time=\"",
                   absl::StrFormat("%.3f", total_s), "\">\n");
   if (!run.excluded_nodes().empty()) {

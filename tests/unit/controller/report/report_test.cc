@@ -109,6 +109,47 @@ TEST(Report, MemoryKindsAreSideBySidePerPairWithTheirRatios) {
   EXPECT_THAT(*json, HasSubstr("\"staged_bw_avg_gbps\": 40.25"));
 }
 
+// --memory host,gpu,gpu-staged in pairs.csv and junit.xml: each later kind's
+// rows and test case, named by its kind; a gpu half at half host memory's
+// rate (below min_gpu_host_ratio) is a "gdr" failure; a failed half an error.
+TEST(Report, MemoryHalvesAreRowsAndTestCasesOfTheirOwn) {
+  v1::Run run = SampleRun();
+  run.mutable_policy()->set_min_gpu_host_ratio(0.8);
+  v1::PairResult& p = *run.mutable_pairs(0);  // node1 -> node2, host, 94 Gb/s at 1 MiB
+  v1::PairResult* gpu = p.add_memory_halves();
+  gpu->mutable_src()->set_memory("gpu:0");
+  gpu->mutable_dst()->set_memory("gpu:1");
+  gpu->set_status(v1::RESULT_STATUS_OK);
+  v1::SizeResult* s = gpu->add_sizes();
+  s->set_size_bytes(1 << 20);
+  s->set_status(v1::RESULT_STATUS_OK);
+  s->set_bw_avg_gbps(47);
+  v1::PairResult* staged = p.add_memory_halves();
+  staged->mutable_src()->set_memory("gpu-staged:0");
+  staged->set_status(v1::RESULT_STATUS_ERROR);
+  staged->set_reason("OpenTarget on node2: no GPU");
+  p.set_gpu_host_ratio(0.5);
+
+  const std::string csv = RenderCsv(run);
+  EXPECT_THAT(csv, HasSubstr(",dst_rail,staged_bw_avg_gbps,gpu_host_ratio,staged_host_ratio\n"));
+  // The gpu half's row: its memory, its BW, no verdict (the matrices are host's), the pair's ratio.
+  EXPECT_THAT(csv, HasSubstr(",node1,rxe0,node2,rxe1,0,gpu:0,1048576,ok,47,0,0,100,,1,,gpu:0,gpu:1,0,,0.5,\n"));
+  EXPECT_THAT(csv, HasSubstr(",gpu-staged:0,0,error,0,0,0,100,,1,OpenTarget on node2: no GPU,"));
+  // The host rows keep their verdicts.
+  EXPECT_THAT(csv, HasSubstr(",node1,rxe0,node2,rxe1,0,host,1048576,ok,94,98.7,0,100,pass,1,,host,host,0,,0.5,\n"));
+
+  const std::string xml = RenderJUnit(run);
+  EXPECT_THAT(xml, HasSubstr("name=\"node1 -&gt; node2 gpu (round 0)\""));
+  EXPECT_THAT(xml, HasSubstr("<failure type=\"gdr\" message=\"gpu memory 47 Gb/s is 50% of host memory"));
+  EXPECT_THAT(xml, HasSubstr("name=\"node1 -&gt; node2 gpu-staged (round 0)\""));
+  EXPECT_THAT(xml, HasSubstr("<error type=\"error\" message=\"OpenTarget on node2: no GPU\""));
+  // 12 links and two halves.
+  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"gdrbench\" tests=\"14\""));
+  // Without the ratio policy the gpu half passes and says its share of host memory.
+  run.mutable_policy()->set_min_gpu_host_ratio(0);
+  EXPECT_THAT(RenderJUnit(run), HasSubstr("node1/rxe0 -&gt; node2/rxe1 gpu:0: 47 Gb/s best; 50% of host memory"));
+}
+
 // A cross-rail run: nodeA/nodeB, lanes 0->1 and 1->0, the 1->0 cell
 // nodeB->nodeA failed.
 v1::Run CrossRailRun() {
@@ -159,11 +200,12 @@ TEST(Report, CrossRailMatricesAreLabelledByTheirLane) {
   EXPECT_THAT(md, HasSubstr("## Rail 1->0, 64 KiB (Gb/s)"));
   EXPECT_THAT(md, HasSubstr("- nodeB -> nodeA rail 1->0: fail"));
   const std::string csv = RenderCsv(run);
-  EXPECT_THAT(csv, HasSubstr(",dst_memory_used,dst_rail\n"));
+  EXPECT_THAT(csv, HasSubstr(",dst_memory_used,dst_rail,staged_bw_avg_gbps,gpu_host_ratio,staged_host_ratio\n"));
   EXPECT_THAT(csv, HasSubstr(",nodeA,mlx5_0,nodeB,mlx5_1,0,"));
-  // Each row's verdict is its own lane's cell, and its last field the target's rail.
-  EXPECT_THAT(csv, testing::ContainsRegex(",nodeB,mlx5_1,nodeA,mlx5_0,1,,0,error,[^\n]*,0\n"));
-  EXPECT_THAT(csv, testing::ContainsRegex(",nodeA,mlx5_0,nodeB,mlx5_1,0,[^\n]*,pass,[^\n]*,1\n"));
+  // Each row's verdict is its own lane's cell, and its dst_rail field the target's rail
+  // (then the empty staged BW and ratios of a single-kind run).
+  EXPECT_THAT(csv, testing::ContainsRegex(",nodeB,mlx5_1,nodeA,mlx5_0,1,,0,error,[^\n]*,0,,,\n"));
+  EXPECT_THAT(csv, testing::ContainsRegex(",nodeA,mlx5_0,nodeB,mlx5_1,0,[^\n]*,pass,[^\n]*,1,,,\n"));
   const std::string junit = RenderJUnit(run);
   EXPECT_THAT(junit, HasSubstr("classname=\"gdrbench.rail0-1\""));
   EXPECT_THAT(junit, HasSubstr("classname=\"gdrbench.rail1-0\""));
@@ -248,7 +290,7 @@ TEST(Report, TheyNameTheMemoryUsedAndSayWhenTheGpuPathWasNotTested) {
   const std::string md = RenderMarkdown(run);
   EXPECT_THAT(md, HasSubstr("- memory: host (ibv_reg_mr) on all 11 tests; GPU path not tested: host memory"));
   EXPECT_THAT(RenderHtml(run), HasSubstr("GPU path not tested: host memory"));
-  EXPECT_THAT(RenderCsv(run), HasSubstr(",host (ibv_reg_mr),host (ibv_reg_mr),0\n"));
+  EXPECT_THAT(RenderCsv(run), HasSubstr(",host (ibv_reg_mr),host (ibv_reg_mr),0,,,\n"));
   for (auto& p : *run.mutable_pairs()) {
     p.mutable_dst()->set_memory_kind("gpu");
     p.mutable_dst()->set_registration("ibv_reg_dmabuf_mr");
