@@ -5,15 +5,6 @@
 #include "absl/strings/numbers.h"
 
 namespace gdrbench::agent::counters {
-namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 CounterHistory::CounterHistory(const FsRoot& fs, HistoryOptions options)
     : fs_(fs), options_(std::move(options)) {

@@ -31,11 +31,11 @@ struct HistoryOptions {
   std::chrono::milliseconds period{1000};
   size_t keep = 3;  // samples per port: with period 1 s, the newest >= 1 s old is 1-2 s old
   // The devices to track (the agent's --devices); empty = every device.
-  std::vector<std::string> devices;
+  std::vector<std::string> devices = {};
   // False: no thread; a test calls Tick().
   bool run_sampler = true;
   // Read through kept descriptors (PortFiles); nullopt: on a live node.
-  std::optional<bool> keep_open;
+  std::optional<bool> keep_open = std::nullopt;
 };
 
 class CounterHistory {

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 
 #include "absl/strings/numbers.h"
@@ -60,24 +59,21 @@ constexpr CounterDef kDefs[] = {
     {"hw_counters/rp_cnp_ignored", Kind::kCongestion},
 };
 
-constexpr CounterDef kLinkErrors[] = {
-    {"counters/symbol_error", Kind::kLink, Max(16)},
-    {"counters/link_downed", Kind::kLink, Max(8)},
-    {"counters/link_error_recovery", Kind::kLink, Max(8)},
-    {"counters/port_rcv_errors", Kind::kLink, Max(16)},
-    {"counters/excessive_buffer_overrun_errors", Kind::kLink, Max(4)},
-    {"hw_counters/link_downed", Kind::kLink},
-    {"hw_counters/packet_seq_err", Kind::kRetransmit},
-    {"hw_counters/implied_nak_seq_err", Kind::kRetransmit},
-    {"hw_counters/local_ack_timeout_err", Kind::kRetransmit},
-    {"hw_counters/out_of_sequence", Kind::kRetransmit},
+// The names link_error_counters judges; their definitions are kDefs'.
+constexpr const char* kLinkErrorNames[] = {
+    "counters/symbol_error",
+    "counters/link_downed",
+    "counters/link_error_recovery",
+    "counters/port_rcv_errors",
+    "counters/excessive_buffer_overrun_errors",
+    "hw_counters/link_downed",
+    "hw_counters/packet_seq_err",
+    "hw_counters/implied_nak_seq_err",
+    "hw_counters/local_ack_timeout_err",
+    "hw_counters/out_of_sequence",
 };
 
-// A counter file's text ("812\n") as a number; false when it is not one.
-bool ParseCounter(absl::string_view text, uint64_t* v) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  return !text.empty() && absl::SimpleAtoi(text, v);
-}
+}  // namespace
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -85,10 +81,15 @@ int64_t NowNs() {
       .count();
 }
 
-}  // namespace
-
 std::span<const CounterDef> TestCounters() { return kDefs; }
-std::span<const CounterDef> LinkErrorCounters() { return kLinkErrors; }
+std::span<const CounterDef> LinkErrorCounters() {
+  static const std::vector<CounterDef> defs = [] {
+    std::vector<CounterDef> out;
+    for (const char* name : kLinkErrorNames) out.push_back(*FindCounter(name));
+    return out;
+  }();
+  return defs;
+}
 
 const CounterDef* FindCounter(const std::string& file) {
   for (const CounterDef& d : kDefs) {
@@ -170,7 +171,8 @@ Sample PortFiles::Read() {
       failed = true;
       break;
     }
-    if (ParseCounter(absl::string_view(buf, static_cast<size_t>(n)), &v)) s.values[file] = v;
+    // SimpleAtoi skips the newline around the value, as ReadLine does.
+    if (absl::SimpleAtoi(absl::string_view(buf, static_cast<size_t>(n)), &v)) s.values[file] = v;
   }
   if (failed) {
     // The device is gone or was re-created: this sample by name, the

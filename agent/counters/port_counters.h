@@ -56,6 +56,9 @@ const CounterDef* FindCounter(const std::string& file);
 // "/sys/class/infiniband/DEV/ports/N/"
 std::string PortDir(const std::string& device, uint32_t port);
 
+// The steady clock of Sample::taken_ns, in ns.
+int64_t NowNs();
+
 struct Sample {
   std::string device;
   uint32_t port = 0;
@@ -88,8 +91,6 @@ class PortFiles {
   PortFiles& operator=(const PortFiles&) = delete;
 
   Sample Read();
-  const std::string& device() const { return device_; }
-  uint32_t port() const { return port_; }
 
  private:
   void OpenLocked();
