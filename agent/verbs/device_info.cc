@@ -162,12 +162,9 @@ const char* GidTypeName(uint32_t type) {
 // The device's valid GIDs through ibv_query_gid_table (rdma-core >= 30: one
 // UVERBS_METHOD_QUERY_GID_TABLE ioctl, or libibverbs' own sysfs walk on a
 // kernel without it); an error when even that fails.
-absl::StatusOr<std::vector<ibv_gid_entry>> GidTable(ibv_context* ctx, uint32_t ports) {
+absl::StatusOr<std::vector<ibv_gid_entry>> GidTable(ibv_context* ctx, const std::vector<ibv_port_attr>& ports) {
   size_t max_entries = 0;
-  for (uint32_t p = 1; p <= ports; ++p) {
-    ibv_port_attr pa{};
-    if (ibv_query_port(ctx, p, &pa) == 0) max_entries += static_cast<size_t>(std::max(pa.gid_tbl_len, 0));
-  }
+  for (const ibv_port_attr& pa : ports) max_entries += static_cast<size_t>(std::max(pa.gid_tbl_len, 0));
   std::vector<ibv_gid_entry> entries(std::max<size_t>(max_entries, 1));
   ssize_t n = ibv_query_gid_table(ctx, entries.data(), entries.size(), 0);
   if (n < 0) return ErrnoToStatus(static_cast<int>(-n), "ibv_query_gid_table");
@@ -267,14 +264,17 @@ absl::StatusOr<std::vector<DeviceInfo>> ListDevices(const FsRoot& fs,
     if (auto numa = fs.ReadLine(sys + "/device/numa_node"); numa.ok()) {
       (void)absl::SimpleAtoi(*numa, &d.numa_node);
     }
-    // Every valid GID of the device in one call (a port's table is up to
-    // 1024 entries on rxe, 255 on mlx5 RoCE: one ioctl against as many).
-    const absl::StatusOr<std::vector<ibv_gid_entry>> gid_table = GidTable(ctx.get(), attr.phys_port_cnt);
+    std::vector<ibv_port_attr> attrs(attr.phys_port_cnt);
     for (uint32_t p = 1; p <= attr.phys_port_cnt; ++p) {
-      ibv_port_attr pa{};
-      if (int rc = ibv_query_port(ctx.get(), p, &pa); rc != 0) {
+      if (int rc = ibv_query_port(ctx.get(), p, &attrs[p - 1]); rc != 0) {
         return ErrnoToStatus(rc, absl::StrCat("ibv_query_port(", name, ", ", p, ")"));
       }
+    }
+    // Every valid GID of the device in one call (a port's table is up to
+    // 1024 entries on rxe, 255 on mlx5 RoCE: one ioctl against as many).
+    const absl::StatusOr<std::vector<ibv_gid_entry>> gid_table = GidTable(ctx.get(), attrs);
+    for (uint32_t p = 1; p <= attr.phys_port_cnt; ++p) {
+      const ibv_port_attr& pa = attrs[p - 1];
       PortInfo port;
       port.port_num = p;
       port.state = PortStateName(pa.state);
