@@ -98,71 +98,73 @@ std::string RenderJUnit(const v1::Run& run) {
     const v1::PairResult& p = *pp;
     const uint32_t dst_rail = analysis::DstRail(p);
     const v1::MatrixCell* c = index.FindVerdict(p.src().node(), p.dst().node(), p.rail(), dst_rail);
-    double secs = p.duration_ns() / 1e9;
-    total_s += secs;
-    absl::StrAppend(&cases, "    <testcase classname=\"gdrbench.rail", p.rail(),
-                    dst_rail != p.rail() ? absl::StrCat("-", dst_rail) : "", "\" name=\"",
-                    XmlEscape(absl::StrCat(p.src().node(), " -> ", p.dst().node(), " (round ",
-                                           p.round(), ")")),
-                    "\" time=\"", absl::StrFormat("%.3f", secs), "\"");
-    std::string detail = absl::StrCat(p.src().node(), "/", p.src().nic_device(), " -> ",
-                                      p.dst().node(), "/", p.dst().nic_device(), " ",
-                                      p.src().memory(), ": ");
-    if (p.status() == v1::RESULT_STATUS_SKIPPED) {
-      ++skipped;
-      absl::StrAppend(&cases, ">\n      <skipped message=\"", XmlEscape(p.reason()), "\"/>\n    </testcase>\n");
-    } else if (p.status() != v1::RESULT_STATUS_OK) {
+    // One test case: its opening tag (the time added to the suite's), then
+    // one of skipped, error, failure or system-out.
+    auto open_case = [&](const std::string& kind, int64_t duration_ns) {
+      const double secs = duration_ns / 1e9;
+      total_s += secs;
+      absl::StrAppend(&cases, "    <testcase classname=\"gdrbench.rail", p.rail(),
+                      dst_rail != p.rail() ? absl::StrCat("-", dst_rail) : "", "\" name=\"",
+                      XmlEscape(absl::StrCat(p.src().node(), " -> ", p.dst().node(), kind.empty() ? "" : " ", kind,
+                                             " (round ", p.round(), ")")),
+                      "\" time=\"", absl::StrFormat("%.3f", secs), "\"");
+    };
+    auto detail_of = [&](const std::string& memory) {
+      return absl::StrCat(p.src().node(), "/", p.src().nic_device(), " -> ", p.dst().node(), "/",
+                          p.dst().nic_device(), " ", memory, ": ");
+    };
+    // A result that did not run OK: skipped or an error; false when it ran.
+    auto not_run = [&](const v1::PairResult& r, const std::string& detail, const std::string& more) {
+      if (r.status() == v1::RESULT_STATUS_SKIPPED) {
+        ++skipped;
+        absl::StrAppend(&cases, ">\n      <skipped message=\"", XmlEscape(r.reason()), "\"/>\n    </testcase>\n");
+        return true;
+      }
+      if (r.status() == v1::RESULT_STATUS_OK) return false;
       ++errors;
-      absl::StrAppend(&cases, ">\n      <error type=\"", StatusName(p.status()), "\" message=\"",
-                      XmlEscape(p.reason()), "\">", XmlEscape(detail + p.reason()),
+      absl::StrAppend(&cases, ">\n      <error type=\"", StatusName(r.status()), "\" message=\"",
+                      XmlEscape(r.reason()), "\">", XmlEscape(detail + r.reason()), more,
                       "</error>\n    </testcase>\n");
-    } else if (c != nullptr && c->verdict() == "low") {
+      return true;
+    };
+    auto failure = [&](const std::string& type, const std::string& reason, const std::string& detail) {
       ++failures;
-      absl::StrAppend(&cases, ">\n      <failure type=\"low\" message=\"", XmlEscape(c->reason()),
-                      "\">", XmlEscape(detail + c->reason()), "</failure>\n    </testcase>\n");
-    } else {
-      absl::StrAppend(&cases, ">\n      <system-out>",
-                      XmlEscape(absl::StrCat(detail, internal::Gbps(c ? c->bw_avg_gbps() : 0), " Gb/s",
-                                             p.link_flag().empty() ? "" : "; pass, but ", p.link_flag())),
-                      "</system-out>\n    </testcase>\n");
+      absl::StrAppend(&cases, ">\n      <failure type=\"", type, "\" message=\"", XmlEscape(reason), "\">",
+                      XmlEscape(detail + reason), "</failure>\n    </testcase>\n");
+    };
+    auto passed = [&](const std::string& text) {
+      absl::StrAppend(&cases, ">\n      <system-out>", XmlEscape(text), "</system-out>\n    </testcase>\n");
+    };
+
+    open_case("", p.duration_ns());
+    const std::string detail = detail_of(p.src().memory());
+    if (!not_run(p, detail, "")) {
+      if (c != nullptr && c->verdict() == "low") {
+        failure("low", c->reason(), detail);
+      } else {
+        passed(absl::StrCat(detail, internal::Gbps(c ? c->bw_avg_gbps() : 0), " Gb/s",
+                            p.link_flag().empty() ? "" : "; pass, but ", p.link_flag()));
+      }
     }
     // --memory with a list: each later kind is a test case of its own, named
     // by its kind; a gpu half with a gdr blame (gdr.h) is a failure.
     const std::optional<v1::Blame> gdr = analysis::GdrBlame(p, run.policy());
     for (const auto& h : p.memory_halves()) {
       ++halves;
-      double hsecs = h.duration_ns() / 1e9;
-      total_s += hsecs;
       const std::string kind = analysis::MemoryKindOf(h.src().memory());
-      absl::StrAppend(&cases, "    <testcase classname=\"gdrbench.rail", p.rail(),
-                      dst_rail != p.rail() ? absl::StrCat("-", dst_rail) : "", "\" name=\"",
-                      XmlEscape(absl::StrCat(p.src().node(), " -> ", p.dst().node(), " ", kind, " (round ",
-                                             p.round(), ")")),
-                      "\" time=\"", absl::StrFormat("%.3f", hsecs), "\"");
-      std::string hdetail = absl::StrCat(p.src().node(), "/", p.src().nic_device(), " -> ", p.dst().node(), "/",
-                                         p.dst().nic_device(), " ", h.src().memory(), ": ");
-      double best = 0;
-      for (const auto& z : h.sizes()) best = std::max(best, z.bw_avg_gbps());
-      if (h.status() == v1::RESULT_STATUS_SKIPPED) {
-        ++skipped;
-        absl::StrAppend(&cases, ">\n      <skipped message=\"", XmlEscape(h.reason()), "\"/>\n    </testcase>\n");
-      } else if (h.status() != v1::RESULT_STATUS_OK) {
-        ++errors;
-        absl::StrAppend(&cases, ">\n      <error type=\"", StatusName(h.status()), "\" message=\"",
-                        XmlEscape(h.reason()), "\">", XmlEscape(hdetail + h.reason()),
-                        gdr.has_value() && kind == "gpu" ? XmlEscape("\n" + gdr->reason()) : "",
-                        "</error>\n    </testcase>\n");
-      } else if (gdr.has_value() && kind == "gpu") {
-        ++failures;
-        absl::StrAppend(&cases, ">\n      <failure type=\"gdr\" message=\"", XmlEscape(gdr->reason()), "\">",
-                        XmlEscape(hdetail + gdr->reason()), "</failure>\n    </testcase>\n");
+      const bool blamed = gdr.has_value() && kind == "gpu";
+      open_case(kind, h.duration_ns());
+      const std::string hdetail = detail_of(h.src().memory());
+      if (not_run(h, hdetail, blamed ? XmlEscape("\n" + gdr->reason()) : "")) continue;
+      if (blamed) {
+        failure("gdr", gdr->reason(), hdetail);
       } else {
-        absl::StrAppend(&cases, ">\n      <system-out>",
-                        XmlEscape(absl::StrCat(hdetail, internal::Gbps(best), " Gb/s best",
-                                               kind == "gpu" && p.gpu_host_ratio() > 0
-                                                   ? absl::StrFormat("; %.0f%% of host memory", 100 * p.gpu_host_ratio())
-                                                   : "")),
-                        "</system-out>\n    </testcase>\n");
+        double best = 0;
+        for (const auto& z : h.sizes()) best = std::max(best, z.bw_avg_gbps());
+        passed(absl::StrCat(hdetail, internal::Gbps(best), " Gb/s best",
+                            kind == "gpu" && p.gpu_host_ratio() > 0
+                                ? absl::StrFormat("; %.0f%% of host memory", 100 * p.gpu_host_ratio())
+                                : ""));
       }
     }
   }
