@@ -49,6 +49,18 @@ void Fail(v1::PairResult* r, v1::ResultStatus status, std::string reason) {
   r->set_reason(std::move(reason));
 }
 
+// "<rpc> on <name>: <message>". The real agent client already begins its
+// messages with "<rpc> on <address>: " (agent_api.h): for `gdrbench pair`
+// the name is that address and the message goes as it is; in a sweep the node
+// name goes before it ("node1: OpenTarget on 10.0.0.1:7470: ..."), never the
+// RPC twice.
+std::string AgentError(absl::string_view rpc, absl::string_view name, absl::string_view message) {
+  const std::string own = absl::StrCat(rpc, " on ");
+  if (!absl::StartsWith(message, own)) return absl::StrCat(own, name, ": ", message);
+  if (absl::StartsWith(message.substr(own.size()), absl::StrCat(name, ":"))) return std::string(message);
+  return absl::StrCat(name, ": ", message);
+}
+
 void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
               const PairTestOptions& o, v1::OpenTargetRequest* open) {
   open->set_device(target.device.data(), target.device.size());
@@ -137,7 +149,7 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   answer(true, opened.status());
   if (!opened.ok()) {
     Fail(r, v1::RESULT_STATUS_ERROR,
-         absl::StrCat("OpenTarget on ", target.name, ": ", opened.status().message()));
+         AgentError("OpenTarget", target.name, opened.status().message()));
     finish();
     return first_error;
   }
@@ -248,11 +260,11 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
                                                   bounds.first_error().message()));
   } else if (!connect_st.ok()) {
     Fail(r, v1::RESULT_STATUS_ERROR,
-         absl::StrCat("ConnectTarget on ", target.name, ": ", connect_st.message()));
+         AgentError("ConnectTarget", target.name, connect_st.message()));
   } else if (!st.ok()) {
     Fail(r, st.code() == absl::StatusCode::kDeadlineExceeded ? v1::RESULT_STATUS_FAILED
                                                               : v1::RESULT_STATUS_ERROR,
-         absl::StrCat("RunWriteSweep on ", initiator.name, ": ", st.message()));
+         AgentError("RunWriteSweep", initiator.name, st.message()));
   } else if (!got_summary) {
     Fail(r, v1::RESULT_STATUS_ERROR,
          absl::StrCat("RunWriteSweep on ", initiator.name, ": the stream ended without a summary"));
@@ -264,7 +276,7 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
                                                    : r->summary().error()));
   } else if (!verify_st.ok()) {
     Fail(r, v1::RESULT_STATUS_ERROR,
-         absl::StrCat("VerifyTarget on ", target.name, ": ", verify_st.message()));
+         AgentError("VerifyTarget", target.name, verify_st.message()));
   } else if (std::vector<std::string> bad = BadSizes(*r); !bad.empty()) {
     Fail(r, v1::RESULT_STATUS_FAILED,
          absl::StrCat(initiator.name, "->", target.name, ": ", absl::StrJoin(bad, "; ")));

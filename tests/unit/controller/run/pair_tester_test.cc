@@ -254,6 +254,26 @@ TEST_F(PairTest, ARefusedOpenTargetIsAnErrorCellAndReturnsTheAgentsStatus) {
   EXPECT_THAT(server.calls, ElementsAre("OpenTarget"));  // nothing opened, nothing to close
 }
 
+// The real agent client begins its messages with "<rpc> on <address>: "
+// (agent_api.h); the reason says the RPC once (it said "OpenTarget on nodeB:
+// OpenTarget on 10.0.0.2:7470: ...").
+TEST_F(PairTest, AnAgentClientsMessageNamesItsRpcOnce) {
+  server.open_status = absl::NotFoundError("OpenTarget on 10.0.0.2:7470: RDMA device 'mlx5_0' does not exist");
+  (void)Run(Params());
+  EXPECT_EQ(result.reason(), "nodeB: OpenTarget on 10.0.0.2:7470: RDMA device 'mlx5_0' does not exist");
+
+  // `gdrbench pair` names the side by its address: the message as it is.
+  server.open_status = absl::NotFoundError("OpenTarget on nodeB: RDMA device 'mlx5_0' does not exist");
+  (void)Run(Params());
+  EXPECT_EQ(result.reason(), "OpenTarget on nodeB: RDMA device 'mlx5_0' does not exist");
+
+  server.open_status = absl::OkStatus();
+  OkStream();
+  client.sweep_status = absl::UnavailableError("RunWriteSweep on 10.0.0.1:7470: connection refused");
+  (void)Run(Params());
+  EXPECT_EQ(result.reason(), "nodeA: RunWriteSweep on 10.0.0.1:7470: connection refused");
+}
+
 TEST_F(PairTest, ASweepPastItsDeadlineFailsAndTheTargetIsStillClosed) {
   client.stream = {Size(65536, 90)};
   client.sweep_status = absl::DeadlineExceededError("deadline exceeded after 120000 ms");
