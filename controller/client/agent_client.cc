@@ -52,9 +52,12 @@ absl::StatusOr<v1::PreflightReport> AgentClient::RunPreflight(
   GDR_UNARY(RunPreflight, v1::RunPreflightRequest, v1::PreflightReport, request);
 }
 
-absl::StatusOr<v1::OpenTargetResponse> AgentClient::OpenTarget(
-    const v1::OpenTargetRequest& request) {
-  GDR_UNARY(OpenTarget, v1::OpenTargetRequest, v1::OpenTargetResponse, request);
+absl::Status AgentClient::OpenTarget(const v1::OpenTargetRequest& request, v1::OpenTargetResponse* response) {
+  RETURN_IF_ERROR(WaitConnected());
+  grpc::ClientContext ctx;
+  Prepare(ctx, config_.rpc_timeout);
+  response->Clear();
+  return rpc::FromGrpc(stub_->OpenTarget(&ctx, request, response), absl::StrCat("OpenTarget on ", config_.address));
 }
 
 absl::StatusOr<v1::VerifyTargetResponse> AgentClient::VerifyTarget(
@@ -79,7 +82,7 @@ absl::StatusOr<v1::CloseTargetResponse> AgentClient::CloseTarget(const std::stri
 
 absl::Status AgentClient::RunWriteSweep(
     const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
-    const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) {
+    const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) {
   RETURN_IF_ERROR(WaitConnected());
   grpc::ClientContext ctx;
   Prepare(ctx, timeout);

@@ -32,13 +32,15 @@ class AgentClient {
   // within connect_timeout.
   absl::StatusOr<v1::NodeInfo> GetNodeInfo();
   absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request);
-  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& request);
+  // Fills `response` (cleared first; reusable from call to call).
+  absl::Status OpenTarget(const v1::OpenTargetRequest& request, v1::OpenTargetResponse* response);
   // Calls `on_message` for each streamed message; `timeout` bounds the whole
   // sweep. `on_message` returning false cancels the call at once: CANCELLED
   // "RunWriteSweep on <address>: stopped by the controller after message N".
+  // `on_message` may take the message's parts (agent_api.h).
   absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& request,
                              std::chrono::milliseconds timeout,
-                             const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message);
+                             const std::function<bool(v1::RunWriteSweepResponse&)>& on_message);
   // Out of band: the initiator's half (RunWriteSweep's first message) for the target.
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& request);
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& request);

@@ -28,13 +28,18 @@ class AgentApi {
   virtual ~AgentApi() = default;
   virtual absl::StatusOr<v1::NodeInfo> GetNodeInfo() = 0;
   virtual absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request) = 0;
-  virtual absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& request) = 0;
+  // Fills `response`, which the caller may reuse from call to call (a sweep
+  // opens millions of targets: a new answer each time was a tenth of the
+  // controller bench); on an error its contents are unspecified.
+  virtual absl::Status OpenTarget(const v1::OpenTargetRequest& request, v1::OpenTargetResponse* response) = 0;
   // `timeout` bounds the whole stream. `on_message` returns false to stop
   // it: the call is cancelled at once (the agent's sweep sees the
-  // cancellation and stops) and CANCELLED is returned.
+  // cancellation and stops) and CANCELLED is returned. `on_message` may take
+  // the message's parts (Swap): the implementation does not read a message
+  // again once handed over.
   virtual absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
-      const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) = 0;
+      const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) = 0;
   // Out of band (the target's OpenTarget answered cm = OOB): hands the
   // initiator's half (RunWriteSweep's first message) to the target's agent.
   // UNIMPLEMENTED for an API without that mode (the fakes that never use it).
@@ -58,12 +63,12 @@ class GrpcAgentApi final : public AgentApi {
   absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& r) override {
     return client_->RunPreflight(r);
   }
-  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& r) override {
-    return client_->OpenTarget(r);
+  absl::Status OpenTarget(const v1::OpenTargetRequest& r, v1::OpenTargetResponse* response) override {
+    return client_->OpenTarget(r, response);
   }
   absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
-      const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) override {
+      const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
     return client_->RunWriteSweep(r, timeout, on_message);
   }
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {

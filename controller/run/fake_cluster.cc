@@ -16,7 +16,7 @@ namespace gdrbench::controller::run {
 
 class FakeCluster::Agent final : public AgentApi {
  public:
-  Agent(FakeCluster* c, uint32_t index) : c_(c), index_(index) {}
+  Agent(FakeCluster* c, uint32_t index) : c_(c), index_(index), address_(absl::StrCat("fake", index)) {}
 
   absl::StatusOr<v1::NodeInfo> GetNodeInfo() override {
     RETURN_IF_DOWN();
@@ -56,26 +56,29 @@ class FakeCluster::Agent final : public AgentApi {
     return rep;
   }
 
-  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& req) override {
+  absl::Status OpenTarget(const v1::OpenTargetRequest& req, v1::OpenTargetResponse* resp) override {
     RETURN_IF_DOWN();
     if (!open_error_.ok()) return open_error_;
-    v1::OpenTargetResponse resp;
+    // Filled in place: the caller reuses its answer (strings and the
+    // buffer element keep their storage).
+    resp->Clear();
     // The target id carries the target node and NIC so the initiator's fake
     // can evaluate the bandwidth model without shared state.
-    resp.set_target_id(absl::StrCat(index_, "/", req.device()));
-    resp.set_address(absl::StrCat("fake", index_));
-    resp.set_cm_port(7471);
-    auto* b = resp.add_buffers();
+    std::string* id = resp->mutable_target_id();
+    absl::StrAppend(id, index_, "/", req.device());
+    resp->set_address(address_);
+    resp->set_cm_port(7471);
+    auto* b = resp->add_buffers();
     b->set_addr(0x1000);
     b->set_rkey(42);
     b->set_length_bytes(req.buffer_bytes());
     c_->open_.fetch_add(1, std::memory_order_relaxed);
-    return resp;
+    return absl::OkStatus();
   }
 
   absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& req, std::chrono::milliseconds,
-      const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) override {
+      const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
     RETURN_IF_DOWN();
     c_->sweeps_.fetch_add(1, std::memory_order_relaxed);
     uint32_t dst = 0;
@@ -106,7 +109,8 @@ class FakeCluster::Agent final : public AgentApi {
     sum->set_status(gbps > 0 ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
     if (gbps <= 0) sum->set_error("transport retry counter exceeded");
     sum->set_device(req.device());
-    sum->set_memory_kind(memory.empty() ? "host" : memory.substr(0, memory.find(':')));
+    const absl::string_view kind = memory.empty() ? "host" : absl::string_view(memory).substr(0, memory.find(':'));
+    sum->mutable_memory_kind()->assign(kind.data(), kind.size());
     sum->set_registration("ibv_reg_mr");
     sum->set_bw_avg_gbps_best(gbps);
     if (!on_message(m)) return absl::CancelledError("RunWriteSweep: stopped by the controller");
@@ -151,6 +155,7 @@ class FakeCluster::Agent final : public AgentApi {
  private:
   FakeCluster* c_;
   uint32_t index_;
+  std::string address_;  // what OpenTarget answers
 };
 #undef RETURN_IF_DOWN
 

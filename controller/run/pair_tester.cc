@@ -63,14 +63,14 @@ std::string AgentError(absl::string_view rpc, absl::string_view name, absl::stri
 
 void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
               const PairTestOptions& o, v1::OpenTargetRequest* open) {
-  open->set_device(target.device.data(), target.device.size());
-  open->set_bind_address(target.bind_address.data(), target.bind_address.size());
+  Assign(open->mutable_device(), target.device);
+  Assign(open->mutable_bind_address(), target.bind_address);
   uint64_t max_size = 0;
   for (uint64_t s : p.sizes_bytes()) max_size = std::max(max_size, s);
   open->set_buffer_bytes(max_size);
   // Sizes, QPs, verify, memory and direction travel in params only.
   *open->mutable_params() = p;
-  open->mutable_params()->set_memory(target.memory.data(), target.memory.size());
+  Assign(open->mutable_params()->mutable_memory(), target.memory);
   open->mutable_params()->set_bidirectional(bidirectional);
   auto lease = o.lease.count() > 0 ? o.lease : o.sweep_timeout + std::chrono::seconds(60);
   open->set_lease_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(lease).count());
@@ -145,25 +145,28 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   ClearKeeping(&sweep,
                Keep{&v1::RunWriteSweepRequest::release_params, &v1::RunWriteSweepRequest::set_allocated_params});
   FillOpen(target, p, bidirectional, o, &open);
-  auto opened = target.agent->OpenTarget(open);
-  answer(true, opened.status());
-  if (!opened.ok()) {
-    Fail(r, v1::RESULT_STATUS_ERROR,
-         AgentError("OpenTarget", target.name, opened.status().message()));
+  // The answer too is this thread's (agent_api.h: OpenTarget fills it).
+  thread_local v1::OpenTargetResponse answered;
+  const v1::OpenTargetResponse* opened = &answered;
+  answered.Clear();
+  const absl::Status open_st = target.agent->OpenTarget(open, &answered);
+  answer(true, open_st);
+  if (!open_st.ok()) {
+    Fail(r, v1::RESULT_STATUS_ERROR, AgentError("OpenTarget", target.name, open_st.message()));
     finish();
     return first_error;
   }
-  r->mutable_dst()->set_memory_kind(opened->memory_kind());
-  r->mutable_dst()->set_registration(opened->registration());
+  Assign(r->mutable_dst()->mutable_memory_kind(), opened->memory_kind());
+  Assign(r->mutable_dst()->mutable_registration(), opened->registration());
 
-  sweep.set_device(initiator.device.data(), initiator.device.size());
-  sweep.set_bind_address(initiator.bind_address.data(), initiator.bind_address.size());
-  sweep.set_target_address(opened->address());
+  Assign(sweep.mutable_device(), initiator.device);
+  Assign(sweep.mutable_bind_address(), initiator.bind_address);
+  Assign(sweep.mutable_target_address(), opened->address());
   sweep.set_target_cm_port(opened->cm_port());
-  sweep.set_target_id(opened->target_id());
+  Assign(sweep.mutable_target_id(), opened->target_id());
   *sweep.mutable_remote_buffers() = opened->buffers();
   *sweep.mutable_params() = p;
-  sweep.mutable_params()->set_memory(initiator.memory.data(), initiator.memory.size());
+  Assign(sweep.mutable_params()->mutable_memory(), initiator.memory);
   sweep.mutable_params()->set_bidirectional(bidirectional);
   // The mode as the target resolved it (auto: rdma_cm when its port has an
   // IPv4 address); out of band the target's QPs and port go along.
@@ -175,7 +178,7 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
     AnswerBounds bounds;
     absl::Status connect_st;
     bool got_summary = false;
-  } stream{AnswerBounds(p, r->expected_gbps())};
+  } stream{AnswerBounds(p, r->expected_gbps()), absl::OkStatus()};
   AnswerBounds& bounds = stream.bounds;
   struct Ctx {
     Stream* stream;
@@ -183,9 +186,9 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
     const v1::OpenTargetResponse* opened;
     const PairSide* target;
     absl::FunctionRef<void(bool, const absl::Status&)> answer;
-  } ctx{&stream, r, &*opened, &target, answer};
+  } ctx{&stream, r, opened, &target, answer};
   absl::Status st = initiator.agent->RunWriteSweep(
-      sweep, o.sweep_timeout, [c = &ctx](const v1::RunWriteSweepResponse& m) {
+      sweep, o.sweep_timeout, [c = &ctx](v1::RunWriteSweepResponse& m) {
         Stream& s = *c->stream;
         // The first impossible answer ends the stream: dropped, never kept,
         // and the agent stops sweeping rather than run to the deadline.
@@ -199,9 +202,10 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
           s.connect_st = c->target->agent->ConnectTarget(req);
           c->answer(true, s.connect_st);
         }
-        if (m.has_size()) *c->r->add_sizes() = m.size();
+        // Taken, not copied (agent_api.h: the stream's message is ours).
+        if (m.has_size()) c->r->add_sizes()->Swap(m.mutable_size());
         if (m.has_summary()) {
-          *MutableSummary(c->r) = m.summary();
+          MutableSummary(c->r)->Swap(m.mutable_summary());
           s.got_summary = true;
         }
         return true;
@@ -212,8 +216,8 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   if (!bounds.first_error().ok() && absl::IsCancelled(st)) st = absl::OkStatus();
   answer(false, st);
   if (got_summary) {
-    r->mutable_src()->set_memory_kind(r->summary().memory_kind());
-    r->mutable_src()->set_registration(r->summary().registration());
+    Assign(r->mutable_src()->mutable_memory_kind(), r->summary().memory_kind());
+    Assign(r->mutable_src()->mutable_registration(), r->summary().registration());
     // The initiator's port counters: kept once, beside the target's.
     if (r->summary().has_counters()) {
       r->mutable_src_counters()->Swap(r->mutable_summary()->mutable_counters());
@@ -292,9 +296,9 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
   const auto& t = spec.test;
   auto fill = [&](uint32_t idx, uint32_t rail, v1::Endpoint* e) {
     const PlanNode& n = plan.nodes[idx];
-    e->set_node(n.name);
-    e->set_agent_address(n.address);
-    if (rail < n.rails.size()) e->set_nic_device(n.rails[rail].nic);
+    Assign(e->mutable_node(), n.name);
+    Assign(e->mutable_agent_address(), n.address);
+    if (rail < n.rails.size()) Assign(e->mutable_nic_device(), n.rails[rail].nic);
     e->set_memory(EndpointMemory(n, rail, plan.memory));
   };
   const uint32_t dst_rail = t.TargetRail();
@@ -390,34 +394,39 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
   PairSide initiator{agents_[t.src], src.name, src.rails[t.rail].nic, {}, r->src().memory()};
   const uint32_t dst_rail = t.TargetRail();
   PairSide target{agents_[t.dst], dst.name, dst.rails[dst_rail].nic, {}, r->dst().memory()};
-  // --memory host,gpu: every kind once, back to back (memory_kinds.h). Each
-  // end's memory is its own rail's (cross-rail: the target's is dst_rail's).
-  // One kind (the usual sweep): no list to split, nothing allocated (this
-  // runs once per test, millions of times in a large sweep).
-  absl::InlinedVector<KindSides, 2> kinds;
-  absl::InlinedVector<std::string, 2> listed;
-  if (plan.memory.find(',') == std::string::npos) {
-    listed.push_back(plan.memory);
-  } else if (auto split = SplitMemoryKinds(plan.memory); split.ok()) {
-    listed.assign(split->begin(), split->end());
-  } else {
-    listed.push_back(plan.memory);  // MakePlan's callers checked the list: the agents refuse it
-  }
-  for (const std::string& kind : listed) {
-    KindSides k{EndpointMemory(src, t.rail, kind), EndpointMemory(dst, dst_rail, kind), ""};
-    for (const auto [n, rail] : {std::pair{&src, t.rail}, std::pair{&dst, dst_rail}}) {
-      if (absl::StartsWith(kind, "gpu") && k.unavailable.empty() &&
-          (rail >= n->rails.size() || !n->rails[rail].gpu)) {
-        k.unavailable = absl::StrCat(kind, " memory: rail ", rail, " of node ", n->name,
-                                     " has no GPU (give rails as {nic, gpu} in the inventory)");
+  auto on_answer = [&](bool is_target, const absl::Status& st) { NoteAnswer(is_target ? t.dst : t.src, st); };
+  // Why `kind` cannot run on this pair: a GPU kind on a rail without a GPU.
+  auto unavailable = [&](absl::string_view kind) -> std::string {
+    if (!absl::StartsWith(kind, "gpu")) return "";
+    for (const auto& [n, rail] : {std::pair{&src, t.rail}, std::pair{&dst, dst_rail}}) {
+      if (rail >= n->rails.size() || !n->rails[rail].gpu) {
+        return absl::StrCat(kind, " memory: rail ", rail, " of node ", n->name,
+                            " has no GPU (give rails as {nic, gpu} in the inventory)");
       }
     }
-    kinds.push_back(std::move(k));
+    return "";
+  };
+  if (plan.memory.find(',') == std::string::npos) {
+    // One kind (the usual sweep): FillIdentity gave each end its memory, so
+    // nothing is split, copied or allocated (this runs once per test,
+    // millions of times in a large sweep). As RunPairTestPerKind for a list
+    // of one.
+    if (std::string no_kind = unavailable(plan.memory); !no_kind.empty()) {
+      Fail(r, v1::RESULT_STATUS_ERROR, std::move(no_kind));
+      return;
+    }
+    (void)RunPairTest(initiator, target, plan.params, t.bidirectional, options_.test, r, on_answer);
+    return;
   }
-  (void)RunPairTestPerKind(initiator, target, kinds, plan.params, t.bidirectional, options_.test, r,
-                           [&](bool is_target, const absl::Status& st) {
-                             NoteAnswer(is_target ? t.dst : t.src, st);
-                           });
+  // --memory host,gpu: every kind once, back to back (memory_kinds.h). Each
+  // end's memory is its own rail's (cross-rail: the target's is dst_rail's).
+  absl::InlinedVector<KindSides, 2> kinds;
+  auto listed = SplitMemoryKinds(plan.memory);
+  // MakePlan's callers checked the list; were it bad, the agents refuse it.
+  for (const std::string& kind : listed.ok() ? *listed : std::vector<std::string>{plan.memory}) {
+    kinds.push_back(KindSides{EndpointMemory(src, t.rail, kind), EndpointMemory(dst, dst_rail, kind), unavailable(kind)});
+  }
+  (void)RunPairTestPerKind(initiator, target, kinds, plan.params, t.bidirectional, options_.test, r, on_answer);
 }
 
 }  // namespace gdrbench::controller::run

@@ -448,7 +448,7 @@ absl::StatusOr<Schedule> PackRounds(std::span<const Test> tests,
   // Each end keys its own rail: (src, rail) and (dst, TargetRail()).
   auto keys = [&](const Test& t, uint64_t out[4]) -> int {
     int k = 0;
-    for (const auto [node, rail] : {std::pair{t.src, t.rail}, std::pair{t.dst, t.TargetRail()}}) {
+    for (const auto& [node, rail] : {std::pair{t.src, t.rail}, std::pair{t.dst, t.TargetRail()}}) {
       out[k++] = (uint64_t{node} << 32) | rail;
       int g = nodes[node].rail_gpu[rail];
       if (g >= 0) out[k++] = (uint64_t{node} << 32) | (1u << 31) | static_cast<uint32_t>(g);
@@ -458,7 +458,7 @@ absl::StatusOr<Schedule> PackRounds(std::span<const Test> tests,
   std::vector<std::unordered_set<uint64_t>> busy;  // per round
   std::vector<std::vector<Test>> rounds;
   for (const Test& t : tests) {
-    for (const auto [node, rail] : {std::pair{t.src, t.rail}, std::pair{t.dst, t.TargetRail()}}) {
+    for (const auto& [node, rail] : {std::pair{t.src, t.rail}, std::pair{t.dst, t.TargetRail()}}) {
       if (node >= nodes.size() || rail >= nodes[node].rail_gpu.size()) {
         return absl::InvalidArgumentError(absl::StrCat("test ", t.src, "->", t.dst, " rail ", t.rail,
                                                        t.CrossRail() ? absl::StrCat("->", t.TargetRail()) : "",

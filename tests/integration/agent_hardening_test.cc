@@ -147,7 +147,9 @@ TEST(AgentHardening, OfflinePreflightInterruptedRemovesItsTemporaryTree) {
       continue;
     }
     hit = err.find("interrupted by SIGTERM; removed 1 temporary tree\n") != std::string::npos;
-    if (!hit) EXPECT_THAT(err, HasSubstr("interrupted by SIGTERM; removed 0 temporary trees")) << err;
+    if (!hit) {
+      EXPECT_THAT(err, HasSubstr("interrupted by SIGTERM; removed 0 temporary trees")) << err;
+    }
   }
   EXPECT_TRUE(hit) << "in 5 attempts no SIGTERM reached the agent while its tree existed";
 }

@@ -26,13 +26,23 @@ class HandlerAgent final : public run::AgentApi {
   absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& r) override {
     return h_.RunPreflight(r);
   }
-  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& r) override {
-    return h_.OpenTarget(r);
+  absl::Status OpenTarget(const v1::OpenTargetRequest& r, v1::OpenTargetResponse* out) override {
+    auto resp = h_.OpenTarget(r);
+    if (!resp.ok()) return resp.status();
+    *out = std::move(*resp);
+    return absl::OkStatus();
   }
   absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds,
-                             const std::function<bool(const v1::RunWriteSweepResponse&)>& on) override {
+                             const std::function<bool(v1::RunWriteSweepResponse&)>& on) override {
     std::atomic<bool> cancelled{false};
-    return h_.RunWriteSweep(r, on, cancelled);
+    // The handler emits const messages; the controller may take a message's
+    // parts, so it gets a copy (as a gRPC reader's own message).
+    return h_.RunWriteSweep(
+        r, [&](const v1::RunWriteSweepResponse& m) {
+          v1::RunWriteSweepResponse handed = m;
+          return on(handed);
+        },
+        cancelled);
   }
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {
     return h_.ConnectTarget(r).status();

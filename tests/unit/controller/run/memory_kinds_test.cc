@@ -25,7 +25,7 @@ std::string KindOf(const std::string& spec) { return spec.substr(0, spec.find(':
 // as copy + wire).
 class KindAgent final : public UnimplementedAgent {
  public:
-  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& r) override {
+  absl::Status OpenTarget(const v1::OpenTargetRequest& r, v1::OpenTargetResponse* out) override {
     calls.push_back("OpenTarget " + r.params().memory());
     opens.push_back(r);
     if (!gpu_refused.empty() && KindOf(r.params().memory()).rfind("gpu", 0) == 0) {
@@ -37,10 +37,11 @@ class KindAgent final : public UnimplementedAgent {
     resp.set_registration("ibv_reg_mr");
     resp.set_cm(v1::CONNECTION_MODE_RDMA_CM);
     for (uint32_t q = 0; q < r.params().qps(); ++q) resp.add_buffers()->set_rkey(q + 1);
-    return resp;
+    *out = std::move(resp);
+    return absl::OkStatus();
   }
   absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds,
-                             const std::function<bool(const v1::RunWriteSweepResponse&)>& on) override {
+                             const std::function<bool(v1::RunWriteSweepResponse&)>& on) override {
     calls.push_back("RunWriteSweep " + r.params().memory());
     sweeps.push_back(r);
     const std::string kind = KindOf(r.params().memory());

@@ -22,7 +22,7 @@ class ScriptedAgent final : public AgentApi {
   absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest&) override {
     return v1::PreflightReport();
   }
-  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest& r) override {
+  absl::Status OpenTarget(const v1::OpenTargetRequest& r, v1::OpenTargetResponse* out) override {
     calls.push_back("OpenTarget");
     open = r;
     if (!open_status.ok()) return open_status;
@@ -40,7 +40,8 @@ class ScriptedAgent final : public AgentApi {
     } else {
       resp.set_cm(v1::CONNECTION_MODE_RDMA_CM);
     }
-    return resp;
+    *out = std::move(resp);
+    return absl::OkStatus();
   }
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {
     calls.push_back("ConnectTarget " + r.target_id());
@@ -49,14 +50,15 @@ class ScriptedAgent final : public AgentApi {
   }
   absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
-      const std::function<bool(const v1::RunWriteSweepResponse&)>& on_message) override {
+      const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
     calls.push_back("RunWriteSweep");
     sweep = r;
     sweep_timeout = timeout;
     delivered = 0;
     for (const auto& m : stream) {
       ++delivered;
-      if (!on_message(m)) return absl::CancelledError("stopped by the controller");
+      v1::RunWriteSweepResponse handed = m;  // the consumer may take its parts
+      if (!on_message(handed)) return absl::CancelledError("stopped by the controller");
     }
     return sweep_status;
   }

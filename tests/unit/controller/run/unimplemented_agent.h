@@ -17,11 +17,11 @@ class UnimplementedAgent : public AgentApi {
   absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest&) override {
     return absl::UnimplementedError("");
   }
-  absl::StatusOr<v1::OpenTargetResponse> OpenTarget(const v1::OpenTargetRequest&) override {
+  absl::Status OpenTarget(const v1::OpenTargetRequest&, v1::OpenTargetResponse*) override {
     return absl::UnimplementedError("");
   }
   absl::Status RunWriteSweep(const v1::RunWriteSweepRequest&, std::chrono::milliseconds,
-                             const std::function<bool(const v1::RunWriteSweepResponse&)>&) override {
+                             const std::function<bool(v1::RunWriteSweepResponse&)>&) override {
     return absl::UnimplementedError("");
   }
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest&) override {

@@ -254,11 +254,15 @@ void CheckIncast(uint32_t n, uint32_t k, uint32_t rails, uint32_t cap = 0) {
     }
     for (const auto& [key, count] : writers) ASSERT_EQ(count, k) << "fan-in of node " << key.first << " round " << r;
     for (uint32_t node : sender_nodes) ASSERT_FALSE(target_nodes.count(node)) << "node " << node << " sends and receives";
-    if (cap > 0) ASSERT_LE(s->Round(r).size(), cap);
+    if (cap > 0) {
+      ASSERT_LE(s->Round(r).size(), cap);
+    }
   }
   ASSERT_TRUE(ValidateSchedule(*s, nodes, MaxFanIn(o)).ok()) << ValidateSchedule(*s, nodes, MaxFanIn(o));
   // Exclusive validation must refuse it whenever a target has 2+ writers.
-  if (k > 1) ASSERT_FALSE(ValidateSchedule(*s, nodes).ok());
+  if (k > 1) {
+    ASSERT_FALSE(ValidateSchedule(*s, nodes).ok());
+  }
 }
 
 TEST(Incast, EveryNodeIsTheTargetOfKSendersInOneRoundForEveryNAndK) {
@@ -399,7 +403,9 @@ void CheckCrossRail(const std::vector<NodeShape>& nodes, uint32_t cap = 0) {
       ++covered;
     }
     ASSERT_EQ(shifts.size(), 1u) << "round " << r << " mixes rail shifts";
-    if (cap) ASSERT_LE(s->Round(r).size(), cap);
+    if (cap) {
+      ASSERT_LE(s->Round(r).size(), cap);
+    }
   }
   ASSERT_EQ(bad, 0u) << "n=" << n << ": a combination twice, a same-rail test, a self-pair or a bidirectional test";
   ASSERT_EQ(covered, want) << "n=" << n;
