@@ -64,9 +64,13 @@ class FakeCluster::Agent final : public AgentApi {
     resp->Clear();
     // The target id carries the target node and NIC so the initiator's fake
     // can evaluate the bandwidth model without shared state.
-    std::string* id = resp->mutable_target_id();
-    absl::StrAppend(id, index_, "/", req.device());
-    resp->set_address(address_);
+    char id[24];
+    char* end = std::to_chars(id, id + 12, index_).ptr;
+    *end++ = '/';
+    std::string* target_id = resp->mutable_target_id();
+    target_id->assign(id, end);
+    target_id->append(req.device());
+    Assign(resp->mutable_address(), address_);
     resp->set_cm_port(7471);
     auto* b = resp->add_buffers();
     b->set_addr(0x1000);
@@ -108,10 +112,10 @@ class FakeCluster::Agent final : public AgentApi {
     auto* sum = m.mutable_summary();
     sum->set_status(gbps > 0 ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
     if (gbps <= 0) sum->set_error("transport retry counter exceeded");
-    sum->set_device(req.device());
+    Assign(sum->mutable_device(), req.device());
     const absl::string_view kind = memory.empty() ? "host" : absl::string_view(memory).substr(0, memory.find(':'));
-    sum->mutable_memory_kind()->assign(kind.data(), kind.size());
-    sum->set_registration("ibv_reg_mr");
+    Assign(sum->mutable_memory_kind(), kind);
+    Assign(sum->mutable_registration(), "ibv_reg_mr");
     sum->set_bw_avg_gbps_best(gbps);
     if (!on_message(m)) return absl::CancelledError("RunWriteSweep: stopped by the controller");
     return absl::OkStatus();

@@ -26,29 +26,140 @@ char* EncodeTag(int field, int wire_type, char* p) {
 
 // A record is encoded straight into the journal buffer: AppendTest grows it
 // once by a bound on the record's size, writes through a pointer and trims
-// it (an append per field was a fifth of the journal's cost).
+// it (an append per field was a fifth of the journal's cost). The
+// sub-messages of every record (SizeResult, SweepSummary, Timestamp) are
+// written field by field here, in proto3's encoding (a zero scalar and an
+// empty string are absent): protobuf's own serializer cost three times as
+// much per record (its output stream set up per message, and every string
+// checked for UTF-8 again, though each came from a parsed message or from
+// our own code). journal_test pins, by walking each message's descriptor
+// with every field set, that the bytes parse back into the same message:
+// a field added to the proto fails it until it is written here. Rare nested
+// messages (latency, counters) still go through protobuf.
 constexpr size_t kFieldOverhead = 13;  // a tag (at most 3 bytes) and a varint (at most 10)
+constexpr size_t kLengthRoom = 4;      // a nested message's length: < 256 MiB (a record is < 64 MiB)
 
 struct Writer {
   char* p;
   void Varint(int field, uint64_t v) { p = EncodeVarint(v, EncodeTag(field, 0, p)); }
-  void Double(int field, double v) {
-    p = EncodeTag(field, 1, p);
+  // proto3 scalars: absent when zero. int32/int64/enum values are varints of
+  // their 64-bit two's complement (a negative one is 10 bytes).
+  void U64(int field, uint64_t v) {
+    if (v != 0) Varint(field, v);
+  }
+  void I64(int field, int64_t v) {
+    if (v != 0) Varint(field, static_cast<uint64_t>(v));
+  }
+  void Fixed64(int field, double v) {
     uint64_t bits;
     std::memcpy(&bits, &v, 8);
+    p = EncodeTag(field, 1, p);
     for (int i = 0; i < 8; ++i) *p++ = static_cast<char>((bits >> (8 * i)) & 0xff);
+  }
+  void Double(int field, double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    if (bits != 0) Fixed64(field, v);
   }
   void String(int field, const std::string& s) {
     p = EncodeVarint(s.size(), EncodeTag(field, 2, p));
     std::memcpy(p, s.data(), s.size());
     p += s.size();
   }
+  void NonEmpty(int field, const std::string& s) {
+    if (!s.empty()) String(field, s);
+  }
   // `m`'s size cached by ByteSizeLong before.
   void Message(int field, const google::protobuf::MessageLite& m) {
     p = EncodeVarint(static_cast<uint64_t>(m.GetCachedSize()), EncodeTag(field, 2, p));
     p = reinterpret_cast<char*>(m.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(p)));
   }
+  // A nested message written by hand: Begin, its fields, End (which writes
+  // the length in front and moves the body up to it).
+  char* Begin(int field) {
+    p = EncodeTag(field, 2, p);
+    char* mark = p;
+    p += kLengthRoom;
+    return mark;
+  }
+  void End(char* mark) {
+    const size_t n = static_cast<size_t>(p - (mark + kLengthRoom));
+    char len[kLengthRoom + 7];
+    const size_t k = static_cast<size_t>(EncodeVarint(n, len) - len);
+    std::memcpy(mark, len, k);
+    if (k < kLengthRoom) std::memmove(mark + k, mark + kLengthRoom, n);
+    p = mark + k + n;
+  }
 };
+
+// A bound on what WriteSize writes (it calls ByteSizeLong on the latency).
+size_t SizeBound(const v1::SizeResult& z) {
+  size_t n = kFieldOverhead * 16 + z.error().size() + z.perftest_command().size();
+  if (z.has_latency()) n += z.latency().ByteSizeLong();
+  return n;
+}
+
+void WriteSize(int field, const v1::SizeResult& z, Writer& w) {
+  char* mark = w.Begin(field);
+  w.U64(1, z.size_bytes());
+  w.U64(2, z.iterations());
+  w.Double(3, z.bw_peak_gbps());
+  w.Double(4, z.bw_avg_gbps());
+  w.Double(5, z.msg_rate_mpps());
+  w.I64(6, z.duration_ns());
+  w.I64(7, z.status());
+  w.NonEmpty(8, z.error());
+  w.U64(9, z.verified());
+  w.U64(10, z.verify_first_bad_offset());
+  w.NonEmpty(11, z.perftest_command());
+  if (z.has_latency()) w.Message(12, z.latency());
+  w.Double(13, z.staged_copy_gbytes_per_s());
+  w.Double(14, z.staged_bw_avg_gbps());
+  w.U64(15, z.staged_copies());
+  w.End(mark);
+}
+
+size_t SummaryBound(const v1::SweepSummary& m) {
+  size_t n = kFieldOverhead * 22 + m.error().size() + m.memory_kind().size() + m.registration().size() +
+             m.device().size() + m.gid().size() + m.gid_type().size() + m.local_address().size() +
+             m.remote_address().size() + m.perftest_command().size() + m.gid_choice().size();
+  for (const auto& z : m.reverse_checks()) n += kFieldOverhead + SizeBound(z);
+  if (m.has_counters()) n += m.counters().ByteSizeLong();
+  return n;
+}
+
+void WriteSummary(int field, const v1::SweepSummary& m, Writer& w) {
+  char* mark = w.Begin(field);
+  w.I64(1, m.status());
+  w.NonEmpty(2, m.error());
+  w.NonEmpty(3, m.memory_kind());
+  w.NonEmpty(4, m.registration());
+  w.NonEmpty(5, m.device());
+  w.U64(6, m.port());
+  w.I64(7, m.gid_index());
+  w.NonEmpty(8, m.gid());
+  w.NonEmpty(9, m.gid_type());
+  w.U64(10, m.qps());
+  w.U64(11, m.total_bytes());
+  w.I64(12, m.duration_ns());
+  w.Double(13, m.bw_avg_gbps_best());
+  w.NonEmpty(14, m.local_address());
+  w.NonEmpty(15, m.remote_address());
+  w.U64(16, m.path_mtu_bytes());
+  w.NonEmpty(17, m.perftest_command());
+  for (const auto& z : m.reverse_checks()) WriteSize(18, z, w);
+  w.I64(19, m.cm());
+  w.NonEmpty(20, m.gid_choice());
+  if (m.has_counters()) w.Message(21, m.counters());
+  w.End(mark);
+}
+
+void WriteTimestamp(int field, const google::protobuf::Timestamp& t, Writer& w) {
+  char* mark = w.Begin(field);
+  w.I64(1, t.seconds());
+  w.I64(2, t.nanos());
+  w.End(mark);
+}
 
 bool SameEndpoint(const v1::Endpoint& e, const v1::JournalPlanNode& n, uint32_t rail) {
   const v1::JournalPlanRail& r = n.rails(static_cast<int>(rail));
@@ -88,14 +199,12 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   const bool put_src_reg = src_reg != p.summary().registration();
   const bool put_dst_kind = p.dst().memory_kind() != src_kind;
   const bool put_dst_reg = p.dst().registration() != src_reg;
-  // The bound: every field at its largest; ByteSizeLong caches each
-  // message's size for Writer::Message.
+  // The bound: every field at its largest.
   size_t bound = 17 * kFieldOverhead + p.reason().size() + src_kind.size() + src_reg.size() +
                  p.dst().memory_kind().size() + p.dst().registration().size();
-  for (const auto& z : p.sizes()) bound += kFieldOverhead + z.ByteSizeLong();
-  for (const auto& z : p.reverse_sizes()) bound += kFieldOverhead + z.ByteSizeLong();
-  if (p.has_summary()) bound += p.summary().ByteSizeLong();
-  if (p.has_started_at()) bound += p.started_at().ByteSizeLong();
+  for (const auto& z : p.sizes()) bound += kFieldOverhead + SizeBound(z);
+  for (const auto& z : p.reverse_sizes()) bound += kFieldOverhead + SizeBound(z);
+  if (p.has_summary()) bound += SummaryBound(p.summary());
   const size_t at = out->size();
   out->resize(at + bound);
   Writer w{out->data() + at};
@@ -105,15 +214,16 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   // Cross-rail only (optional: present even when 0, so rail 1 -> rail 0 stays that).
   if (p.has_dst_rail()) w.Varint(v1::JournalTest::kDstRailFieldNumber, p.dst_rail());
   if (p.round()) w.Varint(v1::JournalTest::kRoundFieldNumber, p.round());
-  if (p.status()) w.Varint(v1::JournalTest::kStatusFieldNumber, static_cast<uint64_t>(p.status()));
+  w.I64(v1::JournalTest::kStatusFieldNumber, p.status());
   if (!p.reason().empty()) w.String(v1::JournalTest::kReasonFieldNumber, p.reason());
-  for (const auto& z : p.sizes()) w.Message(v1::JournalTest::kSizesFieldNumber, z);
-  if (p.has_summary()) w.Message(v1::JournalTest::kSummaryFieldNumber, p.summary());
+  for (const auto& z : p.sizes()) WriteSize(v1::JournalTest::kSizesFieldNumber, z, w);
+  if (p.has_summary()) WriteSummary(v1::JournalTest::kSummaryFieldNumber, p.summary(), w);
   if (p.attempts()) w.Varint(v1::JournalTest::kAttemptsFieldNumber, p.attempts());
-  if (p.has_started_at()) w.Message(v1::JournalTest::kStartedAtFieldNumber, p.started_at());
-  if (p.duration_ns()) w.Varint(v1::JournalTest::kDurationNsFieldNumber, static_cast<uint64_t>(p.duration_ns()));
-  if (p.expected_gbps() != plan_expected_gbps) w.Double(v1::JournalTest::kExpectedGbpsFieldNumber, p.expected_gbps());
-  for (const auto& z : p.reverse_sizes()) w.Message(v1::JournalTest::kReverseSizesFieldNumber, z);
+  if (p.has_started_at()) WriteTimestamp(v1::JournalTest::kStartedAtFieldNumber, p.started_at(), w);
+  w.I64(v1::JournalTest::kDurationNsFieldNumber, p.duration_ns());
+  // Present even when 0 (optional): the plan's rate is not this pair's.
+  if (p.expected_gbps() != plan_expected_gbps) w.Fixed64(v1::JournalTest::kExpectedGbpsFieldNumber, p.expected_gbps());
+  for (const auto& z : p.reverse_sizes()) WriteSize(v1::JournalTest::kReverseSizesFieldNumber, z, w);
   if (put_src_kind) w.String(v1::JournalTest::kSrcMemoryKindFieldNumber, src_kind);
   if (put_src_reg) w.String(v1::JournalTest::kSrcRegistrationFieldNumber, src_reg);
   if (put_dst_kind) w.String(v1::JournalTest::kDstMemoryKindFieldNumber, p.dst().memory_kind());

@@ -30,7 +30,9 @@ struct Spares {
 };
 thread_local Spares spares;
 
-v1::SweepSummary* MutableSummary(v1::PairResult* r) {
+// The result's summary, the spare (as it was left: its content is swapped
+// away at once) when it has none.
+v1::SweepSummary* SwapInSummary(v1::PairResult* r) {
   if (!r->has_summary() && spares.summary != nullptr) r->set_allocated_summary(spares.summary.release());
   return r->mutable_summary();
 }
@@ -61,19 +63,60 @@ std::string AgentError(absl::string_view rpc, absl::string_view name, absl::stri
   return absl::StrCat(name, ": ", message);
 }
 
+// This thread's requests, reused test after test (a sweep runs millions):
+// every field is set for each test, none is cleared first, so strings keep
+// their storage; the params are copied only when they are not the ones of
+// this thread's last test (PairTestOptions::params_id).
+struct Requests {
+  v1::OpenTargetRequest open;
+  v1::RunWriteSweepRequest sweep;
+  uint64_t open_params_id = 0, sweep_params_id = 0;
+};
+thread_local Requests requests;
+
+// Copies `p` into `params` unless they already are `params_id`'s.
+void SetParams(const v1::SweepParams& p, uint64_t params_id, uint64_t* held_id, v1::SweepParams* params) {
+  if (params_id != 0 && *held_id == params_id) return;
+  *params = p;
+  *held_id = params_id;
+}
+
 void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
               const PairTestOptions& o, v1::OpenTargetRequest* open) {
   Assign(open->mutable_device(), target.device);
+  open->set_port_num(0);
   Assign(open->mutable_bind_address(), target.bind_address);
   uint64_t max_size = 0;
   for (uint64_t s : p.sizes_bytes()) max_size = std::max(max_size, s);
   open->set_buffer_bytes(max_size);
   // Sizes, QPs, verify, memory and direction travel in params only.
-  *open->mutable_params() = p;
+  SetParams(p, o.params_id, &requests.open_params_id, open->mutable_params());
   Assign(open->mutable_params()->mutable_memory(), target.memory);
   open->mutable_params()->set_bidirectional(bidirectional);
   auto lease = o.lease.count() > 0 ? o.lease : o.sweep_timeout + std::chrono::seconds(60);
   open->set_lease_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(lease).count());
+}
+
+// The initiator's request for the target `opened` answered.
+void FillSweep(const PairSide& initiator, const v1::SweepParams& p, bool bidirectional, const PairTestOptions& o,
+               const v1::OpenTargetResponse& opened, v1::RunWriteSweepRequest* sweep) {
+  Assign(sweep->mutable_device(), initiator.device);
+  Assign(sweep->mutable_bind_address(), initiator.bind_address);
+  Assign(sweep->mutable_target_address(), opened.address());
+  sweep->set_target_cm_port(opened.cm_port());
+  Assign(sweep->mutable_target_id(), opened.target_id());
+  *sweep->mutable_remote_buffers() = opened.buffers();
+  SetParams(p, o.params_id, &requests.sweep_params_id, sweep->mutable_params());
+  Assign(sweep->mutable_params()->mutable_memory(), initiator.memory);
+  sweep->mutable_params()->set_bidirectional(bidirectional);
+  // The mode as the target resolved it (auto: rdma_cm when its port has an
+  // IPv4 address); out of band the target's QPs and port go along.
+  sweep->mutable_params()->set_cm(opened.cm());
+  if (opened.cm() == v1::CONNECTION_MODE_OOB) {
+    *sweep->mutable_target_oob() = opened.oob();
+  } else {
+    sweep->clear_target_oob();
+  }
 }
 
 // Copies VerifyTarget's answer into the sizes (verified, first bad offset;
@@ -136,14 +179,8 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
     if (!st.ok() && first_error.ok()) first_error = st;
   };
 
-  // The requests are this thread's, reused test after test (clear_keeping.h:
-  // the sweep runs millions of tests, and re-allocating the requests' params
-  // was a large part of the per-test cost).
-  thread_local v1::OpenTargetRequest open;
-  thread_local v1::RunWriteSweepRequest sweep;
-  ClearKeeping(&open, Keep{&v1::OpenTargetRequest::release_params, &v1::OpenTargetRequest::set_allocated_params});
-  ClearKeeping(&sweep,
-               Keep{&v1::RunWriteSweepRequest::release_params, &v1::RunWriteSweepRequest::set_allocated_params});
+  v1::OpenTargetRequest& open = requests.open;
+  v1::RunWriteSweepRequest& sweep = requests.sweep;
   FillOpen(target, p, bidirectional, o, &open);
   // The answer too is this thread's (agent_api.h: OpenTarget fills it).
   thread_local v1::OpenTargetResponse answered;
@@ -158,20 +195,7 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   }
   Assign(r->mutable_dst()->mutable_memory_kind(), opened->memory_kind());
   Assign(r->mutable_dst()->mutable_registration(), opened->registration());
-
-  Assign(sweep.mutable_device(), initiator.device);
-  Assign(sweep.mutable_bind_address(), initiator.bind_address);
-  Assign(sweep.mutable_target_address(), opened->address());
-  sweep.set_target_cm_port(opened->cm_port());
-  Assign(sweep.mutable_target_id(), opened->target_id());
-  *sweep.mutable_remote_buffers() = opened->buffers();
-  *sweep.mutable_params() = p;
-  Assign(sweep.mutable_params()->mutable_memory(), initiator.memory);
-  sweep.mutable_params()->set_bidirectional(bidirectional);
-  // The mode as the target resolved it (auto: rdma_cm when its port has an
-  // IPv4 address); out of band the target's QPs and port go along.
-  sweep.mutable_params()->set_cm(opened->cm());
-  if (opened->cm() == v1::CONNECTION_MODE_OOB) *sweep.mutable_target_oob() = opened->oob();
+  FillSweep(initiator, p, bidirectional, o, *opened, &sweep);
   // What the stream's answers leave behind. The callback captures only this
   // (one pointer: std::function keeps it inline, no allocation per test).
   struct Stream {
@@ -205,7 +229,7 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
         // Taken, not copied (agent_api.h: the stream's message is ours).
         if (m.has_size()) c->r->add_sizes()->Swap(m.mutable_size());
         if (m.has_summary()) {
-          MutableSummary(c->r)->Swap(m.mutable_summary());
+          SwapInSummary(c->r)->Swap(m.mutable_summary());
           s.got_summary = true;
         }
         return true;
@@ -321,14 +345,10 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
 }
 
 void RecycleResult(v1::PairResult* r) {
-  if (r->has_summary() && spares.summary == nullptr) {
-    spares.summary.reset(r->release_summary());
-    spares.summary->Clear();
-  }
-  if (r->has_started_at() && spares.started_at == nullptr) {
-    spares.started_at.reset(r->release_started_at());
-    spares.started_at->Clear();
-  }
+  // Not cleared: a spare summary is only ever swapped with the answer's
+  // (SwapInSummary), and a spare start time gets both its fields (SetStarted).
+  if (r->has_summary() && spares.summary == nullptr) spares.summary.reset(r->release_summary());
+  if (r->has_started_at() && spares.started_at == nullptr) spares.started_at.reset(r->release_started_at());
 }
 
 void ApplyReverseChecks(v1::PairResult* r) {
@@ -415,7 +435,9 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
       Fail(r, v1::RESULT_STATUS_ERROR, std::move(no_kind));
       return;
     }
-    (void)RunPairTest(initiator, target, plan.params, t.bidirectional, options_.test, r, on_answer);
+    PairTestOptions o = options_.test;
+    o.params_id = plan.id;
+    (void)RunPairTest(initiator, target, plan.params, t.bidirectional, o, r, on_answer);
     return;
   }
   // --memory host,gpu: every kind once, back to back (memory_kinds.h). Each

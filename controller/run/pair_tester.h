@@ -48,6 +48,10 @@ struct PairTestOptions {
   // The target's lease. 0 = sweep_timeout + 60 s: it outlives the sweep's
   // deadline, so only a vanished controller leaves the agent to reclaim it.
   std::chrono::milliseconds lease{0};
+  // Nonzero: every call with this id passes the same `params` (one plan's,
+  // Plan::id), so this thread's requests keep their copy of them between
+  // tests instead of copying them again. 0: copied for every test.
+  uint64_t params_id = 0;
 };
 
 // Runs one test of `params` (sizes, iterations, qps, verify, seed; memory
@@ -87,7 +91,7 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* result);
 
 // Sets `result` aside for its next test (a result reused test after test,
 // clear_keeping.h): its summary and start time become this thread's spares,
-// cleared, and the next RunPairTest on this thread fills them instead of
+// and the next RunPairTest on this thread fills them instead of
 // allocating new ones (a heap message's Clear() deletes its sub-messages;
 // kept attached, an empty summary would read as present). Then clear it.
 void RecycleResult(v1::PairResult* result);

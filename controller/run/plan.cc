@@ -1,5 +1,6 @@
 #include "controller/run/plan.h"
 
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 
@@ -63,6 +64,8 @@ absl::StatusOr<Plan> MakePlan(std::vector<PlanNode> nodes, const std::string& me
   plan.params = params;
   ASSIGN_OR_RETURN(plan.schedule, schedule::BuildSchedule(Shapes(plan.nodes, memory), options));
   plan.fingerprint = Fingerprint(plan);
+  static std::atomic<uint64_t> next_id{1};
+  plan.id = next_id.fetch_add(1);
   return plan;
 }
 

@@ -32,6 +32,10 @@ struct Plan {
   schedule::Schedule schedule;
   v1::SweepParams params;
   std::string fingerprint;
+  // Unique per MakePlan in this process (a copy keeps it: the retest's plan
+  // runs the same params). `params` do not change after MakePlan: the pair
+  // tester keeps its requests' copy of them from test to test by this id.
+  uint64_t id = 0;
 };
 
 // Builds the schedule over `nodes` (excluded nodes keep their slots: their

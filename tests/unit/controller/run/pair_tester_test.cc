@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 #include <vector>
+
+#include <google/protobuf/util/message_differencer.h>
 
 namespace gdrbench::controller::run {
 namespace {
@@ -274,6 +277,48 @@ TEST_F(PairTest, AnAgentClientsMessageNamesItsRpcOnce) {
   client.sweep_status = absl::UnavailableError("RunWriteSweep on 10.0.0.1:7470: connection refused");
   (void)Run(Params());
   EXPECT_EQ(result.reason(), "nodeA: RunWriteSweep on 10.0.0.1:7470: connection refused");
+}
+
+// The requests are reused from test to test on a thread (every field set
+// again, the params copied only for another plan's id): whatever ran before,
+// a test's requests are the ones a fresh thread builds.
+TEST_F(PairTest, ReusedRequestsCarryNothingOfTheTestBefore) {
+  auto run_on = [&](bool fresh_thread, const v1::SweepParams& p, uint64_t params_id, bool bidirectional, bool oob) {
+    server.oob = oob;
+    OkStream();
+    options.params_id = params_id;
+    if (fresh_thread) {
+      std::thread([&] { (void)Run(p, bidirectional); }).join();
+    } else {
+      (void)Run(p, bidirectional);
+    }
+    return std::pair{server.open, client.sweep};
+  };
+  v1::SweepParams other = Params(true);
+  other.clear_sizes_bytes();
+  other.add_sizes_bytes(4096);
+  other.set_qps(1);
+  other.set_cm(v1::CONNECTION_MODE_OOB);
+  struct Case {
+    v1::SweepParams params;
+    uint64_t id;
+    bool bidirectional, oob;
+  };
+  // Each case after the one before it on this thread, against a fresh thread.
+  const std::vector<Case> cases = {{Params(), 7, true, true},    {other, 8, false, false},
+                                   {other, 8, false, true},      {Params(), 0, true, false},
+                                   {other, 0, false, false},     {Params(), 9, false, true}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    auto [open, sweep] = run_on(false, c.params, c.id, c.bidirectional, c.oob);
+    auto [fresh_open, fresh_sweep] = run_on(true, c.params, c.id, c.bidirectional, c.oob);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(open, fresh_open))
+        << "case " << i << ":\n" << open.DebugString() << "fresh:\n" << fresh_open.DebugString();
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(sweep, fresh_sweep))
+        << "case " << i << ":\n" << sweep.DebugString() << "fresh:\n" << fresh_sweep.DebugString();
+    EXPECT_EQ(open.params().sizes_bytes_size(), c.params.sizes_bytes_size()) << "case " << i;
+    EXPECT_EQ(sweep.has_target_oob(), c.oob) << "case " << i;
+  }
 }
 
 TEST_F(PairTest, ASweepPastItsDeadlineFailsAndTheTargetIsStillClosed) {
