@@ -28,9 +28,10 @@ class AgentApi {
   virtual ~AgentApi() = default;
   virtual absl::StatusOr<v1::NodeInfo> GetNodeInfo() = 0;
   virtual absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& request) = 0;
-  // Fills `response`, which the caller may reuse from call to call (a sweep
-  // opens millions of targets: a new answer each time was a tenth of the
-  // controller bench); on an error its contents are unspecified.
+  // Overwrites all of `response` (what was in it is gone), which the caller
+  // may reuse from call to call (a sweep opens millions of targets: a new
+  // answer each time was a tenth of the controller bench); on an error its
+  // contents are unspecified.
   virtual absl::Status OpenTarget(const v1::OpenTargetRequest& request, v1::OpenTargetResponse* response) = 0;
   // `timeout` bounds the whole stream. `on_message` returns false to stop
   // it: the call is cancelled at once (the agent's sweep sees the

@@ -53,4 +53,15 @@ void ClearKeeping(M* m, Keep<M, Subs>... keep) {
 // pair test sets a dozen.
 inline void Assign(std::string* field, absl::string_view value) { field->assign(value.data(), value.size()); }
 
+// `m`'s string field (its getter and mutable accessor) set to `value`,
+// touched only when it differs: a reused message keeps most of its strings
+// from one test to the next (the same pair on the next rail, the same bind
+// address and memory), and reading one is far cheaper than the mutable
+// accessor and the copy. Example:
+//   AssignField<&v1::OpenTargetRequest::device, &v1::OpenTargetRequest::mutable_device>(open, nic);
+template <auto Get, auto Mutable, typename M>
+void AssignField(M* m, absl::string_view value) {
+  if ((m->*Get)() != value) Assign((m->*Mutable)(), value);
+}
+
 }  // namespace gdrbench::controller::run

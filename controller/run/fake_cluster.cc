@@ -8,7 +8,7 @@
 namespace gdrbench::controller::run {
 
 #define RETURN_IF_DOWN()                                                          \
-  c_->rpcs_.fetch_add(1, std::memory_order_relaxed);                              \
+  rpcs_.fetch_add(1, std::memory_order_relaxed);                                  \
   if (down_) {                                                                    \
     return absl::UnavailableError(absl::StrCat("agent fake", index_,              \
                                                ":1 unreachable: connection refused")); \
@@ -76,7 +76,7 @@ class FakeCluster::Agent final : public AgentApi {
     b->set_addr(0x1000);
     b->set_rkey(42);
     b->set_length_bytes(req.buffer_bytes());
-    c_->open_.fetch_add(1, std::memory_order_relaxed);
+    open_.fetch_add(1, std::memory_order_relaxed);
     return absl::OkStatus();
   }
 
@@ -84,7 +84,7 @@ class FakeCluster::Agent final : public AgentApi {
       const v1::RunWriteSweepRequest& req, std::chrono::milliseconds,
       const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
     RETURN_IF_DOWN();
-    c_->sweeps_.fetch_add(1, std::memory_order_relaxed);
+    sweeps_.fetch_add(1, std::memory_order_relaxed);
     uint32_t dst = 0;
     const std::string& id = req.target_id();
     std::from_chars(id.data(), id.data() + id.size(), dst);
@@ -147,10 +147,13 @@ class FakeCluster::Agent final : public AgentApi {
 
   absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string&) override {
     RETURN_IF_DOWN();
-    c_->open_.fetch_sub(1, std::memory_order_relaxed);
+    open_.fetch_sub(1, std::memory_order_relaxed);
     return v1::CloseTargetResponse{};
   }
 
+  std::atomic<uint64_t> sweeps_{0};
+  std::atomic<int64_t> open_{0};
+  std::atomic<uint64_t> rpcs_{0};
   bool down_ = false;
   absl::Status open_error_;
   v1::CheckStatus preflight_ = v1::CHECK_STATUS_PASS;
@@ -171,6 +174,24 @@ FakeCluster::FakeCluster(uint32_t nodes, uint32_t rails, double link_gbps)
 FakeCluster::~FakeCluster() = default;
 
 AgentApi* FakeCluster::agent(uint32_t i) { return agents_[i].get(); }
+
+uint64_t FakeCluster::sweeps() const {
+  uint64_t n = 0;
+  for (const auto& a : agents_) n += a->sweeps_.load();
+  return n;
+}
+
+int64_t FakeCluster::open_targets() const {
+  int64_t n = 0;
+  for (const auto& a : agents_) n += a->open_.load();
+  return n;
+}
+
+uint64_t FakeCluster::rpcs() const {
+  uint64_t n = 0;
+  for (const auto& a : agents_) n += a->rpcs_.load();
+  return n;
+}
 
 std::vector<AgentApi*> FakeCluster::agents() {
   std::vector<AgentApi*> out;

@@ -43,9 +43,12 @@ class FakeCluster {
   // Sizes reported by each sweep (default: one, 65536 B).
   void SetSizes(std::vector<uint64_t> sizes) { sizes_ = std::move(sizes); }
 
-  uint64_t sweeps() const { return sweeps_.load(); }
-  int64_t open_targets() const { return open_.load(); }
-  uint64_t rpcs() const { return rpcs_.load(); }
+  // Sums over the agents (each counts its own calls: one counter shared by
+  // every agent was written by both threads of the controller bench several
+  // times per test, its cache line passed between the cores every time).
+  uint64_t sweeps() const;
+  int64_t open_targets() const;
+  uint64_t rpcs() const;
 
  private:
   class Agent;
@@ -56,9 +59,6 @@ class FakeCluster {
   BandwidthModel model_;
   MemoryFactor memory_factor_;
   std::vector<uint64_t> sizes_ = {65536};
-  std::atomic<uint64_t> sweeps_{0};
-  std::atomic<int64_t> open_{0};
-  std::atomic<uint64_t> rpcs_{0};
 };
 
 }  // namespace gdrbench::controller::run

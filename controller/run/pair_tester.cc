@@ -81,17 +81,21 @@ void SetParams(const v1::SweepParams& p, uint64_t params_id, uint64_t* held_id, 
   *held_id = params_id;
 }
 
+using Open = v1::OpenTargetRequest;
+using Sweep = v1::RunWriteSweepRequest;
+using Params = v1::SweepParams;
+
 void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
               const PairTestOptions& o, v1::OpenTargetRequest* open) {
-  Assign(open->mutable_device(), target.device);
+  AssignField<&Open::device, &Open::mutable_device>(open, target.device);
   open->set_port_num(0);
-  Assign(open->mutable_bind_address(), target.bind_address);
+  AssignField<&Open::bind_address, &Open::mutable_bind_address>(open, target.bind_address);
   uint64_t max_size = 0;
   for (uint64_t s : p.sizes_bytes()) max_size = std::max(max_size, s);
   open->set_buffer_bytes(max_size);
   // Sizes, QPs, verify, memory and direction travel in params only.
   SetParams(p, o.params_id, &requests.open_params_id, open->mutable_params());
-  Assign(open->mutable_params()->mutable_memory(), target.memory);
+  AssignField<&Params::memory, &Params::mutable_memory>(open->mutable_params(), target.memory);
   open->mutable_params()->set_bidirectional(bidirectional);
   auto lease = o.lease.count() > 0 ? o.lease : o.sweep_timeout + std::chrono::seconds(60);
   open->set_lease_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(lease).count());
@@ -100,14 +104,14 @@ void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirection
 // The initiator's request for the target `opened` answered.
 void FillSweep(const PairSide& initiator, const v1::SweepParams& p, bool bidirectional, const PairTestOptions& o,
                const v1::OpenTargetResponse& opened, v1::RunWriteSweepRequest* sweep) {
-  Assign(sweep->mutable_device(), initiator.device);
-  Assign(sweep->mutable_bind_address(), initiator.bind_address);
-  Assign(sweep->mutable_target_address(), opened.address());
+  AssignField<&Sweep::device, &Sweep::mutable_device>(sweep, initiator.device);
+  AssignField<&Sweep::bind_address, &Sweep::mutable_bind_address>(sweep, initiator.bind_address);
+  AssignField<&Sweep::target_address, &Sweep::mutable_target_address>(sweep, opened.address());
   sweep->set_target_cm_port(opened.cm_port());
-  Assign(sweep->mutable_target_id(), opened.target_id());
+  AssignField<&Sweep::target_id, &Sweep::mutable_target_id>(sweep, opened.target_id());
   *sweep->mutable_remote_buffers() = opened.buffers();
   SetParams(p, o.params_id, &requests.sweep_params_id, sweep->mutable_params());
-  Assign(sweep->mutable_params()->mutable_memory(), initiator.memory);
+  AssignField<&Params::memory, &Params::mutable_memory>(sweep->mutable_params(), initiator.memory);
   sweep->mutable_params()->set_bidirectional(bidirectional);
   // The mode as the target resolved it (auto: rdma_cm when its port has an
   // IPv4 address); out of band the target's QPs and port go along.
@@ -185,7 +189,6 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   // The answer too is this thread's (agent_api.h: OpenTarget fills it).
   thread_local v1::OpenTargetResponse answered;
   const v1::OpenTargetResponse* opened = &answered;
-  answered.Clear();
   const absl::Status open_st = target.agent->OpenTarget(open, &answered);
   answer(true, open_st);
   if (!open_st.ok()) {
@@ -318,12 +321,17 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
 void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
   const Plan& plan = *spec.plan;
   const auto& t = spec.test;
+  // Each identity field set only when it differs: a result reused by the
+  // runner (ReadyForNextTest) keeps the last test's, mostly the same pair
+  // on another rail.
+  using E = v1::Endpoint;
   auto fill = [&](uint32_t idx, uint32_t rail, v1::Endpoint* e) {
     const PlanNode& n = plan.nodes[idx];
-    Assign(e->mutable_node(), n.name);
-    Assign(e->mutable_agent_address(), n.address);
-    if (rail < n.rails.size()) Assign(e->mutable_nic_device(), n.rails[rail].nic);
-    e->set_memory(EndpointMemory(n, rail, plan.memory));
+    AssignField<&E::node, &E::mutable_node>(e, n.name);
+    AssignField<&E::agent_address, &E::mutable_agent_address>(e, n.address);
+    AssignField<&E::nic_device, &E::mutable_nic_device>(
+        e, rail < n.rails.size() ? absl::string_view(n.rails[rail].nic) : absl::string_view());
+    AssignField<&E::memory, &E::mutable_memory>(e, EndpointMemory(n, rail, plan.memory));
   };
   const uint32_t dst_rail = t.TargetRail();
   fill(t.src, t.rail, r->mutable_src());
@@ -349,6 +357,20 @@ void RecycleResult(v1::PairResult* r) {
   // (SwapInSummary), and a spare start time gets both its fields (SetStarted).
   if (r->has_summary() && spares.summary == nullptr) spares.summary.reset(r->release_summary());
   if (r->has_started_at() && spares.started_at == nullptr) spares.started_at.reset(r->release_started_at());
+}
+
+void ReadyForNextTest(v1::PairResult* r) {
+  RecycleResult(r);
+  v1::Endpoint* src = r->release_src();
+  v1::Endpoint* dst = r->release_dst();
+  r->Clear();
+  for (v1::Endpoint* e : {src, dst}) {
+    if (e == nullptr) continue;
+    e->clear_memory_kind();
+    e->clear_registration();
+  }
+  r->set_allocated_src(src);
+  r->set_allocated_dst(dst);
 }
 
 void ApplyReverseChecks(v1::PairResult* r) {

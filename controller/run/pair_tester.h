@@ -96,6 +96,12 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* result);
 // kept attached, an empty summary would read as present). Then clear it.
 void RecycleResult(v1::PairResult* result);
 
+// Readies a result the runner reuses for its next test: RecycleResult, then
+// cleared as Clear() does, but for its endpoints' identity (node, agent
+// address, NIC, memory), which FillIdentity sets only where the next test's
+// differ. FillIdentity must follow.
+void ReadyForNextTest(v1::PairResult* result);
+
 // The rate a test between ports of these link rates is held to: the slower
 // one, or the known one when the other is unknown (0).
 inline double ExpectedGbps(double src_gbps, double dst_gbps) {

@@ -42,6 +42,37 @@ absl::StatusOr<Plan> PlanFor(FakeCluster& c, const ProbeOptions& po = {},
   return MakePlan(probe.nodes, "host", {}, Params());
 }
 
+// The runner reuses a result for the next test of its worker; its endpoints
+// keep their identity strings and FillIdentity sets only what differs. A
+// reused result must be the one a fresh FillIdentity makes: nothing of the
+// test before survives (what the agents reported, sizes, summary, status).
+TEST(Runner, AReusedResultCarriesNothingOfTheTestBefore) {
+  FakeCluster c(4, 3, 200);
+  auto plan = PlanFor(c);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const std::vector<schedule::Test> tests = {{0, 1, 0, false}, {0, 1, 2, false}, {2, 3, 1, true},
+                                             {3, 0, 0, false}, {1, 2, 2, false}, {0, 1, 2, false}};
+  v1::PairResult reused;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const PairTestSpec spec{&*plan, tests[i], static_cast<uint32_t>(i)};
+    ReadyForNextTest(&reused);
+    FillIdentity(spec, &reused);
+    v1::PairResult fresh;
+    FillIdentity(spec, &fresh);
+    EXPECT_EQ(reused.SerializeAsString(), fresh.SerializeAsString())
+        << "test " << i << ":\n" << reused.DebugString() << "fresh:\n" << fresh.DebugString();
+    // What a test writes, for the next one to drop.
+    reused.set_status(v1::RESULT_STATUS_FAILED);
+    reused.set_reason("x");
+    reused.add_sizes()->set_bw_avg_gbps(1);
+    reused.mutable_summary()->set_device("nic9");
+    reused.mutable_started_at()->set_seconds(5);
+    reused.mutable_src()->set_memory_kind("gpu");
+    reused.mutable_dst()->set_registration("peermem");
+    reused.add_memory_halves()->set_rail(3);
+  }
+}
+
 TEST(Probe, DiscoversRailsAndLinkRatesFromTheAgents) {
   FakeCluster c(3, 2, 200);
   auto probe = ProbeNodes(Inv(3), c.agents(), {});
