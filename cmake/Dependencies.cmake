@@ -34,6 +34,7 @@ if(GDRBENCH_WITH_SERVICES)
   # gdrbench-server: the store's two backends and the HTTP/JSON server.
   pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
   pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
+  pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
   pkg_check_modules(CPPHTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 endif()
 

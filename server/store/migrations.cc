@@ -123,6 +123,12 @@ CREATE TABLE run_matrix_blobs (
 )@NOROWID@;
 )sql";
 
+// Version 4: a pair chunk's encoding (chunk_codec.h): 1 = zstd, written by
+// this version on; rows stored before are 0 (plain serialized chunks).
+constexpr std::string_view kV4 = R"sql(
+ALTER TABLE run_pairs ADD COLUMN encoding SMALLINT NOT NULL DEFAULT 0;
+)sql";
+
 int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -145,6 +151,7 @@ const std::vector<Migration>& Migrations() {
                  Ddl(kV1, Dialect::kPostgres)});
     m.push_back({2, "capacity statistics per run, verdict cell counts", Ddl(kV2, Dialect::kSqlite), Ddl(kV2, Dialect::kPostgres)});
     m.push_back({3, "heatmap matrices of the verdict sizes", Ddl(kV3, Dialect::kSqlite), Ddl(kV3, Dialect::kPostgres)});
+    m.push_back({4, "pair chunks compressed (zstd)", Ddl(kV4, Dialect::kSqlite), Ddl(kV4, Dialect::kPostgres)});
     return m;
   }();
   return all;

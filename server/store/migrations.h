@@ -14,6 +14,7 @@
 //                                                   pairs and matrix cells
 //   baselines    (cluster PRIMARY KEY, run, set_us, set_by)
 //   run_pairs    (run, chunk, pair_count, data)    v1.PairChunk, serialized
+//                (version 4: + encoding; data zstd-compressed, chunk_codec.h)
 //   cells        (run, rail, size_bytes, src, dst, status, bw_avg_gbps,
 //                 verdict, expected_gbps, baseline_gbps, reason NULL)
 //                 PRIMARY KEY (run, rail, size_bytes, src, dst):

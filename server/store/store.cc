@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "server/store/chunk_codec.h"
 #include "server/store/migrations.h"
 #include "server/store/postgres_db.h"
 #include "server/store/sqlite_db.h"
@@ -51,8 +52,10 @@ class Store::Writer final : public RunWriter {
 
   absl::Status AddPairChunk(uint32_t pairs, std::string_view chunk) override {
     RETURN_IF_ERROR(EndCells());
-    return db_->Exec("INSERT INTO run_pairs (run, chunk, pair_count, data) VALUES (?, ?, ?, ?)",
-                     {key_, int64_t{chunks_++}, int64_t{pairs}, Blob{chunk}});
+    ASSIGN_OR_RETURN(std::string stored, CompressChunk(chunk));
+    return db_->Exec("INSERT INTO run_pairs (run, chunk, pair_count, data, encoding) VALUES (?, ?, ?, ?, ?)",
+                     {key_, int64_t{chunks_++}, int64_t{pairs}, Blob{stored},
+                      static_cast<int64_t>(ChunkEncoding::kZstd)});
   }
 
   absl::Status AddNodeStat(const NodeStatRow& n) override {

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "server/store/chunk_codec.h"
 #include "server/store/store.h"
 #include "spdlog/spdlog.h"
 
@@ -125,12 +126,19 @@ absl::Status Store::ReadPairChunks(int64_t run_key,
                    QueryInt(*db, "SELECT COUNT(*) FROM run_pairs WHERE run = ?", {run_key}));
   for (int64_t k = 0; k < chunks; ++k) {
     std::string data;
-    RETURN_IF_ERROR(db->Query("SELECT data FROM run_pairs WHERE run = ? AND chunk = ?", {run_key, k},
+    int64_t encoding = 0;
+    RETURN_IF_ERROR(db->Query("SELECT data, encoding FROM run_pairs WHERE run = ? AND chunk = ?", {run_key, k},
                               [&](const SqlRow& x) {
                                 data = x.Bytes(0);
+                                encoding = x.Int(1);
                                 return absl::OkStatus();
                               }));
-    RETURN_IF_ERROR(fn(std::move(data)));
+    auto chunk = DecodeChunk(encoding, std::move(data));
+    if (!chunk.ok()) {
+      return absl::DataLossError(absl::StrCat(name_, ": run ", run_key, ", pair chunk ", k, ": ",
+                                              chunk.status().message()));
+    }
+    RETURN_IF_ERROR(fn(*std::move(chunk)));
   }
   return absl::OkStatus();
 }
