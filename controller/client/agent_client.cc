@@ -33,13 +33,18 @@ absl::Status AgentClient::WaitConnected() {
       "mismatch: check --tls-ca/--tls-cert/--insecure on both sides)"));
 }
 
-#define GDR_UNARY(Method, Req, Resp, req)                                        \
-  RETURN_IF_ERROR(WaitConnected());                                              \
-  grpc::ClientContext ctx;                                                       \
-  Prepare(ctx, config_.rpc_timeout);                                             \
-  Resp resp;                                                                     \
-  RETURN_IF_ERROR(rpc::FromGrpc(stub_->Method(&ctx, req, &resp),                 \
-                                absl::StrCat(#Method, " on ", config_.address))); \
+// Every unary RPC: connected, under rpc_timeout, its error named "<Method> on <address>".
+#define GDR_CALL(Method, req, resp)                                                   \
+  RETURN_IF_ERROR(WaitConnected());                                                   \
+  grpc::ClientContext ctx;                                                            \
+  Prepare(ctx, config_.rpc_timeout);                                                  \
+  RETURN_IF_ERROR(rpc::FromGrpc(stub_->Method(&ctx, req, resp),                       \
+                                absl::StrCat(#Method, " on ", config_.address)))
+
+// ... answered in a new message.
+#define GDR_UNARY(Method, Req, Resp, req) \
+  Resp resp;                              \
+  GDR_CALL(Method, req, &resp);           \
   return resp
 
 absl::StatusOr<v1::NodeInfo> AgentClient::GetNodeInfo() {
@@ -53,11 +58,9 @@ absl::StatusOr<v1::PreflightReport> AgentClient::RunPreflight(
 }
 
 absl::Status AgentClient::OpenTarget(const v1::OpenTargetRequest& request, v1::OpenTargetResponse* response) {
-  RETURN_IF_ERROR(WaitConnected());
-  grpc::ClientContext ctx;
-  Prepare(ctx, config_.rpc_timeout);
   response->Clear();
-  return rpc::FromGrpc(stub_->OpenTarget(&ctx, request, response), absl::StrCat("OpenTarget on ", config_.address));
+  GDR_CALL(OpenTarget, request, response);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::VerifyTargetResponse> AgentClient::VerifyTarget(
@@ -79,6 +82,7 @@ absl::StatusOr<v1::CloseTargetResponse> AgentClient::CloseTarget(const std::stri
 }
 
 #undef GDR_UNARY
+#undef GDR_CALL
 
 absl::Status AgentClient::RunWriteSweep(
     const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,

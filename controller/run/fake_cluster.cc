@@ -175,23 +175,21 @@ FakeCluster::~FakeCluster() = default;
 
 AgentApi* FakeCluster::agent(uint32_t i) { return agents_[i].get(); }
 
-uint64_t FakeCluster::sweeps() const {
-  uint64_t n = 0;
-  for (const auto& a : agents_) n += a->sweeps_.load();
+namespace {
+
+// One of the agents' counters summed over them.
+template <typename Agent, typename T>
+T SumOver(const std::vector<std::unique_ptr<Agent>>& agents, std::atomic<T> Agent::*counter) {
+  T n = 0;
+  for (const auto& a : agents) n += ((*a).*counter).load();
   return n;
 }
 
-int64_t FakeCluster::open_targets() const {
-  int64_t n = 0;
-  for (const auto& a : agents_) n += a->open_.load();
-  return n;
-}
+}  // namespace
 
-uint64_t FakeCluster::rpcs() const {
-  uint64_t n = 0;
-  for (const auto& a : agents_) n += a->rpcs_.load();
-  return n;
-}
+uint64_t FakeCluster::sweeps() const { return SumOver(agents_, &Agent::sweeps_); }
+int64_t FakeCluster::open_targets() const { return SumOver(agents_, &Agent::open_); }
+uint64_t FakeCluster::rpcs() const { return SumOver(agents_, &Agent::rpcs_); }
 
 std::vector<AgentApi*> FakeCluster::agents() {
   std::vector<AgentApi*> out;

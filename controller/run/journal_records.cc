@@ -50,16 +50,18 @@ struct Writer {
   void I64(int field, int64_t v) {
     if (v != 0) Varint(field, static_cast<uint64_t>(v));
   }
-  void Fixed64(int field, double v) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, 8);
+  void Fixed64(int field, uint64_t bits) {
     p = EncodeTag(field, 1, p);
     for (int i = 0; i < 8; ++i) *p++ = static_cast<char>((bits >> (8 * i)) & 0xff);
   }
-  void Double(int field, double v) {
+  static uint64_t Bits(double v) {
     uint64_t bits;
     std::memcpy(&bits, &v, 8);
-    if (bits != 0) Fixed64(field, v);
+    return bits;
+  }
+  // Absent when +0.0 (-0.0 is written: its bits are not zero).
+  void Double(int field, double v) {
+    if (const uint64_t bits = Bits(v); bits != 0) Fixed64(field, bits);
   }
   void String(int field, const std::string& s) {
     p = EncodeVarint(s.size(), EncodeTag(field, 2, p));
@@ -195,10 +197,6 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   }
   const std::string& src_kind = p.src().memory_kind();
   const std::string& src_reg = p.src().registration();
-  const bool put_src_kind = src_kind != p.summary().memory_kind();
-  const bool put_src_reg = src_reg != p.summary().registration();
-  const bool put_dst_kind = p.dst().memory_kind() != src_kind;
-  const bool put_dst_reg = p.dst().registration() != src_reg;
   // The bound: every field at its largest.
   size_t bound = 17 * kFieldOverhead + p.reason().size() + src_kind.size() + src_reg.size() +
                  p.dst().memory_kind().size() + p.dst().registration().size();
@@ -222,12 +220,18 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   if (p.has_started_at()) WriteTimestamp(v1::JournalTest::kStartedAtFieldNumber, p.started_at(), w);
   w.I64(v1::JournalTest::kDurationNsFieldNumber, p.duration_ns());
   // Present even when 0 (optional): the plan's rate is not this pair's.
-  if (p.expected_gbps() != plan_expected_gbps) w.Fixed64(v1::JournalTest::kExpectedGbpsFieldNumber, p.expected_gbps());
+  if (p.expected_gbps() != plan_expected_gbps) {
+    w.Fixed64(v1::JournalTest::kExpectedGbpsFieldNumber, Writer::Bits(p.expected_gbps()));
+  }
   for (const auto& z : p.reverse_sizes()) WriteSize(v1::JournalTest::kReverseSizesFieldNumber, z, w);
-  if (put_src_kind) w.String(v1::JournalTest::kSrcMemoryKindFieldNumber, src_kind);
-  if (put_src_reg) w.String(v1::JournalTest::kSrcRegistrationFieldNumber, src_reg);
-  if (put_dst_kind) w.String(v1::JournalTest::kDstMemoryKindFieldNumber, p.dst().memory_kind());
-  if (put_dst_reg) w.String(v1::JournalTest::kDstRegistrationFieldNumber, p.dst().registration());
+  if (src_kind != p.summary().memory_kind()) w.String(v1::JournalTest::kSrcMemoryKindFieldNumber, src_kind);
+  if (src_reg != p.summary().registration()) w.String(v1::JournalTest::kSrcRegistrationFieldNumber, src_reg);
+  if (p.dst().memory_kind() != src_kind) {
+    w.String(v1::JournalTest::kDstMemoryKindFieldNumber, p.dst().memory_kind());
+  }
+  if (p.dst().registration() != src_reg) {
+    w.String(v1::JournalTest::kDstRegistrationFieldNumber, p.dst().registration());
+  }
   out->resize(static_cast<size_t>(w.p - out->data()));
   return absl::OkStatus();
 }

@@ -437,6 +437,8 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
   const uint32_t dst_rail = t.TargetRail();
   PairSide target{agents_[t.dst], dst.name, dst.rails[dst_rail].nic, {}, r->dst().memory()};
   auto on_answer = [&](bool is_target, const absl::Status& st) { NoteAnswer(is_target ? t.dst : t.src, st); };
+  PairTestOptions o = options_.test;
+  o.params_id = plan.id;  // every kind's test runs the plan's params
   // Why `kind` cannot run on this pair: a GPU kind on a rail without a GPU.
   auto unavailable = [&](absl::string_view kind) -> std::string {
     if (!absl::StartsWith(kind, "gpu")) return "";
@@ -457,8 +459,6 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
       Fail(r, v1::RESULT_STATUS_ERROR, std::move(no_kind));
       return;
     }
-    PairTestOptions o = options_.test;
-    o.params_id = plan.id;
     (void)RunPairTest(initiator, target, plan.params, t.bidirectional, o, r, on_answer);
     return;
   }
@@ -470,7 +470,7 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
   for (const std::string& kind : listed.ok() ? *listed : std::vector<std::string>{plan.memory}) {
     kinds.push_back(KindSides{EndpointMemory(src, t.rail, kind), EndpointMemory(dst, dst_rail, kind), unavailable(kind)});
   }
-  (void)RunPairTestPerKind(initiator, target, kinds, plan.params, t.bidirectional, options_.test, r, on_answer);
+  (void)RunPairTestPerKind(initiator, target, kinds, plan.params, t.bidirectional, o, r, on_answer);
 }
 
 }  // namespace gdrbench::controller::run

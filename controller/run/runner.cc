@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "controller/run/clear_keeping.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::controller::run {
@@ -125,7 +124,7 @@ std::string TestKey(const v1::PairResult& r) {
 namespace {
 
 // A worker's finished results not yet handed to on_result, and the messages
-// its tests write into (reused test after test, clear_keeping.h: the
+// its tests write into (reused test after test, ReadyForNextTest: the
 // endpoints and their strings stay allocated).
 struct WorkerResults {
   std::vector<std::unique_ptr<v1::PairResult>> slots;
@@ -254,10 +253,12 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
         count(result);
         return;
       }
-      // Handed over at once when the lock is free; queued when the other
-      // worker holds it (a contended mutex's sleep and wake-up cost more than
-      // a zero-time test: a fifth of the controller bench's samples), and
-      // handed over with this worker's next results or at the round's end.
+      // A real test's result is handed over at once when the lock is free, a
+      // sub-millisecond one's kQuickBatch at a time; queued when the other
+      // worker holds the lock (a contended mutex's sleep and wake-up cost
+      // more than a zero-time test: a fifth of the controller bench's
+      // samples), and handed over with this worker's next results or at the
+      // round's end.
       ++w.pending;
       if (w.pending < kQuickBatch && result.duration_ns() < kQuickTestNs) return;
       if (w.pending < kMaxPending && !mu.try_lock()) return;
