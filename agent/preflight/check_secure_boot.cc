@@ -3,7 +3,10 @@
 // the Machine Owner Key list. Reads SecureBoot and SetupMode from efivarfs
 // (secure_boot_state.h), the lockdown level, and, when Secure Boot is on,
 // whether the loaded NVIDIA modules are signed (their 'E' taint, bit 13 of
-// /proc/sys/kernel/tainted: "unsigned module was loaded").
+// /proc/sys/kernel/tainted: "unsigned module was loaded"), read from
+// /sys/module/<m>/taint or, where that is absent (a partial capture), the
+// module's /proc/modules line. A module whose taint cannot be read leaves the
+// question open: WARN, never PASS.
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -51,12 +54,16 @@ CheckResult CheckSecureBoot(Context& ctx) {
     return r;
   }
   // Secure Boot on: which NVIDIA modules are loaded, and are they signed?
-  std::vector<std::string> unsigned_loaded;
+  std::vector<std::string> unsigned_loaded, unknown;
   for (const char* m : {"nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm", "nvidia_peermem"}) {
     if (!ctx.ModuleLoaded(m)) continue;
-    auto taint = ModuleTaint(ctx.fs(), m);
-    r.Saw(ctx.Where(absl::StrCat("/sys/module/", m, "/taint")), taint ? (taint->empty() ? "(none)" : *taint) : "not readable");
-    if (taint && absl::StrContains(*taint, "E")) unsigned_loaded.push_back(m);
+    ModuleTaintReading taint = ReadModuleTaint(ctx.fs(), m);
+    r.Saw(ctx.Where(taint.source), taint.observed);
+    if (!taint.letters) {
+      unknown.push_back(m);
+    } else if (absl::StrContains(*taint.letters, "E")) {
+      unsigned_loaded.push_back(m);
+    }
   }
   if (auto t = KernelTaint(ctx.fs())) {
     r.Saw(ctx.Where("/proc/sys/kernel/tainted"),
@@ -76,6 +83,14 @@ CheckResult CheckSecureBoot(Context& ctx) {
                              "enforced now (lockdown ", sb.lockdown.empty() ? "?" : sb.lockdown,
                              "), and an enforcing kernel will refuse them");
     r.remediation = kMokRemedy;
+    return r;
+  }
+  if (!unknown.empty()) {
+    r.status = Status::kWarn;
+    r.summary = absl::StrCat("Secure Boot is on; cannot tell whether the modules are signed: the taint of ",
+                             absl::StrJoin(unknown, ", "), " is not readable");
+    r.remediation = "read it on the node: cat /sys/module/nvidia/taint (an E means unsigned), or "
+                    "modinfo -F signer nvidia";
     return r;
   }
   r.status = Status::kPass;

@@ -1,5 +1,7 @@
 #include "agent/preflight/kernel_modules.h"
 
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -22,10 +24,49 @@ bool ModuleLoaded(const FsRoot& fs, const std::string& name) {
   return false;
 }
 
-std::optional<std::string> ModuleTaint(const FsRoot& fs, const std::string& name) {
-  auto t = fs.ReadFile(absl::StrCat("/sys/module/", name, "/taint"));
-  if (!t.ok()) return std::nullopt;
-  return std::string(absl::StripAsciiWhitespace(*t));
+namespace {
+
+std::string Observed(const std::string& letters) { return letters.empty() ? "(none)" : letters; }
+
+}  // namespace
+
+ModuleTaintReading ReadModuleTaint(const FsRoot& fs, const std::string& name) {
+  ModuleTaintReading r;
+  std::string sys = absl::StrCat("/sys/module/", name, "/taint");
+  if (auto t = fs.ReadFile(sys); t.ok()) {
+    r.letters = std::string(absl::StripAsciiWhitespace(*t));
+    r.source = sys;
+    r.observed = Observed(*r.letters);
+    return r;
+  }
+  r.source = "/proc/modules";
+  auto mods = fs.ReadFile(r.source);
+  if (!mods.ok()) {
+    r.source = sys;
+    r.observed = "not readable, nor is /proc/modules";
+    return r;
+  }
+  // "name size refcount deps state address [(taints)]": the taint field is
+  // the only one in parentheses, last, and only there when there are taints;
+  // '+' and '-' inside it mark a module being loaded or unloaded.
+  for (absl::string_view line : absl::StrSplit(*mods, '\n')) {
+    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.empty() || fields[0] != name) continue;
+    std::string letters;
+    if (fields.size() >= 7 && absl::StartsWith(fields.back(), "(") && absl::EndsWith(fields.back(), ")")) {
+      for (char c : fields.back().substr(1, fields.back().size() - 2)) {
+        if (c != '+' && c != '-') letters.push_back(c);
+      }
+    } else if (fields.size() < 6) {
+      r.observed = absl::StrCat("its line has ", fields.size(), " fields, not 6 or 7: '", line, "'");
+      return r;
+    }
+    r.letters = letters;
+    r.observed = absl::StrCat(Observed(letters), " ('", line, "')");
+    return r;
+  }
+  r.observed = absl::StrCat("does not list ", name, " (and ", sys, " is not readable)");
+  return r;
 }
 
 std::optional<uint64_t> KernelTaint(const FsRoot& fs) {

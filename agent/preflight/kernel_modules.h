@@ -1,7 +1,10 @@
 // Kernel modules as the checks see them, through an FsRoot:
 //   - loaded: /sys/module/<name> with an initstate (or a /proc/modules line);
-//   - taint: /sys/module/<name>/taint, the module's taint letters, and
-//     /proc/sys/kernel/tainted, the kernel's bitmask
+//   - taint: /sys/module/<name>/taint, the module's taint letters, else its
+//     /proc/modules line, whose last field is "(LETTERS)" when the module has
+//     any taint and absent when it has none (kernel/module/main.c,
+//     module_flags(); e.g. "nvidia 14299136 - - Live 0xffffffffc0400000 (O)"
+//     on the lent H200), and /proc/sys/kernel/tainted, the kernel's bitmask
 //     (Documentation/admin-guide/tainted-kernels.rst: bit 0 P proprietary
 //     module, bit 12 O out-of-tree module, bit 13 E unsigned module);
 //   - installed: the module's file for the running kernel as modprobe and
@@ -28,8 +31,17 @@ inline constexpr uint64_t kTaintUnsignedModule = uint64_t{1} << 13;  // 'E'
 // /proc/modules lists it. `name` with underscores ("nvidia_peermem").
 bool ModuleLoaded(const FsRoot& fs, const std::string& name);
 
-// The taint letters of a loaded module ("POE"); nullopt when not readable.
-std::optional<std::string> ModuleTaint(const FsRoot& fs, const std::string& name);
+// A loaded module's taint letters and where they were read.
+struct ModuleTaintReading {
+  std::optional<std::string> letters;  // "POE", "" (no taint); nullopt: unknown
+  std::string source;                  // "/sys/module/nvidia/taint" or "/proc/modules"
+  std::string observed;                // the letters, "(none)", or why it is unknown
+};
+
+// The taint letters of a loaded module: /sys/module/<name>/taint, else its
+// /proc/modules line; unknown (letters nullopt) when neither can be read or
+// /proc/modules does not list it.
+ModuleTaintReading ReadModuleTaint(const FsRoot& fs, const std::string& name);
 
 // /proc/sys/kernel/tainted; nullopt when not readable.
 std::optional<uint64_t> KernelTaint(const FsRoot& fs);

@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "agent/counters/counter_history.h"
+#include "agent/preflight/extract.h"
 #include "agent/preflight/kernel_log.h"
+#include "agent/preflight/kernel_modules.h"
 #include "agent/preflight/secure_boot_state.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -175,6 +177,89 @@ TEST(SecureBootFormat, LockdownLevelIsTheBracketedOne) {
   EXPECT_EQ(CurrentLockdown("none [integrity] confidentiality"), "integrity");
   EXPECT_EQ(CurrentLockdown("[none] integrity confidentiality"), "none");
   EXPECT_EQ(CurrentLockdown("none integrity"), "");
+}
+
+// Secure Boot on a tree whose modules' /sys/module/*/taint files are absent (a
+// partial capture, an older agent's capture). The facts come from outside the
+// code: the lent H200's own capture (tests/testdata/gpu-h200/README.md), whose
+// /proc/modules reads "nvidia 14299136 - - Live 0xffffffffc0400000 (O)" and
+// "nvidia_uvm ... (O)"; the kernel prints a module's taint letters there in
+// parentheses, and nothing when it has none (kernel/module/main.c,
+// module_flags()); E is "unsigned module was loaded" and P, O proprietary and
+// out-of-tree (Documentation/admin-guide/tainted-kernels.rst). The SecureBoot
+// variable is written as the UEFI spec defines it (see above).
+class SecureBootTaint : public testing::Test {
+ protected:
+  void SetUp() override {
+    char templ[] = "/tmp/gdrbench-sb-taint-XXXXXX";
+    ASSERT_NE(mkdtemp(templ), nullptr);
+    dir_ = templ;
+    ASSERT_TRUE(ExtractCapture(std::string(GDRBENCH_SOURCE_DIR) +
+                                   "/tests/testdata/gpu-h200/h200-preflight-capture.tar.gz",
+                               dir_)
+                    .ok());
+    const unsigned char on[] = {0x06, 0x00, 0x00, 0x00, 0x01};
+    Write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+          std::string(reinterpret_cast<const char*>(on), sizeof(on)));
+    for (const char* m : {"nvidia", "nvidia_uvm"}) std::filesystem::remove(dir_ + "/sys/module/" + m + "/taint");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Write(const std::string& path, const std::string& content) {
+    std::filesystem::create_directories(std::filesystem::path(dir_ + path).parent_path());
+    std::ofstream(dir_ + path, std::ios::trunc | std::ios::binary) << content;
+  }
+  std::string ProcModules() {
+    std::ifstream in(dir_ + "/proc/modules");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  std::string dir_;
+};
+
+TEST_F(SecureBootTaint, ProcModulesTellsTheTaintWhenSysfsCannot) {
+  auto nvidia = ReadModuleTaint(FsRoot(dir_), "nvidia");
+  EXPECT_EQ(nvidia.letters, "O");
+  EXPECT_EQ(nvidia.source, "/proc/modules");
+  auto r = Node(dir_).Run("secure_boot");
+  EXPECT_EQ(r.status, Status::kPass) << Describe(r);
+  EXPECT_THAT(Describe(r), HasSubstr("/proc/modules: O ('nvidia 14299136 - - Live 0xffffffffc0400000 (O)')"));
+}
+
+TEST_F(SecureBootTaint, AnUnsignedModuleInProcModulesFails) {
+  std::string mods = ProcModules();
+  size_t at = mods.find("Live 0xffffffffc0400000 (O)");
+  ASSERT_NE(at, std::string::npos) << mods;
+  mods.replace(at, std::string("Live 0xffffffffc0400000 (O)").size(), "Live 0xffffffffc0400000 (POE)");
+  Write("/proc/modules", mods);
+  auto r = Node(dir_).Run("secure_boot");
+  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
+  EXPECT_THAT(r.summary, HasSubstr("unsigned modules are loaded (nvidia: taint E)"));
+}
+
+TEST_F(SecureBootTaint, NoTaintInProcModulesIsNoTaint) {
+  // module_flags() prints nothing for a module without taints: six fields.
+  Write("/proc/modules", "nvidia 14299136 - - Live 0xffffffffc0400000\n");
+  std::filesystem::remove_all(dir_ + "/sys/module/nvidia_uvm");
+  auto nvidia = ReadModuleTaint(FsRoot(dir_), "nvidia");
+  EXPECT_EQ(nvidia.letters, "");
+  EXPECT_EQ(Node(dir_).Run("secure_boot").status, Status::kPass);
+}
+
+TEST_F(SecureBootTaint, NeitherSourceReadableIsAWarnNotAPass) {
+  std::filesystem::remove(dir_ + "/proc/modules");  // loaded per /sys/module/nvidia/initstate only
+  auto nvidia = ReadModuleTaint(FsRoot(dir_), "nvidia");
+  EXPECT_FALSE(nvidia.letters.has_value());
+  auto r = Node(dir_).Run("secure_boot");
+  EXPECT_EQ(r.status, Status::kWarn) << Describe(r);
+  EXPECT_THAT(r.summary, HasSubstr("cannot tell whether the modules are signed"));
+  EXPECT_THAT(r.summary, HasSubstr("nvidia, nvidia_uvm"));
+  EXPECT_THAT(Describe(r), HasSubstr("not readable, nor is /proc/modules"));
+}
+
+TEST_F(SecureBootTaint, AModuleProcModulesDoesNotListIsUnknown) {
+  Write("/proc/modules", "rdma_rxe 135168 0 - Live 0xffffffffc0a7d000\n");
+  auto r = Node(dir_).Run("secure_boot");
+  EXPECT_EQ(r.status, Status::kWarn) << Describe(r);
+  EXPECT_THAT(Describe(r), HasSubstr("does not list nvidia"));
 }
 
 // Kernel log lines in the three forms a log arrives in: a /dev/kmsg record
