@@ -168,7 +168,12 @@ std::string RenderJUnit(const v1::Run& run) {
       }
     }
   }
-  const size_t total = tests.size() + halves;
+  // Nodes left out (preflight FAIL, unreachable) are one failing test case of
+  // their own, counted like every other: a CI gate that reads only the
+  // counts must see a failure when no agent answered.
+  const bool left_out = !run.excluded_nodes().empty();
+  if (left_out) ++failures;
+  const size_t total = tests.size() + halves + (left_out ? 1 : 0);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   absl::StrAppend(&out, "<testsuites name=\"gdrbench\" tests=\"", total, "\" failures=\"",
                   failures, "\" errors=\"", errors, "\" skipped=\"", skipped, "\">\n");
@@ -176,7 +181,7 @@ std::string RenderJUnit(const v1::Run& run) {
                   XmlEscape(run.mode()), ")\" tests=\"", total, "\" failures=\"", failures,
                   "\" errors=\"", errors, "\" skipped=\"", skipped, "\" time=\"",
                   absl::StrFormat("%.3f", total_s), "\">\n");
-  if (!run.excluded_nodes().empty()) {
+  if (left_out) {
     absl::StrAppend(&out, "    <testcase classname=\"gdrbench.preflight\" name=\"nodes left out\">\n",
                     "      <failure type=\"excluded\" message=\"", run.excluded_nodes_size(),
                     " node(s) left out\">");

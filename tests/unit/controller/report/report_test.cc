@@ -366,6 +366,38 @@ TEST(Report, JUnitHasATestCasePerPairWithFailuresAndErrors) {
   EXPECT_THAT(xml, Not(HasSubstr("<&>")));
 }
 
+// The counts of <testsuites> and <testsuite> are those of the elements they
+// hold, counted here independently of the renderer: tests = <testcase>,
+// failures = <failure>, errors = <error>, skipped = <skipped> (the JUnit XML
+// attributes as Jenkins' junit-10.xsd and Ant's JUnitReport define them).
+// With nodes left out, their failing case counts too: a gate that reads only
+// the counts saw failures="0" when no agent answered.
+TEST(Report, JUnitCountsEveryCaseItHoldsNodesLeftOutIncluded) {
+  for (bool left_out : {false, true}) {
+    v1::Run run = SampleRun();
+    if (left_out) {
+      run.add_excluded_nodes("gpu01: DNS: no address for gpu01");
+      run.add_excluded_nodes("gpu02: DNS: no address for gpu02");
+      for (auto& p : *run.mutable_pairs()) {
+        if (p.status() == v1::RESULT_STATUS_OK) continue;
+        p.set_status(v1::RESULT_STATUS_SKIPPED);
+        p.set_reason("node left out");
+      }
+    }
+    const std::string xml = RenderJUnit(run);
+    auto count = [&](const std::string& needle) {
+      size_t n = 0;
+      for (size_t at = xml.find(needle); at != std::string::npos; at = xml.find(needle, at + 1)) ++n;
+      return n;
+    };
+    const std::string want = absl::StrCat("tests=\"", count("<testcase "), "\" failures=\"", count("<failure "),
+                                          "\" errors=\"", count("<error "), "\" skipped=\"", count("<skipped "), "\"");
+    EXPECT_THAT(xml, HasSubstr("<testsuites name=\"gdrbench\" " + want)) << xml;
+    EXPECT_THAT(xml, HasSubstr(")\" " + want)) << "the testsuite's counts";
+    EXPECT_GE(count("<failure "), left_out ? 2u : 1u);
+  }
+}
+
 TEST(Report, MarkdownAndTextShowTheMatrixBlameAndRemedies) {
   v1::Run run = SampleRun();
   std::string md = RenderMarkdown(run);
