@@ -3,6 +3,7 @@
 #include <charconv>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -68,6 +69,27 @@ absl::StatusOr<std::string> GetString(const Ctx& ctx, const YAML::Node& n, absl:
     return ctx.Error(n, field, absl::StrCat("expected a non-empty string, got ", Shown(n)));
   }
   return n.Scalar();
+}
+
+// A version string. A plain (unquoted) scalar that YAML's core schema
+// resolves to a float, or to an integer whose text another reader would
+// change (YAML 1.2.2, 10.3.2 "Tag Resolution": [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)
+// ([eE][-+]?[0-9]+)? is a float, 0o.. and 0x.. are integers), is refused with
+// the quoting hint: this parser keeps the text, but `cuda_driver: 13.10` is
+// the number 13.1 to every tool that reads YAML by its schema, and 13.0 is 13.
+absl::StatusOr<std::string> GetVersion(const Ctx& ctx, const YAML::Node& n, absl::string_view field) {
+  ASSIGN_OR_RETURN(std::string v, GetString(ctx, n, field));
+  if (n.Tag() != "?") return v;  // quoted, or tagged !!str
+  static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+  static const std::regex kInt(R"([-+]?[0-9]+)");
+  const bool lossy_int = std::regex_match(v, kInt) && v.size() > 1 && (v[0] == '0' || v[0] == '+');
+  const bool other_base = v.size() > 2 && v[0] == '0' && (v[1] == 'o' || v[1] == 'x');
+  if ((std::regex_match(v, kFloat) && !std::regex_match(v, kInt)) || lossy_int || other_base) {
+    return ctx.Error(n, field,
+                     absl::StrCat("unquoted ", v, " is a number in YAML, not a version (13.10 reads as 13.1, "
+                                  "13.0 as 13): quote it, ", field.substr(field.rfind('.') + 1), ": \"", v, "\""));
+  }
+  return v;
 }
 
 absl::StatusOr<uint64_t> GetUint(const Ctx& ctx, const YAML::Node& n, absl::string_view field,
@@ -152,7 +174,7 @@ absl::StatusOr<Expectations> GetExpectations(const Ctx& ctx, const YAML::Node& n
       {"ofed", &e.ofed}, {"hca_firmware", &e.hca_firmware}};
   for (const auto& [key, out] : versions) {
     if (!n[key]) continue;
-    ASSIGN_OR_RETURN(*out, GetString(ctx, n[key], absl::StrCat("expect.", key)));
+    ASSIGN_OR_RETURN(*out, GetVersion(ctx, n[key], absl::StrCat("expect.", key)));
   }
   if (n["min_mtu"]) {
     ASSIGN_OR_RETURN(uint64_t v, GetUint(ctx, n["min_mtu"], "expect.min_mtu", 65536));

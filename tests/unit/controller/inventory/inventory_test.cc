@@ -121,6 +121,12 @@ TEST(Inventory, ExpectationsOfTheFleet) {
   EXPECT_EQ(e.hca_firmware, "28.39.1002");
   EXPECT_EQ(e.min_mtu_bytes, 4096u);
   EXPECT_TRUE(e.controller_checks());
+  // A whole number keeps its text in every reader: accepted unquoted.
+  auto whole = ParseInventoryYaml("expect:\n  nvidia_driver: 580\n  rdma_core: '50.0'\nnodes:\n  - name: a\n",
+                                  "inv.yaml");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->expect.nvidia_driver, "580");
+  EXPECT_EQ(whole->expect.rdma_core, "50.0");
   auto none = ParseInventoryYaml("nodes:\n  - name: a\n", "inv.yaml");
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->expect.controller_checks());
@@ -129,6 +135,14 @@ TEST(Inventory, ExpectationsOfTheFleet) {
       {"expect:\n  link_state: ACTIVE\nnodes:\n  - name: a\n",
        "inv.yaml:2: expect.link_state: expected a port state as ibv_devinfo prints it"},
       {"expect:\n  gpus: eight\nnodes:\n  - name: a\n", "inv.yaml:2: expect.gpus: expected an integer"},
+      // Versions YAML reads as numbers (YAML 1.2.2, 10.3.2: the core schema's float and
+      // integer forms): refused with the quoting hint, whatever this parser keeps.
+      {"expect:\n  cuda_driver: 13.0\nnodes:\n  - name: a\n",
+       "inv.yaml:2: expect.cuda_driver: unquoted 13.0 is a number in YAML, not a version (13.10 reads as "
+       "13.1, 13.0 as 13): quote it, cuda_driver: \"13.0\""},
+      {"expect:\n  hca_firmware: 28.39\nnodes:\n  - name: a\n", "expect.hca_firmware: unquoted 28.39 is a number"},
+      {"expect:\n  nvidia_driver: 0580\nnodes:\n  - name: a\n", "expect.nvidia_driver: unquoted 0580 is a number"},
+      {"expect:\n  rdma_core: 1e3\nnodes:\n  - name: a\n", "expect.rdma_core: unquoted 1e3 is a number"},
   };
   for (const auto& c : bad) {
     auto r = ParseInventoryYaml(c.yaml, "inv.yaml");
