@@ -1,12 +1,19 @@
-// The one home of the data path's defaults and bounds, shared by the agent
-// (agent/bench/sweep_options.h validates every request against them) and the
-// controller (controller/cli/sweep_flags.h checks flags before any agent is
-// called). Defaults are perftest's, so results compare: ib_write_bw's
-// DEF_ITERS_WB 5000, tx depth 128, CQ moderation 100, post list 1, one QP,
-// QP timeout 14; ib_write_lat's DEF_ITERS 1000 and DEF_SIZE_LAT 2.
-// Header-only, no dependencies: the controller links no agent library.
+// The one home of every sweep default and bound:
+//  - the data path's, shared by the agent (agent/bench/sweep_options.h
+//    validates every request against them) and the controller
+//    (controller/sweep/params.h checks a request before any agent is
+//    called). Defaults are perftest's, so results compare: ib_write_bw's
+//    DEF_ITERS_WB 5000, tx depth 128, CQ moderation 100, post list 1, one
+//    QP, QP timeout 14; ib_write_lat's DEF_ITERS 1000 and DEF_SIZE_LAT 2;
+//  - the sweep's (`gdrbench sweep`, gdrbench-server's v1.SweepSpec, mapped
+//    by controller/sweep/spec.h): sizes, iterations, schedule, running;
+//  - the verdict policy's (controller/analysis/verdicts.h DefaultPolicy).
+// `gdrbench sweep --help` and `gdrbench pair --help` print these values
+// (docs/cli.md is generated from them). Header-only, no dependencies: the
+// controller links no agent library.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -50,5 +57,51 @@ inline std::vector<uint64_t> AllSizes() {
   for (uint64_t s = kAllSizesMin; s <= kAllSizesMax; s <<= 1) out.push_back(s);
   return out;
 }
+
+// `gdrbench pair`: perftest -a's sizes; the iterations are the agent's
+// (kDefaultIterations) unless --duration.
+inline constexpr char kDefaultPairSizes[] = "all";
+
+// A sweep (`gdrbench sweep`, v1.SweepSpec): what a test runs.
+inline constexpr std::array<uint64_t, 2> kDefaultSweepSizes = {64ull << 10, 1ull << 20};
+inline constexpr uint64_t kDefaultSweepIterations = 1000;  // unless a duration is given
+inline constexpr uint64_t kDefaultPatternSeed = 1;         // SweepParams.seed (verify pattern)
+inline constexpr char kDefaultMode[] = "all-pairs";
+inline constexpr char kDefaultConnection[] = "auto";  // rdma_cm when the port has an IP
+// The schedule.
+inline constexpr uint32_t kDefaultQuickRounds = 3;  // random perfect matchings of --mode quick
+inline constexpr uint32_t kMaxQuickRounds = 100000;
+inline constexpr uint64_t kDefaultScheduleSeed = 1;  // of --mode quick
+// Running.
+inline constexpr uint32_t kDefaultParallel = 64;     // concurrent tests and preflights
+inline constexpr uint32_t kMaxParallel = 4096;
+inline constexpr uint32_t kDefaultRetries = 1;       // extra attempts for a test that is not OK
+inline constexpr uint32_t kDefaultRetestLow = 1;     // outlier retest passes
+inline constexpr uint32_t kMaxRetestLow = 10;
+inline constexpr int kDefaultRpcTimeoutMs = 10000;   // every unary RPC to an agent
+inline constexpr int kMinRpcTimeoutMs = 100;
+inline constexpr int kMaxRpcTimeoutMs = 3600 * 1000;
+inline constexpr int kDefaultConnectTimeoutMs = 3000;  // an agent not there fails within this
+// The duration estimate (--dry-run, the default per-test deadline): set-up
+// per test when no earlier run measured it, the link rate when neither the
+// inventory nor the agents give one, and the deadline of a test from it.
+inline constexpr double kDefaultSetupSeconds = 0.05;
+inline constexpr double kDefaultAssumedLinkGbps = 100;
+inline constexpr double kSweepTimeoutFactor = 4;     // estimate x 4 + 30 s
+inline constexpr double kSweepTimeoutSlackSeconds = 30;
+
+// The verdict policy (v1.VerdictPolicy; controller/analysis/verdicts.h).
+inline constexpr double kDefaultMinFractionOfLink = 0.9;  // absolute: pass at >= this x link rate
+inline constexpr double kDefaultMadK = 3.0;               // fleet-relative: low below median - k x MAD
+inline constexpr double kMaxMadK = 100.0;
+inline constexpr double kDefaultFleetMinDrop = 0.10;      // ... and this fraction below the median
+inline constexpr double kDefaultBaselineTolerance = 0.05; // low when this far below the baseline
+// GPUDirect on a PIX/PXB path runs at the host rate; 20 % below it is a
+// GPU-side problem worth a look (a PHB/SYS path, peermem off the fast path).
+inline constexpr double kDefaultMinGpuHostRatio = 0.8;
+// Link counters: retransmissions above 0.1 % of the packets a port moved
+// flag the test; link counters flag any growth.
+inline constexpr double kDefaultMaxRetransmitFraction = 0.001;
+inline constexpr uint64_t kDefaultMinRetransmits = 0;
 
 }  // namespace gdrbench::sweep_limits

@@ -6,13 +6,15 @@
 #include "CLI/CLI.hpp"
 #include "common/cli_exit.h"
 #include "common/logging.h"
+#include "common/sweep_limits.h"
 #include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/drain_command.h"
 #include "controller/cli/fleet_preflight.h"
-#include "controller/cli/sweep_command.h"
 #include "controller/cli/pair_command.h"
+#include "controller/cli/sweep_command.h"
+#include "controller/cli/sweep_flags.h"
 #include "controller/cli/server_commands.h"
 #include "controller/run/expectations.h"
 
@@ -29,39 +31,8 @@ void AddCommon(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag("--insecure", o.tls.insecure, "talk plaintext to agents started with --insecure");
   cmd->add_option("--timeout-ms", o.timeout_ms, "deadline of each RPC")
       ->capture_default_str()
-      ->check(CLI::Range(100, 3600 * 1000));
+      ->check(CLI::Range(gdrbench::sweep_limits::kMinRpcTimeoutMs, gdrbench::sweep_limits::kMaxRpcTimeoutMs));
   cmd->add_flag("--json", o.json, "print the result as JSON (the v1 proto)");
-}
-
-// The sweep options shared by `pair` (and the later `sweep`); defaults in
-// controller/cli/sweep_flags.h.
-void AddSweepFlags(CLI::App* cmd, gdrbench::controller::cli::SweepFlags& f) {
-  cmd->add_option("--sizes", f.sizes, "message sizes: all (2 B .. 8 MiB), 2,64K,1M or 2-8M")
-      ->capture_default_str();
-  cmd->add_option("--iterations", f.iterations, "WRITEs per size and QP (default 5000)");
-  cmd->add_option("--duration", f.duration_s, "seconds per size instead of --iterations");
-  cmd->add_option("--warmup", f.warmup, "unmeasured WRITEs per size and QP first")
-      ->capture_default_str();
-  cmd->add_option("--qps", f.qps, "QPs per test")->capture_default_str();
-  cmd->add_option("--tx-depth", f.tx_depth, "outstanding WRITEs per QP")->capture_default_str();
-  cmd->add_option("--cq-moderation", f.cq_moderation,
-                  "signal every N WRITEs (default min(100, tx depth))");
-  cmd->add_option("--post-list", f.post_list, "WRITEs per ibv_post_send")->capture_default_str();
-  cmd->add_option("--memory", f.memory, "host, hugepage, gpu[:<i|BDF>], gpu-staged[:<i|BDF>] (gpu: the NIC's rail GPU), or a "
-                  "list (host,gpu): one test per kind, back to back")
-      ->capture_default_str();
-  cmd->add_flag("--bidirectional", f.bidirectional, "both directions at once");
-  cmd->add_flag("--verify", f.verify, "check the data of each size's last pass on the target");
-  cmd->add_option("--seed", f.seed, "verify pattern seed")->capture_default_str();
-  cmd->add_option("--qp-timeout", f.qp_timeout,
-                  "QP local ACK timeout exponent, 4.096 us x 2^N (perftest -u)")
-      ->capture_default_str();
-  cmd->add_option("--cm", f.cm,
-                  "connection: auto (rdma_cm when the port has an IP), rdma_cm, oob (no IPoIB)")
-      ->capture_default_str();
-  cmd->add_option("--gid-index", f.gid_index, "GID index of both ends (perftest -x); default chosen");
-  cmd->add_option("--test", f.test, "write_bw, or write_lat (ib_write_lat's ping-pong, latency in us)")
-      ->capture_default_str();
 }
 
 }  // namespace
@@ -100,7 +71,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 65535));
   preflight_cmd->add_option("--parallel", fleet.parallel, "a fleet: nodes checked at once")
       ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(1, static_cast<int>(gdrbench::sweep_limits::kMaxParallel)));
   preflight_cmd->add_option("--checks", preflight.checks,
                             "with --agent: only these checks (comma-separated ids)")
       ->delimiter(',');
@@ -119,7 +90,7 @@ int main(int argc, char** argv) {
   pair_cmd->add_option("--sweep-timeout", pair.sweep_timeout_s, "seconds for the whole sweep")
       ->capture_default_str();
   pair_cmd->add_option("--lease", pair.lease_s, "target lease in seconds (0: sweep timeout + 60)");
-  AddSweepFlags(pair_cmd, pair.sweep);
+  cli::AddSweepFlags(pair_cmd, pair.sweep, cli::SweepFlagSet::kPair);
   AddCommon(pair_cmd, pair.common);
 
   cli::SweepOptions sweep;

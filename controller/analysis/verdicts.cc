@@ -6,23 +6,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/sweep_limits.h"
 #include "controller/analysis/blame.h"
 
 namespace gdrbench::controller::analysis {
 
 v1::VerdictPolicy DefaultPolicy() {
+  // The values and why: common/sweep_limits.h.
+  namespace limits = sweep_limits;
   v1::VerdictPolicy p;
-  p.set_min_fraction_of_link(0.9);
-  p.set_mad_k(3.0);
-  p.set_fleet_min_drop(0.10);
-  p.set_baseline_tolerance(0.05);
-  // GPUDirect on a PIX/PXB path runs at the host rate; 20 % below it is a
-  // GPU-side problem worth a look (a PHB/SYS path, peermem off the fast path).
-  p.set_min_gpu_host_ratio(0.8);
-  // Link counters (link_flags.h): retransmissions above 0.1 % of the
-  // packets a port moved flag the test; link counters flag any growth.
-  p.set_max_retransmit_fraction(0.001);
-  p.set_min_retransmits(0);
+  p.set_min_fraction_of_link(limits::kDefaultMinFractionOfLink);
+  p.set_mad_k(limits::kDefaultMadK);
+  p.set_fleet_min_drop(limits::kDefaultFleetMinDrop);
+  p.set_baseline_tolerance(limits::kDefaultBaselineTolerance);
+  p.set_min_gpu_host_ratio(limits::kDefaultMinGpuHostRatio);
+  p.set_max_retransmit_fraction(limits::kDefaultMaxRetransmitFraction);
+  p.set_min_retransmits(limits::kDefaultMinRetransmits);
   return p;
 }
 

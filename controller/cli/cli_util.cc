@@ -32,7 +32,8 @@ AgentClientConfig ClientConfig(const std::string& address, const CommonOptions& 
   cfg.address = address;
   cfg.tls = common.tls;
   cfg.rpc_timeout = std::chrono::milliseconds(common.timeout_ms);
-  cfg.connect_timeout = std::min(cfg.rpc_timeout, std::chrono::milliseconds(3000));
+  cfg.connect_timeout =
+      std::min(cfg.rpc_timeout, std::chrono::milliseconds(sweep_limits::kDefaultConnectTimeoutMs));
   return cfg;
 }
 

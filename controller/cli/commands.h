@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "common/sweep_limits.h"
 #include "controller/client/agent_client.h"
 
 namespace gdrbench::controller::cli {
 
 struct CommonOptions {
   rpc::ClientTlsConfig tls;
-  int timeout_ms = 10000;
+  int timeout_ms = sweep_limits::kDefaultRpcTimeoutMs;
   bool json = false;
 };
 

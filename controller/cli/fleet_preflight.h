@@ -29,7 +29,7 @@ struct FleetPreflightOptions {
   CommonOptions common;
   std::string inventory, agents, hostlist;  // exactly one
   int port = inventory::kDefaultAgentPort;
-  uint32_t parallel = 64;
+  uint32_t parallel = sweep_limits::kDefaultParallel;
   inventory::Expectations expect;           // the --expect-* flags: over the inventory's expect:
 };
 

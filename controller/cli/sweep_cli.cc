@@ -1,8 +1,12 @@
 // The flags of `gdrbench sweep` (kept beside the command so main.cc gains
-// one line per subcommand).
+// one line per subcommand); defaults and bounds from common/sweep_limits.h.
 #include "controller/cli/sweep_command.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace gdrbench::controller::cli {
+
+namespace limits = sweep_limits;
 
 void AddExpectationFlags(CLI::App* c, inventory::Expectations& e) {
   c->add_option_function<uint32_t>("--expect-gpus", [&e](uint32_t v) { e.gpus = v; },
@@ -21,9 +25,10 @@ void AddExpectationFlags(CLI::App* c, inventory::Expectations& e) {
   c->add_option("--min-mtu", e.min_mtu_bytes, "fail ports whose active RDMA MTU is below this (bytes)");
 }
 
-CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
-  CLI::App* c = app.add_subcommand(
-      "sweep", "all-pairs bandwidth sweep over every agent: matrix, verdicts, blame, reports");
+namespace {
+
+// Where the nodes come from (exactly one source), and the agents' port.
+void AddNodeFlags(CLI::App* c, SweepOptions& o) {
   auto* src = c->add_option_group("nodes", "where the nodes come from (one of)");
   src->add_option("--inventory", o.inventory, "YAML inventory (nodes, rails, link rate, TLS)");
   src->add_option("--agents", o.agents,
@@ -37,54 +42,44 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
   c->add_option("--port", o.port, "agent port for --hostlist/--agents entries without one")
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
+}
 
+// The schedule.
+void AddScheduleFlags(CLI::App* c, SweepOptions& o) {
   c->add_option("--mode", o.mode, "all-pairs | quick | ring | pairs | incast | cross-rail")->capture_default_str();
   c->add_option("--fan-in", o.fan_in,
                 "--mode incast: K senders write to one target at once (1 <= K < nodes); every node is a target");
   c->add_option("--pairs", o.pairs_file, "pair list file for --mode pairs: 'SRC DST' per line");
   c->add_option("--quick-rounds", o.quick_rounds, "random perfect matchings in --mode quick")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(1, static_cast<int>(limits::kMaxQuickRounds)));
   c->add_option("--seed", o.schedule_seed, "seed of --mode quick")->capture_default_str();
   c->add_option("--max-concurrent", o.max_concurrent,
                 "at most this many tests per round (oversubscribed fabrics); 0 = no cap")
       ->capture_default_str();
+}
 
-  SweepFlags& f = o.sweep;
-  f.sizes = "64K,1M";
-  f.iterations = 0;  // 1000 unless --duration (sweep_command.cc)
-  c->add_option("--sizes", f.sizes, "message sizes: 'all', '2,64K,1M' or '2-8M'")->capture_default_str();
-  c->add_option("--iterations", f.iterations, "per size and QP (default 1000; none with --duration)")
-      ->check(CLI::NonNegativeNumber);
-  c->add_option("--duration", f.duration_s, "seconds per size instead of --iterations");
-  c->add_option("--warmup", f.warmup, "warm-up iterations per size")->capture_default_str()->check(CLI::NonNegativeNumber);
-  c->add_option("--qps", f.qps, "QPs per test")->capture_default_str()->check(CLI::Range(1, 64));
-  c->add_option("--tx-depth", f.tx_depth, "send queue depth")->capture_default_str()->check(CLI::NonNegativeNumber);
-  c->add_option("--post-list", f.post_list, "work requests per ibv_post_send")->capture_default_str()->check(CLI::NonNegativeNumber);
-  c->add_flag("--bidirectional", f.bidirectional,
-              "bidirectional tests (half the rounds); default one direction per sub-round");
-  c->add_flag("--verify", f.verify, "checksum the target buffer after each test");
-  c->add_option("--qp-timeout", f.qp_timeout,
-                "QP local ACK timeout exponent, 4.096 us x 2^N (perftest -u)")
-      ->capture_default_str();
-  c->add_option("--cm", f.cm,
-                "connection: auto (rdma_cm when the port has an IP), rdma_cm, oob (no IPoIB)")
-      ->capture_default_str();
-  c->add_option("--gid-index", f.gid_index, "GID index of both ends (perftest -x); default chosen");
+// The test parameters (defaults and bounds: common/sweep_limits.h) and the memory kinds.
+void AddTestFlags(CLI::App* c, SweepOptions& o) {
+  AddSweepFlags(c, o.sweep, SweepFlagSet::kSweep);
   c->add_option("--memory", o.memory,
                 "host | hugepage | gpu | gpu-staged (gpu: each rail's GPU), or a list (host,gpu: every test "
                 "once per kind, the GPU/host ratio per pair); default: the inventory's");
+}
 
+// How the tests run: retries, retests, parallelism, deadlines, preflight.
+void AddRunningFlags(CLI::App* c, SweepOptions& o) {
   c->add_option("--retries", o.retries, "extra attempts for a failed test")->capture_default_str();
   c->add_option("--retest-low", o.retest_low,
                 "outlier retest: passes that re-run the tests of low cells (the new result counts)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 10));
+      ->check(CLI::Range(0, static_cast<int>(limits::kMaxRetestLow)));
   c->add_option("--parallel", o.parallel, "concurrent tests and preflights at most")
       ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(1, static_cast<int>(limits::kMaxParallel)));
   c->add_option("--sweep-timeout", o.sweep_timeout_s,
-                "deadline of each RunWriteSweep in seconds (0 = estimate x 4 + 30)");
+                absl::StrCat("deadline of each RunWriteSweep in seconds (0 = estimate x ", limits::kSweepTimeoutFactor,
+                             " + ", limits::kSweepTimeoutSlackSeconds, ")"));
   c->add_flag("--no-preflight", o.no_preflight, "skip the preflight fan-out");
   c->add_flag("--force", o.force, "test nodes whose preflight FAILs too");
   c->add_option("--nics", o.nics,
@@ -93,7 +88,10 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
       ->capture_default_str()
       ->check(CLI::IsMember({"rails", "all"}));
   AddExpectationFlags(c, o.expect);
+}
 
+// The verdict policy and the baseline.
+void AddVerdictFlags(CLI::App* c, SweepOptions& o) {
   c->add_option("--link-gbps", o.link_gbps, "expected link rate for every port (overrides the agents')");
   c->add_option("--min-link-fraction", o.min_link_fraction,
                 "absolute verdict: pass at >= this fraction of the link rate (0 = off)")
@@ -101,7 +99,7 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
       ->check(CLI::Range(0.0, 1.0));
   c->add_option("--mad-k", o.mad_k, "fleet-relative verdict: low below median - k x MAD (0 = off)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(CLI::Range(0.0, limits::kMaxMadK));
   c->add_option("--fleet-min-drop", o.fleet_min_drop,
                 "fleet-relative verdict: low only when also this fraction below the fleet median")
       ->capture_default_str()
@@ -122,18 +120,24 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
                 "low when below the baseline by more than this fraction")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+}
 
+// Where the results go, and the plan of --dry-run.
+void AddOutputFlags(CLI::App* c, SweepOptions& o) {
   c->add_option("--out", o.out, "report folder: run.json pairs.csv summary.md report.html junit.xml journal");
   c->add_option("--resume", o.resume, "continue the run recorded in this journal (same inventory and flags)");
   c->add_flag("--dry-run", o.dry_run, "print the plan and its estimated duration; contact no agent");
   c->add_option("--estimate-from", o.estimate_from,
-                "run.json of an earlier sweep of this fabric: the estimate uses its measured per-test "
-                "set-up and bandwidth (default: --out DIR/run.json if present, else 0.05 s per test at the "
-                "link rate)");
+                absl::StrCat("run.json of an earlier sweep of this fabric: the estimate uses its measured "
+                             "per-test set-up and bandwidth (default: --out DIR/run.json if present, else ",
+                             limits::kDefaultSetupSeconds, " s per test at the link rate)"));
   c->add_option("--progress", o.progress,
                 "auto (a bar on a terminal, else a line per finished test) | bar | lines | json | none")
       ->capture_default_str();
+}
 
+// TLS and timeouts towards the agents.
+void AddAgentTlsFlags(CLI::App* c, SweepOptions& o) {
   c->add_option("--tls-ca", o.common.tls.ca_file, "PEM CA that signed the agents' certificates");
   c->add_option("--tls-cert", o.common.tls.cert_file, "PEM client certificate (mTLS)");
   c->add_option("--tls-key", o.common.tls.key_file, "PEM client key (mTLS)");
@@ -142,9 +146,12 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
   c->add_flag("--insecure", o.common.tls.insecure, "talk plaintext to agents started with --insecure");
   c->add_option("--timeout-ms", o.common.timeout_ms, "deadline of each unary RPC")
       ->capture_default_str()
-      ->check(CLI::Range(100, 3600 * 1000));
+      ->check(CLI::Range(limits::kMinRpcTimeoutMs, limits::kMaxRpcTimeoutMs));
   c->add_flag("--json", o.common.json, "with --dry-run: the plan as JSON");
+}
 
+// --server: the finished run stored on gdrbench-server.
+void AddServerFlags(CLI::App* c, SweepOptions& o) {
   c->add_option("--server", o.server.address, "store the finished run on gdrbench-server (its gRPC HOST:PORT)")
       ->envname("GDRBENCH_SERVER");
   c->add_option("--cluster", o.cluster, "the cluster the run belongs to on the server (default 'default')");
@@ -154,6 +161,21 @@ CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
   c->add_option("--server-tls-cert", o.server.tls.cert_file, "PEM client certificate for the server (mTLS)");
   c->add_option("--server-tls-key", o.server.tls.key_file, "PEM client key for the server (mTLS)");
   c->add_flag("--server-insecure", o.server.tls.insecure, "plaintext to a server started with --insecure");
+}
+
+}  // namespace
+
+CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& o) {
+  CLI::App* c = app.add_subcommand(
+      "sweep", "all-pairs bandwidth sweep over every agent: matrix, verdicts, blame, reports");
+  AddNodeFlags(c, o);
+  AddScheduleFlags(c, o);
+  AddTestFlags(c, o);
+  AddRunningFlags(c, o);
+  AddVerdictFlags(c, o);
+  AddOutputFlags(c, o);
+  AddAgentTlsFlags(c, o);
+  AddServerFlags(c, o);
   return c;
 }
 

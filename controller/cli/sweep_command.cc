@@ -18,6 +18,7 @@
 #include "controller/cli/sweep_output.h"
 #include "controller/inventory/inventory.h"
 #include "controller/report/report.h"
+#include "controller/sweep/spec.h"
 #include "controller/sweep/sweep.h"
 
 namespace gdrbench::controller::cli {
@@ -64,67 +65,78 @@ absl::StatusOr<std::optional<sweep::MeasuredCost>> MeasuredFrom(const SweepOptio
   return std::optional<sweep::MeasuredCost>(*cost);
 }
 
-// The flags mapped onto the library's config; files named by flags
-// (inventory, pair list, baseline) are read here.
-absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
-  sweep::SweepConfig c;
-  ASSIGN_OR_RETURN(c.inventory, LoadNodes(o));
-  c.inventory.expect = inventory::Merge(c.inventory.expect, o.expect);
-  ASSIGN_OR_RETURN(c.schedule.mode, schedule::ParseMode(o.mode));
-  c.schedule.bidirectional = o.sweep.bidirectional;
-  c.schedule.quick_matchings = o.quick_rounds;
-  c.schedule.seed = o.schedule_seed;
-  c.schedule.max_concurrent = o.max_concurrent;
-  if (c.schedule.mode == schedule::Mode::kPairs) {
-    if (o.pairs_file.empty()) return Usage("--mode pairs needs --pairs FILE");
-    ASSIGN_OR_RETURN(std::string text, ReadText(o.pairs_file, "--pairs"));
-    std::vector<std::string> names;
-    for (const auto& n : c.inventory.nodes) names.push_back(n.name);
-    ASSIGN_OR_RETURN(c.schedule.pairs, schedule::ParsePairList(text, o.pairs_file, names));
-  } else if (!o.pairs_file.empty()) {
-    return Usage("--pairs is only for --mode pairs");
-  }
-  if (c.schedule.mode == schedule::Mode::kIncast) {
-    if (o.fan_in == 0) return Usage("--mode incast needs --fan-in K (senders per target, 1 <= K < nodes)");
-    c.schedule.fan_in = o.fan_in;
-  } else if (o.fan_in != 0) {
-    return Usage("--fan-in is only for --mode incast");
-  }
+// The flags a request to gdrbench-server could carry, as a v1.SweepSpec
+// (typed fields only).
+absl::StatusOr<v1::SweepSpec> ToSpec(const SweepOptions& o) {
+  v1::SweepSpec spec;
+  ASSIGN_OR_RETURN(schedule::Mode mode, schedule::ParseMode(o.mode));
+  spec.set_sweep_mode(sweep::ToSweepMode(mode));
+  if (o.fan_in != 0) spec.set_fan_in(o.fan_in);
+  spec.set_quick_rounds(o.quick_rounds);
+  spec.set_max_concurrent(o.max_concurrent);
   SweepFlags f = o.sweep;
-  // 1000 iterations unless --duration; both given is refused (ToSweepParams).
-  if (f.duration_s == 0 && f.iterations == 0) f.iterations = 1000;
-  ASSIGN_OR_RETURN(c.params, ToSweepParams(f));
-  c.memory = o.memory;
-  c.link_gbps = o.link_gbps;
+  // The sweep's iterations unless --duration; both given is refused.
+  if (f.duration_s == 0 && f.iterations == 0) f.iterations = sweep_limits::kDefaultSweepIterations;
+  ASSIGN_OR_RETURN(*spec.mutable_params(), ToSweepParams(f));
+  spec.mutable_params()->clear_memory();  // a sweep's memory is --memory (the kinds)
+  if (!o.memory.empty()) {
+    ASSIGN_OR_RETURN(std::vector<v1::MemoryKind> kinds, sweep::ParseMemoryKinds(o.memory));
+    for (v1::MemoryKind k : kinds) spec.add_memory_kinds(k);
+  }
+  v1::VerdictPolicy& p = *spec.mutable_policy();
+  p = sweep::SweepConfig::DefaultPolicy();
+  p.set_min_fraction_of_link(o.min_link_fraction);
+  p.set_mad_k(o.mad_k);
+  p.set_fleet_min_drop(o.fleet_min_drop);
+  p.set_baseline_tolerance(o.baseline_tolerance);
+  if (o.min_gpu_host_ratio) p.set_min_gpu_host_ratio(*o.min_gpu_host_ratio);
+  p.set_max_retransmit_fraction(o.max_retransmit_fraction);
+  p.set_ignore_link_counters(o.ignore_link_counters);
+  spec.set_retest_low(o.retest_low);
+  spec.set_parallel(o.parallel);
+  spec.set_no_preflight(o.no_preflight);
+  spec.set_force(o.force);
+  return spec;
+}
 
-  c.policy.set_min_fraction_of_link(o.min_link_fraction);
-  c.policy.set_mad_k(o.mad_k);
-  c.policy.set_fleet_min_drop(o.fleet_min_drop);
-  c.policy.set_baseline_tolerance(o.baseline_tolerance);
-  if (o.min_gpu_host_ratio) c.policy.set_min_gpu_host_ratio(*o.min_gpu_host_ratio);
-  c.policy.set_max_retransmit_fraction(o.max_retransmit_fraction);
-  c.policy.set_ignore_link_counters(o.ignore_link_counters);
+// --mode pairs: the pair list file, by the inventory's node names.
+absl::Status ReadPairs(const SweepOptions& o, sweep::SweepConfig* c) {
+  if (c->schedule.mode != schedule::Mode::kPairs) {
+    return o.pairs_file.empty() ? absl::OkStatus() : Usage("--pairs is only for --mode pairs");
+  }
+  if (o.pairs_file.empty()) return Usage("--mode pairs needs --pairs FILE");
+  ASSIGN_OR_RETURN(std::string text, ReadText(o.pairs_file, "--pairs"));
+  std::vector<std::string> names;
+  for (const auto& n : c->inventory.nodes) names.push_back(n.name);
+  ASSIGN_OR_RETURN(c->schedule.pairs, schedule::ParsePairList(text, o.pairs_file, names));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<sweep::SweepConfig> ToSweepConfig(const SweepOptions& o) {
+  ASSIGN_OR_RETURN(inventory::Inventory inv, LoadNodes(o));
+  ASSIGN_OR_RETURN(v1::SweepSpec spec, ToSpec(o));
+  ASSIGN_OR_RETURN(sweep::SweepConfig c, sweep::ConfigFromSpec(spec, sweep::kFlagNames));
+  c.inventory = std::move(inv);
+  c.inventory.expect = inventory::Merge(c.inventory.expect, o.expect);
+  c.schedule.seed = o.schedule_seed;
+  RETURN_IF_ERROR(ReadPairs(o, &c));
+  c.link_gbps = o.link_gbps;
   if (!o.baseline.empty()) {
     auto loaded = report::LoadRunJson(o.baseline);
     if (!loaded.ok()) return UsageIfUnreadable(loaded.status());
-    v1::Run b = *std::move(loaded);
-    c.baseline = std::make_shared<const v1::Run>(std::move(b));
+    c.baseline = std::make_shared<const v1::Run>(*std::move(loaded));
     c.policy.set_baseline_run(o.baseline);
   }
-
   const rpc::ClientTlsConfig& tls = o.common.tls;
   if (!tls.ca_file.empty() || !tls.cert_file.empty() || tls.insecure) c.tls = tls;  // else the inventory's
   const AgentClientConfig client = ClientConfig("", o.common);
   c.rpc_timeout = client.rpc_timeout;
   c.connect_timeout = client.connect_timeout;
-
   ASSIGN_OR_RETURN(c.measured, MeasuredFrom(o));
-  c.parallel = o.parallel;
   c.retries = o.retries;
-  c.retest_low = o.retest_low;
   c.sweep_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.sweep_timeout_s * 1000));
-  c.preflight = !o.no_preflight;
-  c.force = o.force;
   c.all_nics = o.nics == "all";
   if (!o.resume.empty()) {
     c.journal_path = o.resume;
@@ -134,6 +146,8 @@ absl::StatusOr<sweep::SweepConfig> ToConfig(const SweepOptions& o) {
   }
   return c;
 }
+
+namespace {
 
 // auto: a bar on a terminal, else a readable line per finished test (logs,
 // cron, tee, the lab); JSON only when asked for.
@@ -263,7 +277,7 @@ int SweepCommand(const SweepOptions& o) {
       o.progress != "none") {
     return PrintError(Usage("--progress: expected auto, bar, lines, json or none"));
   }
-  auto config = ToConfig(o);
+  auto config = ToSweepConfig(o);
   if (!config.ok()) return PrintError(config.status());
   if (o.dry_run) return DryRun(o, *config);
   if (o.out.empty()) return PrintError(Usage("--out DIR is required (or --dry-run)"));

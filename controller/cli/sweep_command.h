@@ -12,11 +12,12 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "controller/analysis/verdicts.h"
+#include "common/sweep_limits.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/sweep_flags.h"
 #include "controller/inventory/inventory.h"
 #include "controller/server_client/server_client.h"
+#include "controller/sweep/sweep.h"
 
 namespace gdrbench::controller::cli {
 
@@ -28,19 +29,19 @@ struct SweepOptions {
   std::string hostlist;           // Slurm hostlist, with --port
   int port = inventory::kDefaultAgentPort;
 
-  std::string mode = "all-pairs"; // all-pairs | quick | ring | pairs
+  std::string mode{sweep_limits::kDefaultMode};  // all-pairs | quick | ring | pairs | incast | cross-rail
   std::string pairs_file;         // mode pairs
-  uint32_t quick_rounds = 3;
-  uint64_t schedule_seed = 1;
+  uint32_t quick_rounds = sweep_limits::kDefaultQuickRounds;
+  uint64_t schedule_seed = sweep_limits::kDefaultScheduleSeed;
   uint32_t max_concurrent = 0;    // tests per round, 0 = no cap
   uint32_t fan_in = 0;            // mode incast: senders per target
 
-  SweepFlags sweep;               // sizes, iterations, qps, ... (memory: see below)
+  SweepFlags sweep;               // sizes, iterations, qps, ... (memory: see below); AddSweepFlags sets the sweep's defaults
   std::string memory;             // host | hugepage | gpu | gpu-staged or a list; empty = inventory's
 
-  uint32_t retries = 1;
-  uint32_t retest_low = 1;        // passes re-running the tests of low cells (outlier retest)
-  uint32_t parallel = 64;         // concurrent tests (and preflights) at most
+  uint32_t retries = sweep_limits::kDefaultRetries;
+  uint32_t retest_low = sweep_limits::kDefaultRetestLow;  // passes re-running the tests of low cells
+  uint32_t parallel = sweep_limits::kDefaultParallel;     // concurrent tests (and preflights) at most
   double sweep_timeout_s = 0;     // per RunWriteSweep; 0 = estimate x 4 + 30 s
   bool no_preflight = false;
   bool force = false;             // keep nodes whose preflight FAILs
@@ -48,14 +49,15 @@ struct SweepOptions {
   inventory::Expectations expect; // --expect-* flags, over the inventory's expect:
 
   double link_gbps = 0;           // override every port's link rate
-  double min_link_fraction = 0.9; // absolute verdict; 0 = off
-  double mad_k = 3.0;             // fleet-relative verdict; 0 = off
-  double fleet_min_drop = 0.10;   // fleet-relative: and at least this far below the median
-  std::optional<double> min_gpu_host_ratio;  // gdr blame; unset: analysis::DefaultPolicy()'s
+  // The verdict policy (defaults: common/sweep_limits.h).
+  double min_link_fraction = sweep_limits::kDefaultMinFractionOfLink;  // absolute verdict; 0 = off
+  double mad_k = sweep_limits::kDefaultMadK;                 // fleet-relative verdict; 0 = off
+  double fleet_min_drop = sweep_limits::kDefaultFleetMinDrop;  // ... and at least this far below the median
+  std::optional<double> min_gpu_host_ratio;  // gdr blame; unset: the default policy's
   std::string baseline;           // a previous run.json
-  double baseline_tolerance = 0.05;
-  // Link counters (analysis/link_flags.h); the default is DefaultPolicy's.
-  double max_retransmit_fraction = analysis::DefaultPolicy().max_retransmit_fraction();
+  double baseline_tolerance = sweep_limits::kDefaultBaselineTolerance;
+  // Link counters (analysis/link_flags.h).
+  double max_retransmit_fraction = sweep_limits::kDefaultMaxRetransmitFraction;
   bool ignore_link_counters = false;
 
   std::string out;                // report folder (required unless --dry-run)
@@ -79,6 +81,12 @@ void AddExpectationFlags(CLI::App* cmd, inventory::Expectations& expect);
 
 // Registers the `sweep` subcommand and its flags on `app`, filling `options`.
 CLI::App* AddSweepSubcommand(CLI::App& app, SweepOptions& options);
+
+// The flags as a v1.SweepSpec (what a request to gdrbench-server carries),
+// mapped by sweep::ConfigFromSpec, then what only the CLI has: the nodes
+// (files named by flags are read here: inventory, pair list, baseline,
+// --estimate-from), TLS, timeouts, journal. INVALID_ARGUMENT naming the flag.
+absl::StatusOr<sweep::SweepConfig> ToSweepConfig(const SweepOptions& options);
 
 int SweepCommand(const SweepOptions& options);
 

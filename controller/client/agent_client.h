@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/rpc/tls.h"
+#include "common/sweep_limits.h"
 #include "gdrbench/v1/agent.grpc.pb.h"
 
 namespace gdrbench::controller {
@@ -17,8 +18,8 @@ namespace gdrbench::controller {
 struct AgentClientConfig {
   std::string address;                       // HOST:PORT
   rpc::ClientTlsConfig tls;
-  std::chrono::milliseconds rpc_timeout{10000};   // unary calls
-  std::chrono::milliseconds connect_timeout{3000};
+  std::chrono::milliseconds rpc_timeout{sweep_limits::kDefaultRpcTimeoutMs};  // unary calls
+  std::chrono::milliseconds connect_timeout{sweep_limits::kDefaultConnectTimeoutMs};
 };
 
 class AgentClient {

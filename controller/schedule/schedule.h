@@ -39,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/sweep_limits.h"
 
 namespace gdrbench::controller::schedule {
 
@@ -72,8 +73,8 @@ struct NodeShape {
 struct ScheduleOptions {
   Mode mode = Mode::kAllPairs;
   bool bidirectional = false;
-  uint32_t quick_matchings = 3;
-  uint64_t seed = 1;
+  uint32_t quick_matchings = sweep_limits::kDefaultQuickRounds;
+  uint64_t seed = sweep_limits::kDefaultScheduleSeed;
   std::vector<std::pair<uint32_t, uint32_t>> pairs;  // mode kPairs: node indices
   uint32_t max_concurrent = 0;                       // 0 = no cap
   uint32_t fan_in = 0;                               // mode kIncast: K, 1 <= K < nodes

@@ -269,20 +269,6 @@ absl::Status CancelledStatus(const std::string& run_id, const absl::Status& runn
 
 }  // namespace
 
-v1::SweepParams SweepConfig::DefaultParams() {
-  v1::SweepParams p;
-  p.add_sizes_bytes(64 << 10);
-  p.add_sizes_bytes(1 << 20);
-  p.set_iterations(1000);
-  p.set_qps(1);
-  p.set_tx_depth(128);
-  p.set_post_list(1);
-  p.set_seed(1);
-  return p;
-}
-
-v1::VerdictPolicy SweepConfig::DefaultPolicy() { return analysis::DefaultPolicy(); }
-
 const char* PhaseName(Phase phase) {
   switch (phase) {
     case Phase::kProbe: return "probe";
@@ -323,7 +309,8 @@ schedule::EstimateParams Estimate(const SweepConfig& c) {
   schedule::EstimateParams e;
   const v1::SweepParams& p = c.params;
   e.sizes_bytes.assign(p.sizes_bytes().begin(), p.sizes_bytes().end());
-  e.iterations = p.iterations() ? p.iterations() : (p.duration_ns() ? 0 : 5000);
+  // Neither iterations nor a duration: the agent's default iterations.
+  e.iterations = p.iterations() ? p.iterations() : (p.duration_ns() ? 0 : sweep_limits::kDefaultIterations);
   e.duration_ns = p.duration_ns();
   e.warmup_iterations = p.warmup_iterations();
   e.verify = p.verify();
@@ -333,7 +320,7 @@ schedule::EstimateParams Estimate(const SweepConfig& c) {
       if (n.link_gbps > 0 && (rate <= 0 || n.link_gbps < rate)) rate = n.link_gbps;
     }
   }
-  e.link_gbps = rate > 0 ? rate : 100;
+  e.link_gbps = rate > 0 ? rate : sweep_limits::kDefaultAssumedLinkGbps;
   // Incast: K senders share the target's port, each moves its data at 1/K of
   // it (the estimate and every test's deadline would be K times too short).
   // A measured rate is already what a cell got.
@@ -420,7 +407,8 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
       c.sweep_timeout.count() > 0
           ? c.sweep_timeout
           : std::chrono::milliseconds(static_cast<int64_t>(
-                (schedule::EstimateTestSeconds(Estimate(c)) * 4 + 30) * 1000));
+                (schedule::EstimateTestSeconds(Estimate(c)) * sweep_limits::kSweepTimeoutFactor +
+                 sweep_limits::kSweepTimeoutSlackSeconds) * 1000));
   run::AgentPairTester tester(agents.api, to);
   Phase phase = Phase::kTests;
   uint32_t pass = 0;

@@ -14,7 +14,8 @@
 //
 // What it does not do: parse flags, print, or touch any file but the
 // journal (inventory, baseline and reports are read and written by the
-// caller). Defaults are those of `gdrbench sweep`.
+// caller). Defaults are those of `gdrbench sweep` (common/sweep_limits.h); a
+// v1.SweepSpec becomes a SweepConfig with ConfigFromSpec (spec.h).
 //
 // Threads: RunSweep blocks its caller and runs tests on up to
 // `config.parallel` threads it owns (the caller's included); it returns only
@@ -63,6 +64,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/rpc/tls.h"
+#include "common/sweep_limits.h"
 #include "controller/analysis/uniformity.h"
 #include "controller/inventory/inventory.h"
 #include "controller/run/agent_api.h"
@@ -90,7 +92,7 @@ struct MeasuredCost {
   std::string source;        // the run's file, for the plan's text
 };
 // Per-test set-up when no earlier run says better (docs/architecture.md).
-inline constexpr double kDefaultSetupSeconds = 0.05;
+using sweep_limits::kDefaultSetupSeconds;
 // NOT_FOUND when the run has no OK test with measured sizes (a run kept
 // without pairs, or one where nothing ran).
 absl::StatusOr<MeasuredCost> MeasureCost(const v1::Run& run);
@@ -118,17 +120,17 @@ struct SweepConfig {
   // Agents. TLS: unset = the inventory's tls: section when it has one, else
   // TLS with the system roots.
   std::optional<rpc::ClientTlsConfig> tls;
-  std::chrono::milliseconds rpc_timeout{10000};     // every unary RPC
-  std::chrono::milliseconds connect_timeout{3000};  // an agent not there fails within this
+  std::chrono::milliseconds rpc_timeout{sweep_limits::kDefaultRpcTimeoutMs};  // every unary RPC
+  std::chrono::milliseconds connect_timeout{sweep_limits::kDefaultConnectTimeoutMs};  // an agent not there fails within this
   // Non-empty: agents[i] serves inventory node i (not owned; must outlive the
   // call), instead of gRPC clients made from the addresses: tests, benches,
   // a server that pools its channels.
   std::vector<run::AgentApi*> agents;
 
   // Running.
-  uint32_t parallel = 64;    // concurrent tests (and preflights) at most
-  uint32_t retries = 1;      // extra attempts for a test that is not OK
-  uint32_t retest_low = 1;   // outlier retest passes over the low cells' tests
+  uint32_t parallel = sweep_limits::kDefaultParallel;      // concurrent tests (and preflights) at most
+  uint32_t retries = sweep_limits::kDefaultRetries;        // extra attempts for a test that is not OK
+  uint32_t retest_low = sweep_limits::kDefaultRetestLow;   // outlier retest passes over the low cells' tests
   std::chrono::milliseconds sweep_timeout{0};  // per RunWriteSweep; 0 = estimate x 4 + 30 s
 
   // Preflight before the first test; nodes that FAIL are left out unless `force`.
@@ -155,7 +157,10 @@ struct SweepConfig {
   // Set: the estimate (and the default sweep timeout) from an earlier run.
   std::optional<MeasuredCost> measured;
 
-  static v1::SweepParams DefaultParams();  // 64K and 1M, 1000 iterations, 1 QP, depth 128
+  // The test parameters of a sweep whose request leaves them out
+  // (common/sweep_limits.h): 64K and 1M, 1000 iterations, 1 QP, tx depth
+  // 128, post list 1, QP timeout 14, seed 1, cm auto.
+  static v1::SweepParams DefaultParams();
   static v1::VerdictPolicy DefaultPolicy();
 };
 

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "controller/cli/sweep_flags.h"
 #include "controller/inventory/inventory.h"
+#include "controller/sweep/spec.h"
 #include "server/store/store.h"
 
 namespace gdrbench::server::sweeps {
@@ -39,66 +39,13 @@ absl::StatusOr<sweep::SweepConfig> LibraryExecutor::ToConfig(const std::string& 
                                                              const v1::SweepSpec& s) const {
   auto it = inventories_.find(cluster);
   if (it == inventories_.end()) return absl::NotFoundError(absl::StrCat("no inventory for cluster ", cluster));
-  sweep::SweepConfig c;
-  ASSIGN_OR_RETURN(c.inventory, controller::inventory::LoadInventoryFile(it->second));
-  const std::string mode = s.mode().empty() ? "all-pairs" : s.mode();
-  if (mode == "pairs") {
+  ASSIGN_OR_RETURN(controller::inventory::Inventory inventory,
+                   controller::inventory::LoadInventoryFile(it->second));
+  ASSIGN_OR_RETURN(sweep::SweepConfig c, sweep::ConfigFromSpec(s));
+  if (c.schedule.mode == controller::schedule::Mode::kPairs) {
     return absl::InvalidArgumentError("mode pairs needs a pair list file: run it with gdrbench sweep --mode pairs");
   }
-  ASSIGN_OR_RETURN(c.schedule.mode, controller::schedule::ParseMode(mode));
-  c.schedule.bidirectional = s.bidirectional();
-  c.schedule.quick_matchings = s.quick_rounds() ? s.quick_rounds() : 3;
-  c.schedule.max_concurrent = s.max_concurrent();
-  // As `gdrbench sweep` maps --fan-in (controller/cli/sweep_command.cc); the
-  // bounds (1 <= K < nodes) are the schedule's, checked by Check's plan.
-  if (c.schedule.mode == controller::schedule::Mode::kIncast) {
-    if (!s.has_fan_in()) {
-      return absl::InvalidArgumentError("mode incast needs fan_in K (senders per target, 1 <= K < nodes)");
-    }
-    c.schedule.fan_in = s.fan_in();
-  } else if (s.has_fan_in()) {
-    return absl::InvalidArgumentError(absl::StrCat("fan_in is only for mode incast, not ", mode));
-  }
-  controller::cli::SweepFlags f;  // the defaults of `gdrbench sweep`
-  f.sizes = s.sizes().empty() ? "64K,1M" : s.sizes();
-  f.iterations = s.duration_s() > 0 ? 0 : (s.iterations() ? s.iterations() : 1000);
-  if (!(s.duration_s() >= 0 && s.duration_s() <= 3600)) {
-    return absl::InvalidArgumentError("duration_s must be 0 to 3600 seconds");
-  }
-  f.duration_s = s.duration_s();
-  if (s.qps() > 64) return absl::InvalidArgumentError("qps must be at most 64");
-  f.qps = s.qps() ? s.qps() : 1;
-  f.bidirectional = s.bidirectional();
-  f.verify = s.verify();
-  if (!s.cm().empty()) f.cm = s.cm();  // else auto; ToSweepParams refuses other words
-  ASSIGN_OR_RETURN(c.params, controller::cli::ToSweepParams(f));
-  c.memory = s.memory();
-  auto fraction = [](double v, const char* name) -> absl::Status {
-    if (v >= 0 && v <= 1) return absl::OkStatus();
-    return absl::InvalidArgumentError(absl::StrCat(name, " must be 0 to 1"));
-  };
-  if (s.has_min_link_fraction()) {
-    RETURN_IF_ERROR(fraction(s.min_link_fraction(), "min_link_fraction"));
-    c.policy.set_min_fraction_of_link(s.min_link_fraction());
-  }
-  if (s.has_fleet_min_drop()) {
-    RETURN_IF_ERROR(fraction(s.fleet_min_drop(), "fleet_min_drop"));
-    c.policy.set_fleet_min_drop(s.fleet_min_drop());
-  }
-  if (s.has_mad_k()) {
-    if (!(s.mad_k() >= 0 && s.mad_k() <= 100)) return absl::InvalidArgumentError("mad_k must be 0 to 100");
-    c.policy.set_mad_k(s.mad_k());
-  }
-  if (s.has_retest_low()) {
-    if (s.retest_low() > 10) return absl::InvalidArgumentError("retest_low must be at most 10");
-    c.retest_low = s.retest_low();
-  }
-  if (s.has_parallel()) {
-    if (s.parallel() < 1 || s.parallel() > 4096) return absl::InvalidArgumentError("parallel must be 1 to 4096");
-    c.parallel = s.parallel();
-  }
-  c.preflight = !s.no_preflight();
-  c.force = s.force();
+  c.inventory = std::move(inventory);
   return c;
 }
 

@@ -1,8 +1,9 @@
 // The SweepExecutor that runs real sweeps: controller/sweep's RunSweep over
 // a cluster's inventory file (read again for every sweep, so an edited
-// inventory applies to the next one). A SweepSpec carries the flags of
-// `gdrbench sweep` (same defaults, mapped by the same ToSweepParams); the
-// nodes and the agents' TLS come only from the inventory. Each sweep
+// inventory applies to the next one). A SweepSpec is mapped by
+// controller/sweep's ConfigFromSpec, as `gdrbench sweep` maps its flags
+// (same defaults: common/sweep_limits.h); the nodes and the agents' TLS
+// come only from the inventory. Each sweep
 // journals into `state_dir`: removed once the run is returned, kept (and
 // named in the job's error) when the sweep stopped early, so the finished
 // tests can still be stored with `gdrbench runs upload JOURNAL`.

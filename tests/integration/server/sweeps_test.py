@@ -38,7 +38,11 @@ def main():
                                                 "--cluster", f"loop={p('inv.yaml')}", "--state-dir", p("state")])
         api = f"http://{server.http}/api/v1"
         W, R = sl.TOKENS["write"], sl.TOKENS["read"]
+        # The first sweep with the string fields of the previous version, the
+        # second with the typed ones: the same request, the same run params.
         spec = {"sizes": "64K", "iterations": "10", "noPreflight": True, "retestLow": 0}
+        typed = {"params": {"sizesBytes": ["65536"], "iterations": "10", "qps": 1, "txDepth": 128, "postList": 1,
+                            "qpTimeout": 14, "seed": "1"}, "noPreflight": True, "retestLow": 0}
         code, body = sl.curl(api + "/clusters", token=R, expect=200)
         check([c["name"] for c in body["clusters"]] == ["loop"] and body["clusters"][0]["sweeps"],
               "the configured cluster is listed as sweepable")
@@ -47,6 +51,15 @@ def main():
         code, body = sl.curl(api + "/sweeps", token=W, method="POST",
                              data=json.dumps({"cluster": "loop", "spec": {"mode": "sideways"}}))
         check(code == 400, f"a bad mode is rejected at submit: {body['error']['message']}")
+        code, body = sl.curl(api + "/sweeps", token=W, method="POST",
+                             data=json.dumps({"cluster": "loop", "spec": dict(typed, qps=2)}))
+        check(code == 400 and "params and the deprecated qps both given" in body["error"]["message"],
+              f"an old field beside its typed field is rejected: {body['error']['message']}")
+        bad = json.loads(json.dumps(typed))
+        bad["params"]["qps"] = 0
+        code, body = sl.curl(api + "/sweeps", token=W, method="POST", data=json.dumps({"cluster": "loop", "spec": bad}))
+        check(code == 400 and "params.qps 0: give 1 .. 64" in body["error"]["message"],
+              f"a bad typed value is rejected naming the field and the bound: {body['error']['message']}")
         code, body = sl.curl(api + "/sweeps", token=W, method="POST",
                              data=json.dumps({"cluster": "nowhere"}))
         check(code == 400 and "no inventory for cluster 'nowhere'" in body["error"]["message"],
@@ -58,7 +71,7 @@ def main():
         code, j1 = sl.curl(api + "/sweeps", token=W, method="POST",
                            data=json.dumps({"cluster": "loop", "spec": spec}), expect=202)
         code, j2 = sl.curl(api + "/sweeps", token=W, method="POST",
-                           data=json.dumps({"cluster": "loop", "spec": spec}), expect=202)
+                           data=json.dumps({"cluster": "loop", "spec": typed}), expect=202)
         code, j3 = sl.curl(api + "/sweeps", token=W, method="POST",
                            data=json.dumps({"cluster": "loop", "spec": spec}), expect=202)
         check(j1["submittedBy"] == "ci", "jobs carry who submitted them")
@@ -95,6 +108,9 @@ def main():
         seen = [j.state for j in stub.WatchSweep(controller_pb2.WatchSweepRequest(job_id=j2["jobId"]), timeout=120,
                                                  metadata=[("authorization", "Bearer " + R)])]
         check(seen[-1] == controller_pb2.SWEEP_STATE_SUCCEEDED, f"WatchSweep to the end: {len(seen)} updates")
+        code, done2 = sl.curl(api + f"/sweeps/{j2['jobId']}", token=R, expect=200)
+        code, run2 = sl.curl(api + f"/runs/{done2['runId']}", token=R, expect=200)
+        check(run2["params"] == run["params"], f"the typed spec ran the old spec's params: {run2['params']}")
         code, body = sl.curl(api + "/runs?cluster=loop", token=R, expect=200)
         check(len(body["runs"]) == 2, "two sweeps ran and were stored, the cancelled one did not run")
         left = os.listdir(p("state"))

@@ -97,7 +97,7 @@ class FakeExecutor : public sweeps::SweepExecutor {
  public:
   std::set<std::string> clusters() const override { return {"a", "b"}; }
   absl::Status Check(const std::string&, const v1::SweepSpec& spec) const override {
-    if (spec.mode() == "bogus") return absl::InvalidArgumentError("mode bogus");
+    if (!v1::SweepMode_IsValid(spec.sweep_mode())) return absl::InvalidArgumentError("sweep_mode bogus");
     return absl::OkStatus();
   }
   absl::StatusOr<v1::Run> Run(const std::string& cluster, const v1::SweepSpec&, const ProgressFn& progress,
@@ -150,7 +150,7 @@ TEST(SweepManager, OneSweepPerClusterQueueCancelAndWatch) {
   });
   EXPECT_EQ(m.Submit("c", {}, "t").status().code(), absl::StatusCode::kFailedPrecondition);
   v1::SweepSpec bogus;
-  bogus.set_mode("bogus");
+  bogus.set_sweep_mode(static_cast<v1::SweepMode>(99));
   EXPECT_EQ(m.Submit("a", bogus, "t").status().code(), absl::StatusCode::kInvalidArgument);
   auto j1 = m.Submit("a", {}, "t");
   auto j2 = m.Submit("a", {}, "t");

@@ -10,7 +10,12 @@
 #include <fstream>
 #include <functional>
 
+#include "absl/strings/str_cat.h"
+#include "common/sweep_limits.h"
 #include "server/sweeps/library_executor.h"
+
+// The deprecated string fields of v1.SweepSpec are what older clients send.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace gdrbench::server::sweeps {
 namespace {
@@ -76,22 +81,57 @@ TEST_F(SweepExecutorTest, AnInventoryThatDoesNotLoadStopsTheStart) {
   EXPECT_TRUE(std::filesystem::is_directory(dir_ / "state"));
 }
 
+// The defaults of a sweep requested from the server are those of the one
+// header (common/sweep_limits.h), as `gdrbench sweep`'s are.
 TEST_F(SweepExecutorTest, AnEmptySpecIsGdrbenchSweepsDefaults) {
+  namespace limits = sweep_limits;
   auto e = Make(3);
   ASSERT_TRUE(e);
   auto c = e->ToConfig("fab", v1::SweepSpec());
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->inventory.nodes.size(), 3u);
-  EXPECT_THAT(c->params.sizes_bytes(), ::testing::ElementsAre(64 << 10, 1 << 20));
-  EXPECT_EQ(c->params.iterations(), 1000u);
-  EXPECT_EQ(c->params.qps(), 1u);
+  EXPECT_THAT(c->params.sizes_bytes(), ::testing::ElementsAreArray(limits::kDefaultSweepSizes));
+  EXPECT_EQ(c->params.iterations(), limits::kDefaultSweepIterations);
+  EXPECT_EQ(c->params.qps(), limits::kDefaultQps);
+  EXPECT_EQ(c->params.tx_depth(), limits::kDefaultTxDepth);
+  EXPECT_EQ(c->params.qp_timeout(), limits::kDefaultQpTimeout);
   EXPECT_EQ(c->schedule.mode, controller::schedule::Mode::kAllPairs);
-  EXPECT_EQ(c->schedule.quick_matchings, 3u);
-  EXPECT_EQ(c->retest_low, 1u);
-  EXPECT_EQ(c->parallel, 64u);
+  EXPECT_EQ(c->schedule.quick_matchings, limits::kDefaultQuickRounds);
+  EXPECT_EQ(c->retest_low, limits::kDefaultRetestLow);
+  EXPECT_EQ(c->parallel, limits::kDefaultParallel);
   EXPECT_TRUE(c->preflight);
-  EXPECT_DOUBLE_EQ(c->policy.min_fraction_of_link(), 0.9);
+  EXPECT_DOUBLE_EQ(c->policy.min_fraction_of_link(), limits::kDefaultMinFractionOfLink);
+  EXPECT_DOUBLE_EQ(c->policy.mad_k(), limits::kDefaultMadK);
   EXPECT_TRUE(e->Check("fab", v1::SweepSpec()).ok());
+  // The plan it checks carries them too.
+  auto plan = controller::sweep::PlanWithoutAgents(*c);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->params.iterations(), limits::kDefaultSweepIterations);
+}
+
+TEST_F(SweepExecutorTest, TypedSpecFieldsAreMapped) {
+  auto e = Make(2);
+  ASSERT_TRUE(e);
+  v1::SweepSpec s;
+  s.set_sweep_mode(v1::SWEEP_MODE_RING);
+  v1::SweepParams& p = *s.mutable_params();
+  p = controller::sweep::SweepConfig::DefaultParams();
+  p.set_qps(4);
+  p.set_bidirectional(true);
+  s.add_memory_kinds(v1::MEMORY_KIND_HOST);
+  s.add_memory_kinds(v1::MEMORY_KIND_GPU);
+  auto c = e->ToConfig("fab", s);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->schedule.mode, controller::schedule::Mode::kRing);
+  EXPECT_EQ(c->params.qps(), 4u);
+  EXPECT_TRUE(c->schedule.bidirectional);
+  EXPECT_EQ(c->memory, "host,gpu");
+  s.set_sweep_mode(v1::SWEEP_MODE_PAIRS);
+  EXPECT_THAT(e->Check("fab", s).message(), HasSubstr("needs a pair list file"));
+  s.set_sweep_mode(v1::SWEEP_MODE_RING);
+  p.set_qps(0);
+  EXPECT_THAT(e->Check("fab", s).message(),
+              HasSubstr(absl::StrCat("params.qps 0: give 1 .. ", sweep_limits::kMaxQps)));
 }
 
 TEST_F(SweepExecutorTest, SpecFieldsAreMapped) {
@@ -134,8 +174,8 @@ TEST_F(SweepExecutorTest, BadSpecsAreRefusedAtSubmitWithASentence) {
   refused([](v1::SweepSpec& s) { s.set_mode("pairs"); }, "needs a pair list file");
   refused([](v1::SweepSpec& s) { s.set_mode("sideways"); }, "sideways");
   refused([](v1::SweepSpec& s) { s.set_sizes("64Q"); }, "64Q");
-  refused([](v1::SweepSpec& s) { s.set_qps(65); }, "qps must be at most 64");
-  refused([](v1::SweepSpec& s) { s.set_duration_s(-1); }, "duration_s must be 0 to 3600");
+  refused([](v1::SweepSpec& s) { s.set_qps(65); }, "qps 65: give 1 .. 64");
+  refused([](v1::SweepSpec& s) { s.set_duration_s(-1); }, "duration_s -1: give 0 .. 600 seconds per size");
   refused([](v1::SweepSpec& s) { s.set_min_link_fraction(1.5); }, "min_link_fraction must be 0 to 1");
   refused([](v1::SweepSpec& s) { s.set_retest_low(11); }, "retest_low must be at most 10");
   refused([](v1::SweepSpec& s) { s.set_parallel(0); }, "parallel must be 1 to 4096");
