@@ -55,8 +55,9 @@ absl::StatusOr<std::vector<v1::MemoryKind>> ParseMemoryKinds(absl::string_view t
 absl::string_view MemoryKindName(v1::MemoryKind kind);
 
 // Every field of `params` against the agent's bounds and the sweep's rules:
-// sizes 1 B .. 1 GiB (at most 64, ascending, no duplicates), exactly one of
-// iterations and duration_ns, warm-up and iterations at most 10^8, qps
+// sizes 1 B .. 1 GiB (at most 64, ascending, no duplicates), at most one of
+// iterations and duration_ns (neither: the agent's default iterations; a
+// sweep's spec needs one, spec.h), warm-up and iterations at most 10^8, qps
 // 1 .. 64, tx depth 1 .. 8192, post list 1 .. 64, QP timeout 1 .. 31, GID
 // index 0 .. 255, cm and test within their enums. INVALID_ARGUMENT "NAME
 // VALUE: BOUND" with `names`.
