@@ -1,30 +1,27 @@
-// Offline validation of a kustomization folder against the Kubernetes API schemas.
+// Offline validation of Kubernetes objects against the API schemas.
 //
-//   node validate.mjs DIR [--out RENDERED.json] [--expect-invalid]
+//   node validate.mjs FILE.yaml... [--out RENDERED.json] [--expect-invalid]
 //
-// The schemas are kubernetes-models' validators, generated from the OpenAPI spec the
-// Kubernetes project publishes (and @kubernetes-models/cert-manager's from cert-manager's
-// CRDs); nothing here describes a field. The folder's kustomization.yaml may use only
-// `resources` and `namespace` (kustomize sets metadata.namespace on every namespaced
-// object), so rendering is exact without kustomize itself. Each object is validated; every
-// error is one line "FILE: KIND/NAME: path message". --out writes the rendered objects as a
-// JSON array. --expect-invalid inverts the exit code (the test's proof that it can fail).
+// Each FILE is a stream of objects: what `kubectl kustomize DIR` rendered, or a manifest that
+// is created on its own (a Job with generateName). The schemas are kubernetes-models'
+// validators, generated from the OpenAPI spec the Kubernetes project publishes, and
+// @kubernetes-models/cert-manager's and @kubernetes-models/prometheus-operator's, generated
+// from those projects' CRDs; nothing here describes a field. Every error is one line
+// "FILE: KIND/NAME: path message". --out writes the objects as a JSON array of
+// {file, object}. --expect-invalid inverts the exit code (the test's proof that it can fail).
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
 const args = process.argv.slice(2);
-const dir = args[0];
 const outAt = args.indexOf('--out');
-const out = outAt > 0 ? args[outAt + 1] : null;
+const out = outAt >= 0 ? args[outAt + 1] : null;
 const expectInvalid = args.includes('--expect-invalid');
-if (!dir) {
-  console.error('usage: node validate.mjs DIR [--out FILE] [--expect-invalid]');
+const files = args.filter((a, i) => !a.startsWith('--') && (outAt < 0 || i !== outAt + 1));
+if (files.length === 0) {
+  console.error('usage: node validate.mjs FILE.yaml... [--out FILE] [--expect-invalid]');
   process.exit(2);
 }
-
-const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'RuntimeClass',
-  'PersistentVolume', 'StorageClass', 'CustomResourceDefinition', 'ClusterIssuer']);
 
 function loadYaml(file) {
   const docs = parseAllDocuments(fs.readFileSync(file, 'utf8'));
@@ -38,28 +35,15 @@ function loadYaml(file) {
 function modulePath(apiVersion, kind) {
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
   if (group.endsWith('cert-manager.io')) return `@kubernetes-models/cert-manager/${group}/${version}/${kind}`;
+  if (group === 'monitoring.coreos.com') {
+    return `@kubernetes-models/prometheus-operator/${group}/${version}/${kind}`;
+  }
   return group ? `kubernetes-models/${group}/${version}/${kind}` : `kubernetes-models/${version}/${kind}`;
 }
 
 const errors = [];
 const rendered = [];
-const kfile = path.join(dir, 'kustomization.yaml');
-const [k] = loadYaml(kfile);
-for (const key of Object.keys(k)) {
-  if (!['apiVersion', 'kind', 'namespace', 'resources'].includes(key)) {
-    errors.push(`${kfile}: '${key}' is not rendered by this validator (only namespace and resources)`);
-  }
-}
-const listed = new Set(k.resources || []);
-for (const f of fs.readdirSync(dir)) {
-  if (f.endsWith('.yaml') && f !== 'kustomization.yaml' && !listed.has(f) && !f.startsWith('.')) {
-    console.error(`note: ${path.join(dir, f)} is not in kustomization.yaml (validated, not rendered)`);
-  }
-}
-const files = [...listed, ...fs.readdirSync(dir).filter((f) => f.endsWith('.yaml') &&
-  f !== 'kustomization.yaml' && !listed.has(f))];
-for (const f of files) {
-  const file = path.join(dir, f);
+for (const file of files) {
   let objects;
   try {
     objects = loadYaml(file);
@@ -69,12 +53,6 @@ for (const f of files) {
   }
   for (const o of objects) {
     const id = `${o.kind}/${o.metadata?.name ?? o.metadata?.generateName ?? '?'}`;
-    if (listed.has(f) && k.namespace && !clusterScoped.has(o.kind)) {
-      if (o.metadata?.namespace && o.metadata.namespace !== k.namespace) {
-        errors.push(`${file}: ${id}: namespace ${o.metadata.namespace}, kustomization says ${k.namespace}`);
-      }
-      o.metadata = { ...o.metadata, namespace: k.namespace };
-    }
     let Model;
     try {
       Model = (await import(modulePath(o.apiVersion, o.kind)))[o.kind];
@@ -91,8 +69,8 @@ for (const f of files) {
       }
       continue;
     }
-    rendered.push({ file: f, rendered: listed.has(f), object: o });
-    console.log(`valid: ${file}: ${o.apiVersion} ${id}`);
+    rendered.push({ file: path.basename(file), object: o });
+    console.log(`valid: ${path.basename(file)}: ${o.apiVersion} ${id}`);
   }
 }
 for (const e of errors) console.error(`invalid: ${e}`);
