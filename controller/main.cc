@@ -35,6 +35,37 @@ void AddCommon(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag("--json", o.json, "print the result as JSON (the v1 proto)");
 }
 
+// The run and the policy, shared by `drain` and `resume` (one plan: the
+// fraction guard applies to both).
+void AddDrainFlags(CLI::App* cmd, gdrbench::controller::cli::DrainOptions& d) {
+  auto* src = cmd->add_option_group("run", "the run (one of)");
+  src->add_option("--run", d.run_file, "run.json of a sweep (gdrbench sweep --out DIR)");
+  src->add_option("--server", d.server.address, "gdrbench-server's gRPC API, HOST:PORT");
+  src->require_option(1);
+  cmd->add_option("--run-id", d.run_id, "with --server: the run, or 'latest'")->capture_default_str();
+  cmd->add_option("--cluster", d.cluster, "with --server --run-id latest: the cluster");
+  cmd->add_option("--token-file", d.server.token_file, "with --server: file holding a read token")
+      ->envname("GDRBENCH_TOKEN_FILE");
+  cmd->add_option("--tls-ca", d.server.tls.ca_file, "with --server: PEM CA of the server's certificate");
+  cmd->add_option("--tls-cert", d.server.tls.cert_file, "with --server: PEM client certificate");
+  cmd->add_option("--tls-key", d.server.tls.key_file, "with --server: PEM client key");
+  cmd->add_option("--tls-server-name", d.server.tls.server_name, "with --server: name to check in its certificate");
+  cmd->add_flag("--insecure", d.server.tls.insecure, "with --server: plaintext");
+  cmd->add_option("--what", d.what,
+                  "what drains a node: node,nic,excluded,link (blame kinds; excluded: left out of the sweep)")
+      ->capture_default_str();
+  cmd->add_option("--max-fraction", d.max_fraction,
+                  "refuse the whole run (drain, resume and write nothing) when it would drain more than "
+                  "this fraction of its nodes")
+      ->capture_default_str();
+  cmd->add_option("--verdicts", d.verdicts_dir,
+                  "also write each node's verdict file (pass or drain) into DIR for the NHC check "
+                  "(deploy/slurm/gdrbench_fabric.nhc); nothing is written for a refused run");
+  cmd->add_option("--scontrol", d.scontrol, "the scontrol to run")->capture_default_str();
+  cmd->add_option("--sacctmgr", d.sacctmgr, "the sacctmgr to ask for the caller's AdminLevel")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,33 +132,20 @@ int main(int argc, char** argv) {
 
   cli::DrainOptions drain;
   CLI::App* drain_cmd = app.add_subcommand(
-      "drain", "drain the nodes a run blames in Slurm (scontrol update ... State=DRAIN)");
-  auto* drain_src = drain_cmd->add_option_group("run", "the run (one of)");
-  drain_src->add_option("--run", drain.run_file, "run.json of a sweep (gdrbench sweep --out DIR)");
-  drain_src->add_option("--server", drain.server.address, "gdrbench-server's gRPC API, HOST:PORT");
-  drain_src->require_option(1);
-  drain_cmd->add_option("--run-id", drain.run_id, "with --server: the run, or 'latest'")
-      ->capture_default_str();
-  drain_cmd->add_option("--cluster", drain.cluster, "with --server --run-id latest: the cluster");
-  drain_cmd->add_option("--token-file", drain.server.token_file, "with --server: file holding a read token")
-      ->envname("GDRBENCH_TOKEN_FILE");
-  drain_cmd->add_option("--tls-ca", drain.server.tls.ca_file, "with --server: PEM CA of the server's certificate");
-  drain_cmd->add_option("--tls-cert", drain.server.tls.cert_file, "with --server: PEM client certificate");
-  drain_cmd->add_option("--tls-key", drain.server.tls.key_file, "with --server: PEM client key");
-  drain_cmd->add_option("--tls-server-name", drain.server.tls.server_name,
-                        "with --server: name to check in its certificate");
-  drain_cmd->add_flag("--insecure", drain.server.tls.insecure, "with --server: plaintext");
-  drain_cmd->add_option("--what", drain.what,
-                        "what drains a node: node,nic,excluded,link (blame kinds; excluded: left "
-                        "out of the sweep)")
-      ->capture_default_str();
-  drain_cmd->add_option("--max-fraction", drain.max_fraction,
-                        "refuse to drain more than this fraction of the run's nodes")
-      ->capture_default_str();
+      "drain", "drain the nodes a run blames in Slurm (scontrol update ... State=DRAIN); exit 3 when the "
+               "run is over --max-fraction (nothing drained)");
+  AddDrainFlags(drain_cmd, drain);
   drain_cmd->add_flag("--dry-run", drain.dry_run, "print the scontrol commands, run none");
   drain_cmd->add_option("--check", drain.check_node,
-                        "only say whether NODE would be drained (exit 1 and the reason if so)");
-  drain_cmd->add_option("--scontrol", drain.scontrol, "the scontrol to run")->capture_default_str();
+                        "only say whether NODE would be drained (exit 1 and the reason if so, 3 "
+                        "when unknown: never a drain)");
+  cli::DrainOptions resume;
+  CLI::App* resume_cmd = app.add_subcommand(
+      "resume", "return to service the nodes gdrbench drained that the run tested and passed "
+                "(scontrol update ... State=RESUME); others are never touched");
+  AddDrainFlags(resume_cmd, resume);
+  resume_cmd->add_flag("--dry-run", resume.dry_run, "print the scontrol commands, run none");
+  resume_cmd->add_option("--sinfo", resume.sinfo, "the sinfo to run")->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -156,6 +174,7 @@ int main(int argc, char** argv) {
   }
   if (*sweep_cmd) return cli::SweepCommand(sweep);
   if (*drain_cmd) return cli::DrainCommand(drain);
+  if (*resume_cmd) return cli::ResumeCommand(resume);
   if (server_cmd) return server_cmd();
   return 2;
 }

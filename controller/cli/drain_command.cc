@@ -1,42 +1,19 @@
 #include "controller/cli/drain_command.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "controller/cli/commands.h"
+#include "controller/cli/slurm_exec.h"
 #include "controller/report/report.h"
 #include "controller/slurm/drain.h"
-#include "common/status.h"
-
-extern char** environ;
+#include "controller/slurm/resume.h"
+#include "controller/slurm/verdict_files.h"
 
 namespace gdrbench::controller::cli {
 namespace {
-
-// Runs argv (PATH lookup, no shell); the exit code, or -1 with errno's text
-// in *why when it could not start or died by a signal.
-int Spawn(const std::vector<std::string>& argv, std::string* why) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
-  if (rc != 0) {
-    *why = absl::StrCat("cannot run ", argv[0], ": ", std::strerror(rc));
-    return -1;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  *why = absl::StrCat(argv[0], " died by signal ", WTERMSIG(status));
-  return -1;
-}
 
 // The run from the server: its header view (blame, excluded nodes, the
 // matrices' node names; no pairs), which is all the drain reads.
@@ -60,54 +37,140 @@ absl::StatusOr<v1::Run> FetchRun(const DrainOptions& o) {
   return client->GetRun(get);
 }
 
+// The run and what it allows, for every command here: usage checked, the
+// run read (file or server) and planned through slurm::PlanDrain.
+struct Planned {
+  v1::Run run;
+  slurm::DrainPlan plan;
+};
+
+absl::StatusOr<slurm::DrainPolicy> Usage(const DrainOptions& o) {
+  if (o.run_file.empty() == o.server.address.empty()) {
+    return absl::InvalidArgumentError("give --run FILE or --server HOST:PORT [--run-id ID]");
+  }
+  return slurm::ParseDrainKinds(o.what, o.max_fraction);
+}
+
+// *refused: the fraction guard refused the run (not a read error).
+absl::StatusOr<Planned> LoadAndPlan(const DrainOptions& o, const slurm::DrainPolicy& policy,
+                                    bool* refused) {
+  Planned p;
+  ASSIGN_OR_RETURN(p.run, o.run_file.empty() ? FetchRun(o) : report::LoadRunJson(o.run_file));
+  auto plan = slurm::PlanDrain(p.run, policy);
+  if (!plan.ok()) {
+    *refused = absl::IsFailedPrecondition(plan.status());
+    const std::string source = o.run_file.empty()
+                                   ? absl::StrCat("run ", p.run.run_id(), " on ", o.server.address)
+                                   : o.run_file;
+    return absl::Status(plan.status().code(), absl::StrCat(source, ": ", plan.status().message()));
+  }
+  p.plan = std::move(*plan);
+  if (!o.verdicts_dir.empty()) RETURN_IF_ERROR(slurm::WriteVerdictFiles(p.plan, o.verdicts_dir));
+  return p;
+}
+
+int Fail(const absl::Status& st, bool refused) {
+  if (refused) {
+    PrintError(st);
+    return kDrainRefused;
+  }
+  return PrintError(st);
+}
+
+// Before the first scontrol update: the rights slurmctld will ask for.
+absl::Status CheckRights(const DrainOptions& o, const std::string& action) {
+  return slurm::CheckAdminRights(WhoAmI(o.scontrol, o.sacctmgr), action);
+}
+
+int Check(const DrainOptions& o, const absl::StatusOr<Planned>& p) {
+  if (!p.ok()) {
+    std::fprintf(stderr, "gdrbench: unknown: %s\n", std::string(p.status().message()).c_str());
+    return kCheckUnknown;
+  }
+  for (const auto& v : p->plan.verdicts) {
+    if (v.node != o.check_node || v.verdict != slurm::Verdict::kDrain) continue;
+    std::printf("%s\n", v.reason.c_str());
+    return kCheckDrain;
+  }
+  return kDrainOk;
+}
+
 }  // namespace
 
 int DrainCommand(const DrainOptions& o) {
-  auto policy = slurm::ParseDrainKinds(o.what, o.max_fraction);
+  auto policy = Usage(o);
   if (!policy.ok()) return PrintError(policy.status());
-  if (o.run_file.empty() == o.server.address.empty()) {
-    return PrintError(absl::InvalidArgumentError("give --run FILE or --server HOST:PORT [--run-id ID]"));
+  bool refused = false;
+  auto planned = LoadAndPlan(o, *policy, &refused);
+  if (!o.check_node.empty()) return Check(o, planned);
+  if (!planned.ok()) return Fail(planned.status(), refused);
+  const v1::Run& run = planned->run;
+  const auto& findings = planned->plan.drain;
+  if (findings.empty()) {
+    std::printf("run %s: no node to drain\n", run.run_id().c_str());
+    return kDrainOk;
   }
-  auto run = o.run_file.empty() ? FetchRun(o) : report::LoadRunJson(o.run_file);
-  if (!run.ok()) return PrintError(run.status());
-  const std::string source = o.run_file.empty() ? absl::StrCat("run ", run->run_id(), " on ", o.server.address)
-                                                : o.run_file;
-  auto findings = slurm::FindNodesToDrain(*run, *policy);
-  if (!findings.ok()) {
-    return PrintError(absl::Status(findings.status().code(),
-                                   absl::StrCat(source, ": ", findings.status().message())));
+  if (!o.dry_run) {
+    if (auto st = CheckRights(o, "drain nodes"); !st.ok()) return PrintError(st);
   }
-  if (!o.check_node.empty()) {
-    for (const auto& f : *findings) {
-      if (f.node != o.check_node) continue;
-      std::printf("%s\n", slurm::DrainReason(f, *run).c_str());
-      return 1;
-    }
-    return 0;
-  }
-  if (findings->empty()) {
-    std::printf("run %s: no node to drain\n", run->run_id().c_str());
-    return 0;
-  }
-  if (auto st = slurm::CheckFraction(*run, *findings, *policy); !st.ok()) return PrintError(st);
   int failed = 0;
-  for (const auto& f : *findings) {
-    std::vector<std::string> argv = slurm::ScontrolDrainArgv(o.scontrol, f, *run);
+  for (const auto& f : findings) {
+    std::vector<std::string> argv = slurm::ScontrolDrainArgv(o.scontrol, f, run);
     if (o.dry_run) {
       std::printf("%s\n", slurm::ShellQuote(argv).c_str());
       continue;
     }
     std::string why;
-    int rc = Spawn(argv, &why);
+    int rc = SpawnWait(argv, &why);
     if (rc != 0) {
       ++failed;
       if (why.empty()) why = absl::StrCat(o.scontrol, " exited ", rc);
       std::fprintf(stderr, "gdrbench: drain %s: %s\n", f.node.c_str(), why.c_str());
       continue;
     }
-    std::printf("drained %s: %s\n", f.node.c_str(), slurm::DrainReason(f, *run).c_str());
+    std::printf("drained %s: %s\n", f.node.c_str(), slurm::DrainReason(f, run).c_str());
   }
-  return failed ? 1 : 0;
+  return failed ? kDrainFailed : kDrainOk;
+}
+
+int ResumeCommand(const DrainOptions& o) {
+  auto policy = Usage(o);
+  if (!policy.ok()) return PrintError(policy.status());
+  bool refused = false;
+  auto planned = LoadAndPlan(o, *policy, &refused);
+  if (!planned.ok()) return Fail(planned.status(), refused);
+  auto sinfo = CaptureStdout({o.sinfo, "-h", "-N", "-o", slurm::kSinfoFormat});
+  if (!sinfo.ok()) return PrintError(sinfo.status());
+  auto states = slurm::ParseSinfoNodes(*sinfo);
+  if (!states.ok()) return PrintError(absl::UnavailableError(states.status().message()));
+  std::vector<slurm::ResumeStep> steps = slurm::PlanResume(planned->plan, *states);
+  bool any = false;
+  for (const auto& s : steps) any = any || s.resume;
+  if (any && !o.dry_run) {
+    if (auto st = CheckRights(o, "resume nodes"); !st.ok()) return PrintError(st);
+  }
+  int failed = 0;
+  for (const auto& s : steps) {
+    if (!s.resume) {
+      std::printf("kept %s drained: %s\n", s.node.c_str(), s.why.c_str());
+      continue;
+    }
+    std::vector<std::string> argv = slurm::ScontrolResumeArgv(o.scontrol, s.node);
+    if (o.dry_run) {
+      std::printf("%s\n", slurm::ShellQuote(argv).c_str());
+      continue;
+    }
+    std::string why;
+    if (int rc = SpawnWait(argv, &why); rc != 0) {
+      ++failed;
+      if (why.empty()) why = absl::StrCat(o.scontrol, " exited ", rc);
+      std::fprintf(stderr, "gdrbench: resume %s: %s\n", s.node.c_str(), why.c_str());
+      continue;
+    }
+    std::printf("resumed %s: %s\n", s.node.c_str(), s.why.c_str());
+  }
+  if (steps.empty()) std::printf("run %s: no node gdrbench drained to resume\n", planned->plan.run_id.c_str());
+  return failed ? kDrainFailed : kDrainOk;
 }
 
 }  // namespace gdrbench::controller::cli

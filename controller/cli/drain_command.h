@@ -1,5 +1,7 @@
-// `gdrbench drain`: the nodes a run blames, drained in Slurm with scontrol
-// (controller/slurm/drain.h says which and why).
+// `gdrbench drain` and `gdrbench resume`: what a run says about nodes, acted
+// on in Slurm with scontrol. Both read the run through slurm::PlanDrain, so
+// the fraction guard applies to every path: a run that would drain more than
+// --max-fraction of its nodes drains, resumes and writes nothing.
 #pragma once
 
 #include <string>
@@ -17,12 +19,24 @@ struct DrainOptions {
   double max_fraction = 0.25;
   bool dry_run = false;                 // print the scontrol commands only
   std::string check_node;               // --check NODE: exit 1 with the reason if NODE would be drained
+  std::string verdicts_dir;             // --verdicts DIR: each node's verdict file for the NHC check
   std::string scontrol = "scontrol";
+  std::string sinfo = "sinfo";          // resume: the node states
+  std::string sacctmgr = "sacctmgr";    // the caller's AdminLevel
 };
 
-// 0: drained (or nothing to drain, or --check found NODE healthy); 1: a
-// scontrol call failed, the fraction limit refused, or --check found NODE
-// blamed (its reason on stdout); 2: bad usage.
+// Exit codes of `gdrbench drain` and `gdrbench resume`:
+inline constexpr int kDrainOk = 0;        // done (or nothing to do)
+inline constexpr int kDrainFailed = 1;    // a scontrol call failed, the rights are missing, or the run could not be read
+inline constexpr int kDrainUsage = 2;     // bad usage
+inline constexpr int kDrainRefused = 3;   // the run is over --max-fraction: nothing done
+// `drain --check NODE`: 0 NODE keeps its state, 1 NODE would be drained (the
+// reason on stdout), 2 bad usage, 3 unknown (the run cannot be read or is
+// refused; the reason on stderr): never a drain.
+inline constexpr int kCheckDrain = 1;
+inline constexpr int kCheckUnknown = 3;
+
 int DrainCommand(const DrainOptions& options);
+int ResumeCommand(const DrainOptions& options);
 
 }  // namespace gdrbench::controller::cli

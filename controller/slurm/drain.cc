@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -15,6 +15,8 @@
 namespace gdrbench::controller::slurm {
 namespace {
 
+std::string ExcludedName(const std::string& e) { return e.substr(0, e.find(": ")); }
+
 // Every node name the run uses: its matrices' axes, its pairs' endpoints and
 // the nodes it left out ("name: reason").
 std::set<std::string> KnownNodes(const v1::Run& run) {
@@ -24,11 +26,38 @@ std::set<std::string> KnownNodes(const v1::Run& run) {
     names.insert(p.src().node());
     names.insert(p.dst().node());
   }
-  for (const auto& e : run.excluded_nodes()) {
-    names.insert(std::string(e.substr(0, e.find(": "))));
-  }
+  for (const auto& e : run.excluded_nodes()) names.insert(ExcludedName(e));
   names.erase("");
   return names;
+}
+
+// The nodes the run measured: in a matrix or a pair, and not left out.
+std::set<std::string> TestedNodes(const v1::Run& run) {
+  std::set<std::string> names;
+  for (const auto& m : run.matrices()) names.insert(m.nodes().begin(), m.nodes().end());
+  for (const auto& p : run.pairs()) {
+    names.insert(p.src().node());
+    names.insert(p.dst().node());
+  }
+  for (const auto& e : run.excluded_nodes()) names.erase(ExcludedName(e));
+  names.erase("");
+  return names;
+}
+
+// "<node> rail 2" or "<node> rail 0->1" -> "<node>".
+std::string StripLane(const std::string& s) { return s.substr(0, s.find(" rail ")); }
+
+// The two ends of a link or gdr subject: "<a><-><b>[ rail R]" or "<a>-><b>[ rail R]".
+absl::StatusOr<std::pair<std::string, std::string>> LinkEnds(const std::string& s,
+                                                             const std::string& from) {
+  size_t at = s.find("<->");
+  size_t len = 3;
+  if (at == std::string::npos) {
+    at = s.find("->");
+    len = 2;
+  }
+  if (at == std::string::npos) return absl::InvalidArgumentError(from + ": expected '<a><-><b>'");
+  return std::make_pair(s.substr(0, at), StripLane(s.substr(at + len)));
 }
 
 class Collector {
@@ -57,7 +86,111 @@ std::string Evidence(const v1::Blame& b) {
   return absl::StrCat(" [", std::round(b.evidence_gbps() * 100) / 100, " Gb/s]");
 }
 
+absl::StatusOr<std::vector<Finding>> FindNodesToDrain(const v1::Run& run,
+                                                      const DrainPolicy& policy) {
+  Collector c(KnownNodes(run));
+  for (const auto& b : run.blame()) {
+    const std::string& s = b.subject();
+    std::string from = absl::StrCat("blame ", b.kind(), " '", s, "'");
+    if (b.kind() == "node" && policy.node) {
+      RETURN_IF_ERROR(c.Add(s, absl::StrCat("node: ", b.reason(), Evidence(b)), from));
+    } else if (b.kind() == "nic" && policy.nic) {
+      size_t at = s.rfind(" rail ");
+      if (at == std::string::npos) return absl::InvalidArgumentError(from + ": expected '<node> rail <r>'");
+      RETURN_IF_ERROR(c.Add(s.substr(0, at), absl::StrCat("nic ", s.substr(at + 1), ": ", b.reason(),
+                                                          Evidence(b)),
+                            from));
+    } else if (b.kind() == "link" && policy.link) {
+      ASSIGN_OR_RETURN(auto ends, LinkEnds(s, from));
+      std::string reason = absl::StrCat("link ", s, ": ", b.reason(), Evidence(b));
+      RETURN_IF_ERROR(c.Add(ends.first, reason, from));
+      RETURN_IF_ERROR(c.Add(ends.second, reason, from));
+    }
+  }
+  if (policy.excluded) {
+    for (const auto& e : run.excluded_nodes()) {
+      size_t at = e.find(": ");
+      std::string why = at == std::string::npos ? "left out of the sweep" : e.substr(at + 2);
+      RETURN_IF_ERROR(c.Add(ExcludedName(e), absl::StrCat("excluded: ", why), absl::StrCat("excluded '", e, "'")));
+    }
+  }
+  return c.Take();
+}
+
+absl::Status CheckFraction(const v1::Run& run, size_t total, const std::vector<Finding>& findings,
+                           const DrainPolicy& policy) {
+  if (total == 0 || findings.size() <= policy.max_fraction * static_cast<double>(total)) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "run ", run.run_id(), " would drain ", findings.size(), " of its ", total,
+      " nodes, more than --max-fraction ", policy.max_fraction,
+      ": nothing drained, resumed or published from it; look at the run first (a switch or a "
+      "flag, not the nodes?), then raise --max-fraction"));
+}
+
+// Node -> the first blame naming it that the drain does not act on, and
+// whether a fleet or rail blame speaks against every node.
+struct OtherBlames {
+  std::map<std::string, std::string> by_node;
+  std::string everyone;
+};
+
+OtherBlames BlamesNamingNodes(const v1::Run& run) {
+  OtherBlames out;
+  for (const auto& b : run.blame()) {
+    std::string text = absl::StrCat(b.kind(), " ", b.subject(), ": ", b.reason());
+    std::vector<std::string> named;
+    if (b.kind() == "fleet" || b.kind() == "rail") {
+      if (out.everyone.empty()) out.everyone = text;
+      continue;
+    }
+    if (b.kind() == "node" || b.kind() == "nic") {
+      named.push_back(StripLane(b.subject()));
+    } else if (auto ends = LinkEnds(b.subject(), ""); ends.ok()) {
+      named = {ends->first, ends->second};
+    }
+    for (const auto& n : named) out.by_node.try_emplace(n, text);
+  }
+  return out;
+}
+
+std::vector<NodeVerdict> Verdicts(const v1::Run& run, const std::vector<Finding>& drain) {
+  std::map<std::string, const Finding*> drained;
+  for (const auto& f : drain) drained[f.node] = &f;
+  const std::set<std::string> tested = TestedNodes(run);
+  const OtherBlames other = BlamesNamingNodes(run);
+  std::vector<NodeVerdict> out;
+  for (const auto& node : KnownNodes(run)) {
+    NodeVerdict v{node, Verdict::kPass, ""};
+    if (auto it = drained.find(node); it != drained.end()) {
+      v = {node, Verdict::kDrain, DrainReason(*it->second, run)};
+    } else if (!tested.count(node)) {
+      v = {node, Verdict::kUntested, "left out of the sweep"};
+    } else if (auto b = other.by_node.find(node); b != other.by_node.end()) {
+      v = {node, Verdict::kSuspect, b->second};
+    } else if (!other.everyone.empty()) {
+      v = {node, Verdict::kSuspect, other.everyone};
+    }
+    for (char& ch : v.reason) {
+      if (ch == '\n' || ch == '\r') ch = ' ';
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 }  // namespace
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kPass: return "pass";
+    case Verdict::kDrain: return "drain";
+    case Verdict::kSuspect: return "suspect";
+    case Verdict::kUntested: return "untested";
+  }
+  return "untested";
+}
 
 absl::StatusOr<DrainPolicy> ParseDrainKinds(absl::string_view kinds, double max_fraction) {
   DrainPolicy p{false, false, false, false, max_fraction};
@@ -85,58 +218,16 @@ absl::StatusOr<DrainPolicy> ParseDrainKinds(absl::string_view kinds, double max_
   return p;
 }
 
-absl::StatusOr<std::vector<Finding>> FindNodesToDrain(const v1::Run& run,
-                                                      const DrainPolicy& policy) {
-  Collector c(KnownNodes(run));
-  for (const auto& b : run.blame()) {
-    const std::string& s = b.subject();
-    std::string from = absl::StrCat("blame ", b.kind(), " '", s, "'");
-    if (b.kind() == "node" && policy.node) {
-      RETURN_IF_ERROR(c.Add(s, absl::StrCat("node: ", b.reason(), Evidence(b)), from));
-    } else if (b.kind() == "nic" && policy.nic) {
-      // "<node> rail <r>"
-      size_t at = s.rfind(" rail ");
-      if (at == std::string::npos) return absl::InvalidArgumentError(from + ": expected '<node> rail <r>'");
-      RETURN_IF_ERROR(c.Add(s.substr(0, at), absl::StrCat("nic ", s.substr(at + 1), ": ", b.reason(),
-                                                          Evidence(b)),
-                            from));
-    } else if (b.kind() == "link" && policy.link) {
-      // "<a><-><b>" (both directions) or "<a>-><b>"
-      size_t at = s.find("<->");
-      size_t len = 3;
-      if (at == std::string::npos) {
-        at = s.find("->");
-        len = 2;
-      }
-      if (at == std::string::npos) return absl::InvalidArgumentError(from + ": expected '<a><-><b>'");
-      std::string reason = absl::StrCat("link ", s, ": ", b.reason(), Evidence(b));
-      RETURN_IF_ERROR(c.Add(s.substr(0, at), reason, from));
-      RETURN_IF_ERROR(c.Add(s.substr(at + len), reason, from));
-    }
-  }
-  if (policy.excluded) {
-    for (const auto& e : run.excluded_nodes()) {
-      size_t at = e.find(": ");
-      std::string node = e.substr(0, at);
-      std::string why = at == std::string::npos ? "left out of the sweep" : e.substr(at + 2);
-      RETURN_IF_ERROR(c.Add(node, absl::StrCat("excluded: ", why), absl::StrCat("excluded '", e, "'")));
-    }
-  }
-  return c.Take();
-}
-
 size_t RunNodeCount(const v1::Run& run) { return KnownNodes(run).size(); }
 
-absl::Status CheckFraction(const v1::Run& run, const std::vector<Finding>& findings,
-                           const DrainPolicy& policy) {
-  size_t total = RunNodeCount(run);
-  if (total == 0 || findings.size() <= policy.max_fraction * static_cast<double>(total)) {
-    return absl::OkStatus();
-  }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "run ", run.run_id(), " would drain ", findings.size(), " of its ", total,
-      " nodes, more than --max-fraction ", policy.max_fraction,
-      ": look at the run first (a switch or a flag, not the nodes?), then raise --max-fraction"));
+absl::StatusOr<DrainPlan> PlanDrain(const v1::Run& run, const DrainPolicy& policy) {
+  DrainPlan plan;
+  plan.run_id = run.run_id();
+  plan.node_count = RunNodeCount(run);
+  ASSIGN_OR_RETURN(plan.drain, FindNodesToDrain(run, policy));
+  RETURN_IF_ERROR(CheckFraction(run, plan.node_count, plan.drain, policy));
+  plan.verdicts = Verdicts(run, plan.drain);
+  return plan;
 }
 
 std::string DrainReason(const Finding& f, const v1::Run& run) {

@@ -34,15 +34,39 @@ struct Finding {
   std::vector<std::string> reasons;  // "node low with most partners ...", in run order
 };
 
-// The nodes to drain, in the order the run first names them. A blame whose
-// subject names no node of the run is INVALID_ARGUMENT (a run from another
-// version, or edited). Ignores policy.max_fraction (see CheckFraction).
-absl::StatusOr<std::vector<Finding>> FindNodesToDrain(const v1::Run& run, const DrainPolicy& policy);
+// What the run says about one node, for the NHC check (deploy/slurm) and for
+// `gdrbench resume`:
+//   kDrain    a finding the policy acts on (reason: DrainReason)
+//   kPass     tested (in a matrix or a pair, not left out) and named by no
+//             blame at all, in a run with no fleet or rail blame
+//   kSuspect  named by a blame the policy does not act on (a link, gdr), or
+//             the run blames the whole fleet or a rail (reason: that blame)
+//   kUntested in the run but not tested (left out, and --what has no "excluded")
+enum class Verdict { kPass, kDrain, kSuspect, kUntested };
+const char* VerdictName(Verdict v);  // "pass", "drain", "suspect", "untested"
 
-// FAILED_PRECONDITION when `findings` exceed policy.max_fraction of the
-// run's nodes (the message says how many and how to override).
-absl::Status CheckFraction(const v1::Run& run, const std::vector<Finding>& findings,
-                           const DrainPolicy& policy);
+struct NodeVerdict {
+  std::string node;
+  Verdict verdict = Verdict::kUntested;
+  std::string reason;  // one line; empty for kPass
+};
+
+// What a run allows gdrbench to do. Every path that acts on a run (gdrbench
+// drain, drain --check, gdrbench resume, the verdict files the NHC check
+// reads, with the run from a file or from gdrbench-server) goes through
+// PlanDrain, so none can skip the fraction guard.
+struct DrainPlan {
+  std::string run_id;
+  size_t node_count = 0;
+  std::vector<Finding> drain;        // the nodes to drain, in the order the run first names them
+  std::vector<NodeVerdict> verdicts;  // every node of the run, by name
+};
+
+// INVALID_ARGUMENT: a blame whose subject names no node of the run (a run
+// from another version, or edited). FAILED_PRECONDITION: the findings exceed
+// policy.max_fraction of the run's nodes (the message says how many and how
+// to override); then nothing may be drained, resumed or published from it.
+absl::StatusOr<DrainPlan> PlanDrain(const v1::Run& run, const DrainPolicy& policy);
 
 // The run's node count: its node infos, or the names in its matrices when
 // the infos are missing.

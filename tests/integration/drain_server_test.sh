@@ -2,7 +2,11 @@
 # `gdrbench drain --server` against a real gdrbench-server on loopback (SQLite, plaintext):
 # the lab's Slurm run (tests/testdata/runs/slurm-lab-node4.json) is stored with
 # `gdrbench runs upload`, then read back by the drain (header view, --run-id latest) and by
-# id; both must print exactly what `drain --run FILE --dry-run` prints for the file.
+# id; both must print exactly what `drain --run FILE --dry-run` prints for the file. The
+# server path passes the same --max-fraction guard (exit 3, no verdict written, --check
+# unknown), and `gdrbench resume --server` resumes a node gdrbench drained only from a run
+# that tested it and passed it (tests/testdata/runs/lab-demo-4node.json, a passing lab run),
+# with a stand-in sinfo printing the node states as Slurm 22.05's `sinfo -h -N -o` does.
 # Usage: drain_server_test.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 bin=${1:?}/bin src=${2:?}
@@ -32,6 +36,36 @@ rc=$?
 if ((rc != 1)) || ! grep -q "no run on $srv for cluster nowhere" "$work/err"; then
   fail "no run (exit $rc): $(cat "$work/err")"
 fi
+# The guard on the server path: 1 of 4 nodes is over 0.2.
+"$bin/gdrbench" drain --server "$srv" --insecure --cluster lab --max-fraction 0.2 --verdicts "$work/v" \
+  >"$work/out" 2>&1
+rc=$?
+((rc == 3)) && grep -q "would drain 1 of its 4 nodes" "$work/out" || fail "refused run (exit $rc): $(cat "$work/out")"
+[[ ! -e "$work/v" ]] || fail "a refused run wrote verdicts"
+"$bin/gdrbench" drain --server "$srv" --insecure --cluster lab --max-fraction 0.2 --check node4 >/dev/null 2>&1
+rc=$?
+((rc == 3)) || fail "--check on a refused run: exit $rc, expected 3 (unknown)"
+"$bin/gdrbench" drain --server "$srv" --insecure --cluster lab --dry-run --verdicts "$work/v" >/dev/null ||
+  fail "drain --verdicts from the server"
+grep -qx "verdict drain" "$work/v/node4" && grep -qx "verdict pass" "$work/v/node1" ||
+  fail "verdict files: $(cat "$work/v/node4" "$work/v/node1")"
+# resume: node4 drained by gdrbench, node2 by an operator.
+cat >"$work/sinfo" <<'SINFO'
+#!/bin/sh
+printf '%s\n' 'node1|idle|none' 'node2|drained|bad DIMM' 'node3|idle|none' \
+  'node4|drained|gdrbench: node: 6 of its 6 cells (run x)'
+SINFO
+chmod +x "$work/sinfo"
+got=$("$bin/gdrbench" resume --server "$srv" --insecure --cluster lab --dry-run --sinfo "$work/sinfo") ||
+  fail "resume from the failing run"
+echo "resume, failing run: $got"
+[[ "$got" == "kept node4 drained: run "*" says drain: gdrbench: node: "* ]] || fail "resume kept: '$got'"
+"$bin/gdrbench" runs upload --server "$srv" --insecure --cluster lab2 \
+  "$src/tests/testdata/runs/lab-demo-4node.json" >/dev/null || fail "runs upload lab-demo-4node.json"
+got=$("$bin/gdrbench" resume --server "$srv" --insecure --cluster lab2 --dry-run --sinfo "$work/sinfo") ||
+  fail "resume from the passing run"
+echo "resume, passing run: $got"
+[[ "$got" == "scontrol update NodeName=node4 State=RESUME" ]] || fail "resume: '$got'"
 out=$("$bin/gdrbench" drain --dry-run 2>&1)
 [[ $? == 2 ]] || fail "drain without --run or --server: '$out'"
 echo "1 passed, 0 failed"

@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# lab: nodes=4 timeout=420
+# lab: nodes=4 timeout=600
 # deploy/slurm against a real Slurm (munge, slurmctld, a slurmd per lab node): node4's link
 # is shaped; `sbatch --wait -N 4 deploy/slurm/gdrbench-sweep.sbatch` starts an agent per node
 # with srun, sweeps $SLURM_JOB_NODELIST over real rxe traffic, stops the agents and drains
 # what the run blames: node4 ends DRAINED in sinfo with gdrbench's reason, the others idle.
-# Then the NHC check file reads the published run. NHC itself is not packaged in Debian, so
-# its `die` is a stand-in here that records the message, as NHC's own does.
+# Then the NHC check reads the verdict files published beside the run. NHC itself is not
+# packaged in Debian, so its `die` is a stand-in here that records the message, as NHC's own does.
+# Before that, the same sweep with --max-fraction 0.2 (1 of 4 nodes is over it) must drain
+# nothing by any path: the sbatch exits 3 and publishes neither the run nor a verdict, `gdrbench
+# drain` exits 3, the NHC check passes every node (and a corrupt verdict file is "unknown",
+# not a drain). After it, node4 is resumed only by a run that tests it and passes it: `gdrbench
+# resume` on the failing run keeps it drained; node4's link is unshaped ("repaired"), agents
+# are started outside Slurm (a drained node takes no job) and swept, and `gdrbench resume` on
+# that run returns node4 to idle and its verdict to pass. A non-root user without Slurm rights
+# gets drain's clear error.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/datapath_lib.sh"
+source "$(dirname "$0")/sweep_lib.sh"
 source "$(dirname "$0")/slurm_lib.sh"
-trap sl_stop EXIT
+trap 'sl_stop; dp_cleanup' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
 build=${GDRBENCH_BUILD_DIR:-$LAB_REPO/build}
 out=$(mktemp -d "$build/slurm-lab.XXXXXX") || lab_fail "cannot make a folder in $build"
@@ -19,12 +29,45 @@ sinfo
 lab_log "node4's whole link shaped to 10mbit"
 shape node4 --rate 10mbit || lab_fail "shape failed"
 
-lab_log "sbatch --wait -N 4 gdrbench-sweep.sbatch"
-GDRBENCH_BIN=$GDRBENCH_BIN GDRBENCH_INSECURE=1 GDRBENCH_LISTEN=nodeaddr \
-  GDRBENCH_AGENT_WRAPPER=$here/slurm_agent.sh GDRBENCH_OUT=$out/run \
+export GDRBENCH_BIN GDRBENCH_INSECURE=1 GDRBENCH_LISTEN=nodeaddr GDRBENCH_AGENT_WRAPPER=$here/slurm_agent.sh \
   GDRBENCH_PUBLISH=$SL_DIR/latest/run.json GDRBENCH_DRAIN=1 \
   GDRBENCH_SWEEP_ARGS="--sizes 64K --iterations 60 --warmup 10 --min-link-fraction 0 \
---fleet-min-drop 0.3 --progress none --retries 1 --max-concurrent 1 --force" \
+--fleet-min-drop 0.3 --progress none --retries 1 --max-concurrent 1 --force"
+verdicts=$SL_DIR/latest/verdicts
+NHC_DIE=""
+die() { NHC_DIE="$2"; return "$1"; }
+GDRBENCH_NHC_BIN=$GDRBENCH_BIN/gdrbench
+source "$LAB_REPO/deploy/slurm/gdrbench_fabric.nhc"
+
+lab_log "over the fraction: sbatch --wait -N 4 with --max-fraction 0.2"
+GDRBENCH_OUT=$out/refused GDRBENCH_DRAIN_ARGS="--max-fraction 0.2" \
+  timeout 300 sbatch --wait -N 4 -o "$out/refused.out" "$LAB_REPO/deploy/slurm/gdrbench-sweep.sbatch"
+rc=$?
+sed 's/^/  job: /' "$out/refused.out"
+((rc == 3)) || { sl_logs; lab_fail "sbatch over the fraction: exit $rc, expected 3 (refused)"; }
+python3 "$here/sweep_check.py" "$out/refused/run.json" blame node node4 || exit 1
+for n in node1 node2 node3 node4; do
+  [[ "$(sl_state "$n")" == idle\|* ]] || lab_fail "refused run: $n is '$(sl_state "$n")', expected idle"
+done
+[[ ! -e "$SL_DIR/latest/run.json" ]] || lab_fail "the refused run was published"
+[[ -z "$(ls -A "$verdicts" 2>/dev/null)" ]] || lab_fail "the refused run wrote verdicts: $(ls "$verdicts")"
+"$GDRBENCH_BIN/gdrbench" drain --run "$out/refused/run.json" --max-fraction 0.2 >"$out/drain.out" 2>&1
+rc=$?
+((rc == 3)) || lab_fail "gdrbench drain over the fraction: exit $rc: $(cat "$out/drain.out")"
+echo "  gdrbench drain: $(cat "$out/drain.out")"
+for n in node1 node2 node3 node4; do
+  check_gdrbench_fabric "$verdicts" "$n" || lab_fail "NHC check drained $n after a refused run: $NHC_DIE"
+done
+mkdir -p "$verdicts" && printf 'half a file' >"$verdicts/node3"
+check_gdrbench_fabric "$verdicts" node3 2>"$out/note" || lab_fail "NHC check failed node3 on a corrupt file"
+echo "  nhc, corrupt file: $(cat "$out/note")"
+rm -f "$verdicts/node3"
+for n in node1 node2 node3 node4; do
+  [[ "$(sl_state "$n")" == idle\|* ]] || lab_fail "after the refused run: $n is '$(sl_state "$n")'"
+done
+
+lab_log "sbatch --wait -N 4 gdrbench-sweep.sbatch"
+GDRBENCH_OUT=$out/run \
   timeout 300 sbatch --wait -N 4 -o "$out/job.out" "$LAB_REPO/deploy/slurm/gdrbench-sweep.sbatch"
 rc=$?
 sed 's/^/  job: /' "$out/job.out"
@@ -53,16 +96,45 @@ echo "  dry-run: $dry"
 [[ "$dry" == "scontrol update NodeName=node4 State=DRAIN 'Reason=gdrbench: node: "* ]] ||
   lab_fail "drain --dry-run printed '$dry'"
 
-# The NHC check over the same run: node4 fails with the reason, node1 passes.
-NHC_DIE=""
-die() { NHC_DIE="$2"; return "$1"; }
-GDRBENCH_NHC_BIN=$GDRBENCH_BIN/gdrbench
-source "$LAB_REPO/deploy/slurm/gdrbench_fabric.nhc"
-check_gdrbench_fabric "$SL_DIR/latest/run.json" node4 && lab_fail "NHC check passed node4"
+# The NHC check over the verdicts published beside the run: node4 fails with the reason,
+# node1 passes.
+check_gdrbench_fabric "$verdicts" node4 && lab_fail "NHC check passed node4"
 echo "  nhc node4: $NHC_DIE"
 [[ "$NHC_DIE" == "gdrbench: node: "* ]] || lab_fail "NHC check's message: '$NHC_DIE'"
 NHC_DIE=""
-check_gdrbench_fabric "$SL_DIR/latest/run.json" node1 || lab_fail "NHC check failed node1: $NHC_DIE"
+check_gdrbench_fabric "$verdicts" node1 || lab_fail "NHC check failed node1: $NHC_DIE"
+
+# Rights: a user who is not root, not the SlurmUser and not an Administrator gets the reason.
+if command -v setpriv >/dev/null; then
+  rights=$(mktemp /tmp/rights-run.XXXXXX.json)
+  cp "$out/run/run.json" "$rights" && chmod 644 "$rights"
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$GDRBENCH_BIN/gdrbench" drain \
+    --run "$rights" >"$out/rights.out" 2>&1
+  rc=$?
+  echo "  as nobody: exit $rc: $(cat "$out/rights.out")"
+  ((rc == 1)) && grep -q "AdminLevel=Administrator" "$out/rights.out" || lab_fail "drain as nobody"
+fi
+
+lab_log "resume: the failing run keeps node4 drained"
+got=$("$GDRBENCH_BIN/gdrbench" resume --run "$out/run/run.json") || lab_fail "resume failed: $got"
+echo "  $got"
+[[ "$got" == "kept node4 drained: "* ]] || lab_fail "resume on the failing run: '$got'"
+[[ "$(sl_state node4)" == drained\|gdrbench:* ]] || lab_fail "node4 is '$(sl_state node4)' after resume"
+
+lab_log "node4 repaired (unshaped); a sweep outside Slurm tests it"
+shape node4 --clear || lab_fail "shape --clear failed"
+sw_start_agents node1 node2 node3 node4
+sw_sweep "$out/repaired" --max-concurrent 1
+rc=$?
+((rc <= 1)) && [[ -s "$out/repaired/run.json" ]] ||
+  lab_fail "the sweep of the repaired node: exit $rc: $(tail -n 5 "$out/repaired.stderr")"
+got=$("$GDRBENCH_BIN/gdrbench" resume --run "$out/repaired/run.json" --verdicts "$verdicts") ||
+  lab_fail "resume failed: $got"
+echo "  $got"
+[[ "$got" == "resumed node4: passed in run "* ]] || lab_fail "resume after the repair: '$got'"
+[[ "$(sl_state node4)" == idle\|* ]] || lab_fail "node4 is '$(sl_state node4)' after the resume"
+NHC_DIE=""
+check_gdrbench_fabric "$verdicts" node4 || lab_fail "NHC check still fails node4: $NHC_DIE"
 cp "$out/run/run.json" "$build/slurm-lab-run.json"
 rm -rf "$out"
 echo "PASS"

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "controller/report/report.h"
 
 namespace gdrbench::controller::slurm {
@@ -23,20 +25,94 @@ v1::Run Load(const std::string& name) {
 
 TEST(Drain, ASlowNodeIsDrainedOnceWithItsBlame) {
   v1::Run run = Load("slurm-lab-node4.json");
-  auto f = FindNodesToDrain(run, DrainPolicy{});
-  ASSERT_TRUE(f.ok()) << f.status();
-  ASSERT_EQ(f->size(), 1u);
-  EXPECT_EQ((*f)[0].node, "node4");
-  ASSERT_EQ((*f)[0].reasons.size(), 1u);
-  EXPECT_THAT((*f)[0].reasons[0], StartsWith("node: 6 of its 6 cells"));
+  auto plan = PlanDrain(run, DrainPolicy{});  // 1 of 4 = the 0.25 limit
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const auto& f = plan->drain;
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].node, "node4");
+  ASSERT_EQ(f[0].reasons.size(), 1u);
+  EXPECT_THAT(f[0].reasons[0], StartsWith("node: 6 of its 6 cells"));
   EXPECT_EQ(RunNodeCount(run), 4u);
-  EXPECT_TRUE(CheckFraction(run, *f, DrainPolicy{}).ok());  // 1 of 4 = the 0.25 limit
+  EXPECT_EQ(plan->node_count, 4u);
+}
+
+TEST(Drain, EveryNodeOfTheRunHasAVerdict) {
+  v1::Run run = Load("slurm-lab-node4.json");
+  auto plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->verdicts.size(), 4u);
+  for (const auto& v : plan->verdicts) {
+    if (v.node == "node4") {
+      EXPECT_EQ(v.verdict, Verdict::kDrain);
+      EXPECT_EQ(v.reason, DrainReason(plan->drain[0], run));
+    } else {
+      EXPECT_EQ(v.verdict, Verdict::kPass) << v.node;
+      EXPECT_EQ(v.reason, "");
+    }
+  }
+}
+
+TEST(Drain, ALinkBlameTheDrainSkipsMakesBothEndsSuspectNotPass) {
+  v1::Run run = Load("lab-demo-4node.json");  // a passing run: every node passes
+  auto plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const auto& v : plan->verdicts) EXPECT_EQ(v.verdict, Verdict::kPass) << v.node;
+  v1::Blame* b = run.add_blame();
+  b->set_kind("link");
+  b->set_subject("node1->node3 rail 0");
+  b->set_reason("low");
+  plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->drain.empty());
+  std::map<std::string, Verdict> by;
+  for (const auto& v : plan->verdicts) by[v.node] = v.verdict;
+  EXPECT_EQ(by["node1"], Verdict::kSuspect);
+  EXPECT_EQ(by["node3"], Verdict::kSuspect);
+  EXPECT_EQ(by["node2"], Verdict::kPass);
+  // --what link drains both ends of a multi-rail link subject.
+  auto links = ParseDrainKinds("link", 0.5);
+  ASSERT_TRUE(links.ok());
+  plan = PlanDrain(run, *links);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->drain.size(), 2u);
+  EXPECT_EQ(plan->drain[1].node, "node3");
+}
+
+TEST(Drain, AFleetBlameLeavesNoNodePassing) {
+  v1::Run run = Load("lab-demo-4node.json");
+  v1::Blame* b = run.add_blame();
+  b->set_kind("fleet");
+  b->set_subject("every node");
+  b->set_reason("every cell is low");
+  auto plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const auto& v : plan->verdicts) {
+    EXPECT_EQ(v.verdict, Verdict::kSuspect) << v.node;
+    EXPECT_THAT(v.reason, HasSubstr("fleet every node"));
+  }
+}
+
+TEST(Drain, ALeftOutNodeIsUntestedUnlessExcludedDrains) {
+  v1::Run run = Load("lab-demo-4node.json");
+  run.add_excluded_nodes("node5: agent unreachable");
+  auto nodes_only = ParseDrainKinds("node,nic", 0.25);
+  ASSERT_TRUE(nodes_only.ok());
+  auto plan = PlanDrain(run, *nodes_only);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->verdicts.size(), 5u);
+  EXPECT_EQ(plan->verdicts[4].node, "node5");
+  EXPECT_EQ(plan->verdicts[4].verdict, Verdict::kUntested);
+  plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->verdicts[4].verdict, Verdict::kDrain);
+  EXPECT_THAT(plan->verdicts[4].reason, StartsWith("gdrbench: excluded: agent unreachable"));
 }
 
 TEST(Drain, TheReasonNamesTheRunAndScontrolGetsItAsOneArgument) {
   v1::Run run = Load("slurm-lab-node4.json");
-  auto f = FindNodesToDrain(run, DrainPolicy{});
-  ASSERT_TRUE(f.ok() && f->size() == 1u);
+  auto plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok() && plan->drain.size() == 1u);
+  const auto* f = &plan->drain;
   std::string reason = DrainReason((*f)[0], run);
   EXPECT_THAT(reason, StartsWith("gdrbench: node: "));
   EXPECT_THAT(reason, HasSubstr("(run " + run.run_id() + ")"));
@@ -48,24 +124,24 @@ TEST(Drain, TheReasonNamesTheRunAndScontrolGetsItAsOneArgument) {
               StartsWith("scontrol update NodeName=node4 State=DRAIN 'Reason=gdrbench: node: "));
 }
 
-TEST(Drain, TooManyNodesIsRefused) {
+TEST(Drain, TooManyNodesRefusesTheWholeRun) {
   v1::Run run = Load("slurm-lab-node4.json");
   DrainPolicy strict;
   strict.max_fraction = 0.2;
-  auto f = FindNodesToDrain(run, strict);
-  ASSERT_TRUE(f.ok());
-  absl::Status st = CheckFraction(run, *f, strict);
-  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(st.message(), HasSubstr("would drain 1 of its 4 nodes"));
+  auto plan = PlanDrain(run, strict);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(plan.status().message(), HasSubstr("would drain 1 of its 4 nodes"));
+  EXPECT_THAT(plan.status().message(), HasSubstr("nothing drained, resumed or published"));
 }
 
 TEST(Drain, OnlyTheKindsAsked) {
   v1::Run run = Load("slurm-lab-node4.json");
   auto links_only = ParseDrainKinds("link", 0.25);
   ASSERT_TRUE(links_only.ok());
-  auto f = FindNodesToDrain(run, *links_only);
-  ASSERT_TRUE(f.ok());
-  EXPECT_TRUE(f->empty());  // the run blames a node, no link
+  auto plan = PlanDrain(run, *links_only);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->drain.empty());  // the run blames a node, no link
   EXPECT_FALSE(ParseDrainKinds("node,cable", 0.25).ok());
   EXPECT_FALSE(ParseDrainKinds("", 0.25).ok());
   EXPECT_FALSE(ParseDrainKinds("node", 0).ok());
@@ -74,9 +150,10 @@ TEST(Drain, OnlyTheKindsAsked) {
 TEST(Drain, ABlameNamingNoNodeOfTheRunIsAnError) {
   v1::Run run = Load("slurm-lab-node4.json");
   run.mutable_blame(0)->set_subject("node9");
-  auto f = FindNodesToDrain(run, DrainPolicy{});
-  ASSERT_FALSE(f.ok());
-  EXPECT_THAT(f.status().message(), HasSubstr("'node9' is not a node of this run"));
+  auto plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("'node9' is not a node of this run"));
 }
 
 TEST(Drain, ALongReasonIsCutAtACharacterBoundary) {

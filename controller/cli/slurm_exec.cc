@@ -1,0 +1,116 @@
+#include "controller/cli/slurm_exec.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+extern char** environ;
+
+namespace gdrbench::controller::cli {
+namespace {
+
+std::vector<char*> Args(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  return args;
+}
+
+int Wait(pid_t pid, const std::string& name, std::string* why) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  *why = absl::StrCat(name, " died by signal ", WTERMSIG(status));
+  return -1;
+}
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+int SpawnWait(const std::vector<std::string>& argv, std::string* why) {
+  std::vector<char*> args = Args(argv);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  if (rc != 0) {
+    *why = absl::StrCat("cannot run ", argv[0], ": ", std::strerror(rc));
+    return -1;
+  }
+  return Wait(pid, argv[0], why);
+}
+
+absl::StatusOr<std::string> CaptureStdout(const std::vector<std::string>& argv) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return absl::UnavailableError(absl::StrCat("pipe: ", std::strerror(errno)));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return absl::UnavailableError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
+  std::vector<char*> args = Args(argv);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  close(err[1]);
+  if (rc != 0) {
+    close(out[0]);
+    close(err[0]);
+    return absl::UnavailableError(absl::StrCat("cannot run ", argv[0], ": ", std::strerror(rc)));
+  }
+  // The commands read here print little on stderr: read stdout to its end first.
+  std::string text = ReadAll(out[0]);
+  std::string errors = ReadAll(err[0]);
+  close(out[0]);
+  close(err[0]);
+  std::string why;
+  int code = Wait(pid, argv[0], &why);
+  if (code == 0) return text;
+  if (why.empty()) why = absl::StrCat(argv[0], " exited ", code);
+  std::string first = errors.substr(0, errors.find('\n'));
+  return absl::UnavailableError(absl::StrCat(why, first.empty() ? "" : ": ", first));
+}
+
+slurm::SlurmIdentity WhoAmI(const std::string& scontrol, const std::string& sacctmgr) {
+  slurm::SlurmIdentity id;
+  id.uid = geteuid();
+  if (const passwd* pw = getpwuid(id.uid); pw != nullptr) {
+    id.user = pw->pw_name;
+  } else {
+    id.user = absl::StrCat("uid ", id.uid);
+  }
+  if (id.uid == 0) return id;
+  if (auto config = CaptureStdout({scontrol, "show", "config"}); config.ok()) {
+    id.slurm_user = slurm::ParseSlurmUser(*config);
+  }
+  if (auto level = CaptureStdout({sacctmgr, "-nP", "show", "user", id.user, "format=AdminLevel"});
+      level.ok()) {
+    id.admin_level = std::string(absl::StripAsciiWhitespace(*level));
+  }
+  return id;
+}
+
+}  // namespace gdrbench::controller::cli
