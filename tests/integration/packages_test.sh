@@ -6,8 +6,12 @@
 # `apt-get install ./gdrbench-agent_*.deb ./gdrbench_*.deb ./gdrbench-server_*.deb` in it (offline:
 # the dependencies come from the root's apt cache), packs it and imports it with podman.
 # This machine cannot run containers (crun's setrlimit is refused), so the image's binaries
-# run through chroot into its root filesystem: --version, the unit and the conffile that
-# dpkg registered, and a packaged agent serving the packaged CLI on loopback.
+# run through chroot into its root filesystem: --version, the units and the conffiles that
+# dpkg registered, what the maintainer scripts did (the system user gdrbench, the agent and
+# server units enabled as dh_installsystemd does, the sweep timer not), `systemd-analyze verify`
+# of every installed unit with nothing filtered (the units as installed, their ExecStart
+# pointed into the root, the user present there), and a packaged agent serving the packaged
+# CLI on loopback.
 # Usage: packages_test.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build=${1:?build dir} src=${2:?source dir}
@@ -65,6 +69,35 @@ grep -qx 'ExecStart=/usr/bin/gdrbench-server --config /etc/gdrbench/server.conf'
   fail "gdrbench-server.service: $(grep ExecStart "$sunit" 2>&1)"
 sconf=$(chroot "$r" dpkg-query -W -f='${Conffiles}' gdrbench-server)
 [[ "$sconf" == *"/etc/gdrbench/server.conf "* ]] || fail "server.conf is not a conffile"
+
+step "maintainer scripts: the gdrbench user, enabled units"
+for d in "$work"/debs/*.deb; do
+  scripts=$(dpkg-deb -I "$d" | grep -oE '\b(postinst|prerm|postrm)\b' | sort -u | tr '\n' ' ')
+  echo "  $(basename "$d"): $scripts"
+  [[ "$scripts" == "postinst postrm prerm " ]] || fail "$(basename "$d") lacks maintainer scripts: '$scripts'"
+done
+pw=$(chroot "$r" getent passwd gdrbench) || fail "no user gdrbench in the root"
+echo "  passwd: $pw"
+[[ "$pw" == *":/nonexistent:/usr/sbin/nologin" ]] || fail "gdrbench is not a system user without home and shell: $pw"
+chroot "$r" getent group gdrbench >/dev/null || fail "no group gdrbench"
+for u in multi-user.target.wants/gdrbench-agent.service multi-user.target.wants/gdrbench-server.service; do
+  [[ -L "$r/etc/systemd/system/$u" ]] || fail "postinst did not enable $u"
+done
+[[ ! -e "$r/etc/systemd/system/timers.target.wants/gdrbench-sweep.timer" ]] || fail "the sweep timer was enabled"
+conf=$(chroot "$r" dpkg-query -W -f='${Conffiles}' gdrbench)
+[[ "$conf" == *"/etc/gdrbench/sweep.conf "* ]] || fail "sweep.conf is not a conffile of gdrbench"
+
+step "systemd-analyze verify: the installed units, nothing filtered"
+mkdir -p "$work/units"
+for u in gdrbench-agent.service gdrbench-server.service gdrbench-sweep.service gdrbench-sweep.timer; do
+  [[ -f "$r/lib/systemd/system/$u" ]] || fail "no /lib/systemd/system/$u"
+  # The binaries are the root's: ExecStart names them inside it.
+  sed "s#^ExecStart=/usr/bin/#ExecStart=$r/usr/bin/#" "$r/lib/systemd/system/$u" >"$work/units/$u"
+done
+grep -qx "User=gdrbench" "$work/units/gdrbench-sweep.service" || fail "the sweep unit does not run as gdrbench"
+out=$(systemd-analyze verify --man=no "$work"/units/* 2>&1) || fail "systemd-analyze verify: $out"
+[[ -z "$out" ]] || fail "systemd-analyze verify said: $out"
+echo "  ok: 4 units"
 
 step "the packaged agent serves the packaged CLI (chroot, loopback)"
 { mount -t proc proc "$r/proc" && mount --bind /dev "$r/dev"; } || fail "cannot mount /proc, /dev in the root"

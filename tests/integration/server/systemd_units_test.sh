@@ -2,7 +2,11 @@
 # deploy/systemd: the server unit, the sweep service and its timer pass `systemd-analyze verify`
 # (with the binaries of this build), and the example flag files parse with the binaries' own
 # --config: gdrbench-server takes server.conf.example up to the files it names, gdrbench takes
-# sweep.conf.example's [sweep] section up to its inventory.
+# sweep.conf.example's [sweep] section up to its inventory. Nothing of verify's output is
+# filtered. The server and the sweep each own their state directory (no shared
+# StateDirectory: systemd would re-own it at every start of the other), the sweep's output
+# lives in its own, and no unit calls exit 1 a success (the CLI's 1 is also "the sweep could
+# not run": docs/systemd.md).
 set -euo pipefail
 src=$1 bin=$2 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -11,8 +15,17 @@ for u in gdrbench-server.service gdrbench-sweep.service; do
 done
 cp "$src/deploy/systemd/gdrbench-sweep.timer" "$work/"
 if command -v systemd-analyze >/dev/null; then
-  out=$(systemd-analyze verify "$work"/*.service "$work"/*.timer 2>&1 | grep -v "Failed to resolve unit specifiers\|group\|user" || true)
+  out=$(systemd-analyze verify --man=no "$work"/*.service "$work"/*.timer 2>&1) ||
+    { echo "FAIL: systemd-analyze verify: $out"; exit 1; }
   [[ -z $out ]] || { echo "FAIL: systemd-analyze verify: $out"; exit 1; }
+fi
+sd() { sed -n "s/^StateDirectory=//p" "$work/$1"; }
+[[ "$(sd gdrbench-server.service)" == gdrbench && "$(sd gdrbench-sweep.service)" == gdrbench-sweep ]] ||
+  { echo "FAIL: state directories: server '$(sd gdrbench-server.service)', sweep '$(sd gdrbench-sweep.service)'"; exit 1; }
+grep -qx 'out = /var/lib/gdrbench-sweep/latest' "$src/deploy/systemd/sweep.conf.example" ||
+  { echo "FAIL: sweep.conf.example's out is not in the sweep's own state directory"; exit 1; }
+if grep -q '^SuccessExitStatus=.*\b1\b' "$work"/*.service; then
+  echo "FAIL: a unit treats exit 1 as success"; exit 1
 fi
 # server.conf.example: every key is a flag (the error is about a missing file, not a flag).
 out=$("$bin/gdrbench-server" --config "$src/deploy/systemd/server.conf.example" 2>&1 || true)
