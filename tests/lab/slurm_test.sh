@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lab: nodes=4 timeout=600
+# lab: nodes=4 timeout=840
 # deploy/slurm against a real Slurm (munge, slurmctld, a slurmd per lab node): node4's link
 # is shaped; `sbatch --wait -N 4 deploy/slurm/gdrbench-sweep.sbatch` starts an agent per node
 # with srun, sweeps $SLURM_JOB_NODELIST over real rxe traffic, stops the agents and drains
