@@ -36,7 +36,6 @@ export GDRBENCH_BIN GDRBENCH_INSECURE=1 GDRBENCH_LISTEN=nodeaddr GDRBENCH_AGENT_
 verdicts=$SL_DIR/latest/verdicts
 NHC_DIE=""
 die() { NHC_DIE="$2"; return "$1"; }
-GDRBENCH_NHC_BIN=$GDRBENCH_BIN/gdrbench
 source "$LAB_REPO/deploy/slurm/gdrbench_fabric.nhc"
 
 lab_log "over the fraction: sbatch --wait -N 4 with --max-fraction 0.2"
@@ -105,15 +104,14 @@ NHC_DIE=""
 check_gdrbench_fabric "$verdicts" node1 || lab_fail "NHC check failed node1: $NHC_DIE"
 
 # Rights: a user who is not root, not the SlurmUser and not an Administrator gets the reason.
-if command -v setpriv >/dev/null; then
-  rights=$(mktemp /tmp/rights-run.XXXXXX.json)
-  cp "$out/run/run.json" "$rights" && chmod 644 "$rights"
-  setpriv --reuid=65534 --regid=65534 --clear-groups "$GDRBENCH_BIN/gdrbench" drain \
-    --run "$rights" >"$out/rights.out" 2>&1
-  rc=$?
-  echo "  as nobody: exit $rc: $(cat "$out/rights.out")"
-  ((rc == 1)) && grep -q "AdminLevel=Administrator" "$out/rights.out" || lab_fail "drain as nobody"
-fi
+# setpriv: util-linux, Essential in Debian.
+rights=$(mktemp /tmp/rights-run.XXXXXX.json)
+cp "$out/run/run.json" "$rights" && chmod 644 "$rights"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$GDRBENCH_BIN/gdrbench" drain \
+  --run "$rights" >"$out/rights.out" 2>&1
+rc=$?
+echo "  as nobody: exit $rc: $(cat "$out/rights.out")"
+((rc == 1)) && grep -q "AdminLevel=Administrator" "$out/rights.out" || lab_fail "drain as nobody"
 
 lab_log "resume: the failing run keeps node4 drained"
 got=$("$GDRBENCH_BIN/gdrbench" resume --run "$out/run/run.json") || lab_fail "resume failed: $got"
