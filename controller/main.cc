@@ -64,6 +64,11 @@ void AddDrainFlags(CLI::App* cmd, gdrbench::controller::cli::DrainOptions& d) {
   cmd->add_option("--scontrol", d.scontrol, "the scontrol to run")->capture_default_str();
   cmd->add_option("--sacctmgr", d.sacctmgr, "the sacctmgr to ask for the caller's AdminLevel")
       ->capture_default_str();
+  cmd->add_option("--on", d.on,
+                  "slurm (scontrol: DRAIN / RESUME), or kubernetes (kubectl: the NoSchedule taint "
+                  "gdrbench.io/fabric and the reason in an annotation, removed on resume)")
+      ->capture_default_str();
+  cmd->add_option("--kubectl", d.kubectl, "with --on kubernetes: the kubectl to run")->capture_default_str();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "controller/cli/commands.h"
@@ -10,6 +11,7 @@
 #include "controller/report/report.h"
 #include "controller/slurm/drain.h"
 #include "controller/slurm/resume.h"
+#include "controller/slurm/taint.h"
 #include "controller/slurm/verdict_files.h"
 
 namespace gdrbench::controller::cli {
@@ -44,7 +46,12 @@ struct Planned {
   slurm::DrainPlan plan;
 };
 
+bool OnKubernetes(const DrainOptions& o) { return o.on == "kubernetes"; }
+
 absl::StatusOr<slurm::DrainPolicy> Usage(const DrainOptions& o) {
+  if (o.on != "slurm" && o.on != "kubernetes") {
+    return absl::InvalidArgumentError(absl::StrCat("--on: expected slurm or kubernetes, got '", o.on, "'"));
+  }
   if (o.run_file.empty() == o.server.address.empty()) {
     return absl::InvalidArgumentError("give --run FILE or --server HOST:PORT [--run-id ID]");
   }
@@ -77,9 +84,34 @@ int Fail(const absl::Status& st, bool refused) {
   return PrintError(st);
 }
 
-// Before the first scontrol update: the rights slurmctld will ask for.
+// Before the first change: the rights slurmctld (or the API server) will ask for.
 absl::Status CheckRights(const DrainOptions& o, const std::string& action) {
-  return slurm::CheckAdminRights(WhoAmI(o.scontrol, o.sacctmgr), action);
+  if (!OnKubernetes(o)) return slurm::CheckAdminRights(WhoAmI(o.scontrol, o.sacctmgr), action);
+  auto said = CaptureStdout(slurm::KubectlCanIArgv(o.kubectl));
+  if (said.ok() && absl::StripAsciiWhitespace(*said) == "yes") return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "may not ", action, ": `kubectl auth can-i patch nodes` did not say yes (",
+      said.ok() ? std::string(absl::StripAsciiWhitespace(*said)) : std::string(said.status().message()),
+      "): the taint and the annotation need a role that may patch nodes (a ClusterRole with "
+      "verbs [patch] on resources [nodes])"));
+}
+
+// Runs each argv in turn; false (and a line on stderr) at the first that fails.
+bool RunAll(const DrainOptions& o, const std::string& what, const std::string& node,
+            const std::vector<std::vector<std::string>>& argvs) {
+  for (const auto& argv : argvs) {
+    if (o.dry_run) {
+      std::printf("%s\n", slurm::ShellQuote(argv).c_str());
+      continue;
+    }
+    std::string why;
+    if (int rc = SpawnWait(argv, &why); rc != 0) {
+      if (why.empty()) why = absl::StrCat(argv[0], " exited ", rc);
+      std::fprintf(stderr, "gdrbench: %s %s: %s\n", what.c_str(), node.c_str(), why.c_str());
+      return false;
+    }
+  }
+  return true;
 }
 
 int Check(const DrainOptions& o, const absl::StatusOr<Planned>& p) {
@@ -115,20 +147,13 @@ int DrainCommand(const DrainOptions& o) {
   }
   int failed = 0;
   for (const auto& f : findings) {
-    std::vector<std::string> argv = slurm::ScontrolDrainArgv(o.scontrol, f, run);
-    if (o.dry_run) {
-      std::printf("%s\n", slurm::ShellQuote(argv).c_str());
-      continue;
-    }
-    std::string why;
-    int rc = SpawnWait(argv, &why);
-    if (rc != 0) {
+    auto argvs = OnKubernetes(o) ? slurm::KubectlDrainArgvs(o.kubectl, f, run)
+                                 : std::vector<std::vector<std::string>>{slurm::ScontrolDrainArgv(o.scontrol, f, run)};
+    if (!RunAll(o, "drain", f.node, argvs)) {
       ++failed;
-      if (why.empty()) why = absl::StrCat(o.scontrol, " exited ", rc);
-      std::fprintf(stderr, "gdrbench: drain %s: %s\n", f.node.c_str(), why.c_str());
       continue;
     }
-    std::printf("drained %s: %s\n", f.node.c_str(), slurm::DrainReason(f, run).c_str());
+    if (!o.dry_run) std::printf("drained %s: %s\n", f.node.c_str(), slurm::DrainReason(f, run).c_str());
   }
   return failed ? kDrainFailed : kDrainOk;
 }
@@ -139,9 +164,10 @@ int ResumeCommand(const DrainOptions& o) {
   bool refused = false;
   auto planned = LoadAndPlan(o, *policy, &refused);
   if (!planned.ok()) return Fail(planned.status(), refused);
-  auto sinfo = CaptureStdout({o.sinfo, "-h", "-N", "-o", slurm::kSinfoFormat});
-  if (!sinfo.ok()) return PrintError(sinfo.status());
-  auto states = slurm::ParseSinfoNodes(*sinfo);
+  auto listed = OnKubernetes(o) ? CaptureStdout(slurm::KubectlListArgv(o.kubectl))
+                                : CaptureStdout({o.sinfo, "-h", "-N", "-o", slurm::kSinfoFormat});
+  if (!listed.ok()) return PrintError(listed.status());
+  auto states = OnKubernetes(o) ? slurm::ParseKubectlNodes(*listed) : slurm::ParseSinfoNodes(*listed);
   if (!states.ok()) return PrintError(absl::UnavailableError(states.status().message()));
   std::vector<slurm::ResumeStep> steps = slurm::PlanResume(planned->plan, *states);
   bool any = false;
@@ -155,18 +181,13 @@ int ResumeCommand(const DrainOptions& o) {
       std::printf("kept %s drained: %s\n", s.node.c_str(), s.why.c_str());
       continue;
     }
-    std::vector<std::string> argv = slurm::ScontrolResumeArgv(o.scontrol, s.node);
-    if (o.dry_run) {
-      std::printf("%s\n", slurm::ShellQuote(argv).c_str());
-      continue;
-    }
-    std::string why;
-    if (int rc = SpawnWait(argv, &why); rc != 0) {
+    auto argvs = OnKubernetes(o) ? slurm::KubectlResumeArgvs(o.kubectl, s.node)
+                                 : std::vector<std::vector<std::string>>{slurm::ScontrolResumeArgv(o.scontrol, s.node)};
+    if (!RunAll(o, "resume", s.node, argvs)) {
       ++failed;
-      if (why.empty()) why = absl::StrCat(o.scontrol, " exited ", rc);
-      std::fprintf(stderr, "gdrbench: resume %s: %s\n", s.node.c_str(), why.c_str());
       continue;
     }
+    if (o.dry_run) continue;
     std::printf("resumed %s: %s\n", s.node.c_str(), s.why.c_str());
   }
   if (steps.empty()) std::printf("run %s: no node gdrbench drained to resume\n", planned->plan.run_id.c_str());

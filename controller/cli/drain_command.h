@@ -1,5 +1,6 @@
 // `gdrbench drain` and `gdrbench resume`: what a run says about nodes, acted
-// on in Slurm with scontrol. Both read the run through slurm::PlanDrain, so
+// on in Slurm with scontrol, or on Kubernetes with kubectl (--on kubernetes:
+// a NoSchedule taint and an annotation with the reason). Both read the run through slurm::PlanDrain, so
 // the fraction guard applies to every path: a run that would drain more than
 // --max-fraction of its nodes drains, resumes and writes nothing.
 #pragma once
@@ -23,6 +24,8 @@ struct DrainOptions {
   std::string scontrol = "scontrol";
   std::string sinfo = "sinfo";          // resume: the node states
   std::string sacctmgr = "sacctmgr";    // the caller's AdminLevel
+  std::string on = "slurm";             // or "kubernetes": a NoSchedule taint (controller/slurm/taint.h)
+  std::string kubectl = "kubectl";
 };
 
 // Exit codes of `gdrbench drain` and `gdrbench resume`:
