@@ -6,7 +6,9 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "common/cli_exit.h"
@@ -52,6 +54,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--health-listen", cfg.health_listen,
                  "HOST:PORT for a plaintext grpc.health.v1-only listener (Kubernetes gRPC probes)");
+  double handshake_deadline_s = gdrbench::limits::kHandshakeDeadlineMs / 1000.0;
+  app.add_option("--handshake-deadline-s", handshake_deadline_s,
+                 "seconds a new connection has to make its first call (TLS handshake included)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 120.0));
+  app.add_option("--unauthenticated-per-address", cfg.admission.per_address,
+                 "connections without a call yet one address (IPv6: one /64) may hold; past it its oldest is closed")
+      ->capture_default_str();
+  app.add_option("--unauthenticated-total", cfg.admission.total,
+                 "connections without a call yet all addresses may hold; past it the oldest of the address "
+                 "holding the most is closed")
+      ->capture_default_str();
+  std::vector<std::string> controller_cidrs;
+  app.add_option("--controller-cidr", controller_cidrs,
+                 "address ranges of controllers (comma-separated CIDRs): their new connections have budgets "
+                 "of their own that other addresses cannot use up")
+      ->delimiter(',');
   app.add_option("--port-file", port_file, "write the bound port here once serving");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
@@ -81,6 +100,13 @@ int main(int argc, char** argv) {
     return gdrbench::ExitOnParseError(app, e, "gdrbench-agent");
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
+  cfg.admission.handshake_deadline =
+      std::chrono::milliseconds(static_cast<int64_t>(handshake_deadline_s * 1000 + 0.5));
+  for (const std::string& text : controller_cidrs) {
+    auto cidr = gdrbench::agent::service::Cidr::Parse(text);
+    if (!cidr.ok()) return Fail(std::string(cidr.status().message()));
+    cfg.admission.controller_cidrs.push_back(*cidr);
+  }
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (*preflight_cmd || *capture_cmd) {
     // Their temporary trees go on SIGINT/SIGTERM/SIGHUP too.

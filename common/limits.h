@@ -41,12 +41,33 @@ inline constexpr size_t kMaxCaptureDepth = 32;
 inline constexpr int kMaxOpenFds = 16'384;
 inline constexpr int kReservedFds = 128;   // verbs, CUDA, files, logs
 // Connections at once (about: counted by fd number above those open when the
-// agent began serving). A controller holds one or two per agent; fewer
-// admitted also means less for gRPC to tear down after a flood.
-inline constexpr int kMaxConnections = 256;
-// A connection that has not finished its TLS/HTTP2 handshake by then is
-// closed (gRPC's default is 120 s: idle sockets would hold the budget).
-inline constexpr int kHandshakeTimeoutMs = 10'000;
+// agent began serving). The unauthenticated ones have budgets of their own
+// below; the rest is the room of connections that made a call.
+inline constexpr int kMaxConnections = 512;
+// --- Admission (agent/service/admission.h) --------------------------------
+// A connection on which no call has arrived yet is "unauthenticated" (with
+// mTLS a call implies a valid client certificate). It is closed when it has
+// made no call this long after it was accepted (--handshake-deadline-s); the
+// TLS/HTTP2 handshake gets the same bound in gRPC.
+inline constexpr int kHandshakeDeadlineMs = 5'000;
+// Unauthenticated connections one client (an IPv4 address, an IPv6 /64) and
+// all clients together may hold (--unauthenticated-per-address,
+// --unauthenticated-total); addresses in --controller-cidr have a second
+// pool of the same size. A new connection past a budget drops the oldest
+// unauthenticated one, never an authenticated one. A controller opens one
+// or two connections per agent; each is unauthenticated for milliseconds.
+inline constexpr int kUnauthenticatedPerAddress = 8;
+inline constexpr int kUnauthenticatedTotal = 64;
+// The plaintext --health-listen port (probes make one call and close): every
+// connection there is unauthenticated, with these budgets.
+inline constexpr int kHealthPerAddress = 4;
+inline constexpr int kHealthTotal = 32;
+// The unauthenticated budgets of both ports together may take at most this
+// share of kMaxConnections (flags past it are refused at start).
+inline constexpr int kMaxUnauthenticatedShareDivisor = 2;
+// Connections refused or dropped are summed per client and reason, and
+// logged at most once per this interval.
+inline constexpr int kAdmissionLogIntervalMs = 10'000;
 // A connection with no call for this long is closed (clients reconnect).
 inline constexpr int kMaxConnectionIdleMs = 10 * 60'000;
 // Concurrent calls (HTTP/2 streams) on one connection.

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,14 +75,16 @@ int FdBudget(int baseline) {
                                              static_cast<int64_t>(baseline) + limits::kMaxConnections}));
 }
 
-// Warns at most once every 10 s about shed connections.
-void WarnShed(uint64_t shed, const char* why) {
-  static std::atomic<int64_t> last{0};
+constexpr auto kSweepInterval = std::chrono::seconds(1);
+// At most one line a minute about connections from peers that are not IPv4
+// or IPv6 (none expected on a TCP listener).
+void WarnOddPeer(const absl::Status& st) {
+  static std::atomic<int64_t> last{-60};
   int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                     std::chrono::steady_clock::now().time_since_epoch()).count();
   int64_t prev = last.load();
-  if (now - prev < 10 || !last.compare_exchange_strong(prev, now)) return;
-  spdlog::warn("closed a new connection at once ({}); {} shed so far", why, shed);
+  if (now - prev < 60 || !last.compare_exchange_strong(prev, now)) return;
+  spdlog::warn("closed a connection from an unexpected peer: {}", std::string(st.message()));
 }
 
 }  // namespace
@@ -148,8 +151,10 @@ Listener::~Listener() {
   for (int fd : fds_) close(fd);
 }
 
-void Listener::Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor) {
+void Listener::Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor,
+                     Admission admission) {
   acceptor_ = std::move(acceptor);
+  admission_.emplace(std::move(admission));
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
   reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   baseline_fd_ = reserve_fd_;  // the lowest free number once serving: connections start here
@@ -166,14 +171,33 @@ void Listener::Stop() {
   }
 }
 
+void Listener::Authenticate(const std::string& grpc_peer) {
+  auto peer = PeerFromGrpc(grpc_peer);
+  if (!peer.ok()) return;  // not a TCP peer: not one of ours
+  std::lock_guard lock(mu_);
+  if (admission_) admission_->Authenticate(peer->Key());
+}
+
+int Listener::PollTimeoutMs() {
+  // Out of fds with no reserve to drain with: retry every 100 ms.
+  if (reserve_fd_ < 0) return 100;
+  auto now = std::chrono::steady_clock::now();
+  auto next = next_sweep_;
+  {
+    std::lock_guard lock(mu_);
+    if (auto deadline = admission_->NextDeadline(); deadline && *deadline < next) next = *deadline;
+  }
+  if (next <= now) return 0;
+  return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(next - now).count());
+}
+
 void Listener::AcceptLoop() {
   std::vector<pollfd> pfds;
   for (int fd : fds_) pfds.push_back({fd, POLLIN, 0});
   pfds.push_back({wake_[0], POLLIN, 0});
+  next_sweep_ = std::chrono::steady_clock::now() + kSweepInterval;
   for (;;) {
-    // Out of fds with no reserve to drain with: retry every 100 ms.
-    int timeout_ms = reserve_fd_ < 0 ? 100 : -1;
-    int n = poll(pfds.data(), pfds.size(), timeout_ms);
+    int n = poll(pfds.data(), pfds.size(), PollTimeoutMs());
     if (n < 0 && errno != EINTR) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
@@ -183,23 +207,19 @@ void Listener::AcceptLoop() {
     for (size_t i = 0; i + 1 < pfds.size(); ++i) {
       if (pfds[i].revents != 0) AcceptOne(pfds[i].fd);
     }
+    Housekeeping();
   }
 }
 
 void Listener::AcceptOne(int listen_fd) {
   for (int burst = 0; burst < 64; ++burst) {  // then poll again (Stop() stays prompt)
-    int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    sockaddr_storage ss{};
+    socklen_t len = sizeof(ss);
+    int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if ((errno == EMFILE || errno == ENFILE) && reserve_fd_ >= 0) {
-        // Free one fd to take the connection off the backlog and close it;
-        // otherwise poll would report it forever.
-        close(reserve_fd_);
-        reserve_fd_ = -1;
-        int drop = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-        if (drop >= 0) close(drop);
-        WarnShed(++shed_, "the process is out of file descriptors");
-        reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        DrainOne(listen_fd);
         continue;
       }
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -207,19 +227,127 @@ void Listener::AcceptOne(int listen_fd) {
       }
       return;
     }
-    if (int budget = FdBudget(baseline_fd_); fd >= budget) {
+    auto peer = PeerFromSockaddr(reinterpret_cast<sockaddr*>(&ss), len);
+    if (!peer.ok()) {
       close(fd);
-      WarnShed(++shed_, absl::StrCat(fd, " files open, budget ", budget,
-                                     " (RLIMIT_NOFILE less ", limits::kReservedFds, ")").c_str());
+      WarnOddPeer(peer.status());
       continue;
     }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
-    p.listener_fd = listen_fd;
-    p.fd = fd;
-    acceptor_->HandleNewConnection(&p);  // gRPC owns fd now
+    // A number accept() hands out again is free: the connection that had it
+    // was closed (by gRPC or its client).
+    if (auto it = by_fd_.find(fd); it != by_fd_.end()) ForgetSocket(it->second);
+    if (int budget = FdBudget(baseline_fd_); fd >= budget) {
+      close(fd);
+      ++shed_;
+      std::lock_guard lock(mu_);
+      admission_->CountRefused(*peer, DropReason::kFdBudget);
+      continue;
+    }
+    Admit(listen_fd, fd, *peer);
   }
+}
+
+void Listener::DrainOne(int listen_fd) {
+  // Free one fd to take the connection off the backlog and close it;
+  // otherwise poll would report it forever.
+  close(reserve_fd_);
+  reserve_fd_ = -1;
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  int drop = accept4(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC);
+  if (drop >= 0) {
+    close(drop);
+    ++shed_;
+    if (auto peer = PeerFromSockaddr(reinterpret_cast<sockaddr*>(&ss), len); peer.ok()) {
+      std::lock_guard lock(mu_);
+      admission_->CountRefused(*peer, DropReason::kOutOfFds);
+    }
+  }
+  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void Listener::Admit(int listen_fd, int fd, const PeerAddress& peer) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {  // cannot happen on a descriptor accept() just returned
+    close(fd);
+    return;
+  }
+  Admission::ConnId id = next_id_++;
+  std::vector<Admission::Drop> drops;
+  {
+    std::lock_guard lock(mu_);
+    drops = admission_->Admit(id, peer, std::chrono::steady_clock::now(),
+                              [this](Admission::ConnId c) { return Alive(c); });
+  }
+  for (const auto& d : drops) Drop(d.id);
+  sockets_[id] = {fd, st.st_dev, st.st_ino};
+  by_fd_[fd] = id;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
+  p.listener_fd = listen_fd;
+  p.fd = fd;
+  acceptor_->HandleNewConnection(&p);  // gRPC owns fd now
+}
+
+void Listener::Housekeeping() {
+  auto now = std::chrono::steady_clock::now();
+  std::vector<Admission::Drop> drops;
+  std::optional<std::string> summary;
+  {
+    std::lock_guard lock(mu_);
+    drops = admission_->Expire(now, [this](Admission::ConnId c) { return Alive(c); });
+    summary = admission_->TakeSummary(now);
+  }
+  for (const auto& d : drops) Drop(d.id);
+  if (summary) spdlog::warn("{}", *summary);
+  if (now < next_sweep_) return;
+  next_sweep_ = now + kSweepInterval;
+  std::vector<Admission::ConnId> gone;
+  for (const auto& [id, s] : sockets_) {
+    if (!Alive(id)) gone.push_back(id);
+  }
+  for (Admission::ConnId id : gone) ForgetSocket(id);
+}
+
+bool Listener::Alive(Admission::ConnId id) const {
+  auto it = sockets_.find(id);
+  if (it == sockets_.end()) return false;
+  struct stat st {};
+  return fstat(it->second.fd, &st) == 0 && st.st_dev == it->second.dev && st.st_ino == it->second.ino;
+}
+
+void Listener::ForgetSocket(Admission::ConnId id) {
+  if (auto it = sockets_.find(id); it != sockets_.end()) {
+    if (auto f = by_fd_.find(it->second.fd); f != by_fd_.end() && f->second == id) by_fd_.erase(f);
+    sockets_.erase(it);
+  }
+  std::lock_guard lock(mu_);
+  admission_->Forget(id);
+}
+
+void Listener::Drop(Admission::ConnId id) {
+  auto it = sockets_.find(id);
+  if (it == sockets_.end()) return;
+  Socket s = it->second;
+  if (auto f = by_fd_.find(s.fd); f != by_fd_.end() && f->second == id) by_fd_.erase(f);
+  sockets_.erase(it);
+  // gRPC owns s.fd and may close it at any moment, after which the number
+  // can name another file. A duplicate pins whatever the number names now;
+  // its dev/ino say whether that is still our connection, and shutdown() on
+  // the duplicate acts on that socket only: no window in which another
+  // file could be shut down. gRPC sees EOF and closes its fd; the socket
+  // goes when both are closed.
+  int dup = fcntl(s.fd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0 && (errno == EMFILE || errno == ENFILE) && reserve_fd_ >= 0) {
+    close(reserve_fd_);
+    dup = fcntl(s.fd, F_DUPFD_CLOEXEC, 0);
+    reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  if (dup < 0) return;  // EBADF: gRPC closed it already
+  struct stat st {};
+  if (fstat(dup, &st) == 0 && st.st_dev == s.dev && st.st_ino == s.ino) shutdown(dup, SHUT_RDWR);
+  close(dup);
 }
 
 int64_t RaiseFileLimit() {

@@ -9,6 +9,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "agent/service/authenticating_interceptor.h"
 #include "agent/service/listener.h"
 #include "common/limits.h"
 #include "common/status.h"
@@ -33,23 +35,76 @@ absl::Status CheckHostPort(absl::string_view flag, const std::string& address) {
   return absl::OkStatus();
 }
 
+constexpr int64_t kHandshakeBackstopMs = 2'000;
+
 // The limits of common/limits.h that gRPC enforces.
-void ApplyLimits(grpc::ServerBuilder& b) {
+void ApplyLimits(grpc::ServerBuilder& b, std::chrono::milliseconds handshake_deadline) {
   grpc::ResourceQuota quota("gdrbench-agent");
   quota.Resize(limits::kGrpcMemoryBytes);
   b.SetResourceQuota(quota);
   b.SetMaxReceiveMessageSize(limits::kMaxRequestBytes);
   b.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, limits::kMaxConcurrentStreams);
-  b.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, limits::kHandshakeTimeoutMs);
+  // A backstop only: the listener closes a connection without a call at the
+  // deadline itself, quietly (gRPC logs each handshake it times out).
+  b.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                       static_cast<int>(handshake_deadline.count() + kHandshakeBackstopMs));
   b.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, limits::kMaxConnectionIdleMs);
 }
 
-absl::Status CannotListen(const std::string& address) {
-  return absl::UnavailableError(absl::StrCat(
-      "cannot listen on ", address, " (address in use, not local, or not permitted)"));
+// The admission of both ports; INVALID_ARGUMENT when the flags are out of
+// range or their unauthenticated budgets leave authenticated connections
+// less than half of limits::kMaxConnections.
+absl::StatusOr<std::pair<Admission, Admission>> MakeAdmissions(const AdmissionConfig& main) {
+  auto now = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(Admission agent, Admission::Create(main, now));
+  AdmissionConfig h;  // no --controller-cidr pool: probes come from the node
+  h.handshake_deadline = main.handshake_deadline;
+  h.per_address = limits::kHealthPerAddress;
+  h.total = limits::kHealthTotal;
+  h.log_interval = main.log_interval;
+  h.port_name = "health port";
+  ASSIGN_OR_RETURN(Admission health, Admission::Create(h, now));
+  int pools = main.controller_cidrs.empty() ? 1 : 2;
+  int most = limits::kMaxConnections / limits::kMaxUnauthenticatedShareDivisor;
+  if (main.total * pools + h.total > most) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--unauthenticated-total ", main.total, pools == 2 ? " (twice: --controller-cidr has its own pool)" : "",
+        " and the health port's ", h.total, " exceed ", most,
+        ", the half of the agent's connections kept for authenticated ones"));
+  }
+  return std::make_pair(std::move(agent), std::move(health));
+}
+
+std::string DescribeAdmission(const AdmissionConfig& a) {
+  std::vector<std::string> cidrs;
+  for (const Cidr& c : a.controller_cidrs) cidrs.push_back(c.text());
+  return absl::StrCat("unauthenticated connections: ", a.handshake_deadline.count() / 1000.0,
+                      " s to make a call, ", a.per_address, " per address, ", a.total, " in total",
+                      cidrs.empty() ? "" : absl::StrCat("; ", a.total, " more for --controller-cidr ",
+                                                         absl::StrJoin(cidrs, ",")));
 }
 
 }  // namespace
+
+// Its own server and listener: a plaintext port on the main server would
+// expose the Agent service without TLS. This one has only the default
+// health service, and every connection on it stays unauthenticated (a
+// probe makes one call and closes), under the health budgets.
+absl::Status AgentServer::StartHealth(const std::string& address, Admission admission,
+                                      std::chrono::milliseconds handshake_deadline) {
+  ASSIGN_OR_RETURN(health_listener_, Listener::Bind(address));
+  grpc::ServerBuilder health;
+  auto acceptor = health.experimental().AddExternalConnectionAcceptor(
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+      grpc::InsecureServerCredentials());
+  ApplyLimits(health, handshake_deadline);
+  health_server_ = health.BuildAndStart();
+  if (!health_server_) return absl::InternalError("the health gRPC server did not start");
+  health_listener_->Start(std::move(acceptor), std::move(admission));
+  health_server_->GetHealthCheckService()->SetServingStatus(true);
+  spdlog::info("health (grpc.health.v1 only, plaintext) on {} (port {})", address, health_listener_->port());
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfig config) {
   RETURN_IF_ERROR(CheckHostPort("--listen", config.listen));
@@ -69,6 +124,7 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfi
   // that is not there.
   if (auto info = s->handler_->GetNodeInfo({}); !info.ok()) return info.status();
 
+  ASSIGN_OR_RETURN(auto admissions, MakeAdmissions(config.admission));
   // Our own listener: no SO_REUSEPORT, an accept loop that survives EMFILE.
   ASSIGN_OR_RETURN(s->listener_, Listener::Bind(config.listen));
   s->port_ = s->listener_->port();
@@ -79,27 +135,24 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfi
   auto acceptor = builder.experimental().AddExternalConnectionAcceptor(
       grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD, s->tls_->credentials());
   builder.RegisterService(s->service_.get());
-  ApplyLimits(builder);
+  // Every call marks its connection authenticated (admission.h).
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> hooks;
+  hooks.push_back(std::make_unique<AuthenticatingInterceptorFactory>(
+      [listener = s->listener_.get()](const std::string& peer) { listener->Authenticate(peer); }));
+  builder.experimental().SetInterceptorCreators(std::move(hooks));
+  ApplyLimits(builder, config.admission.handshake_deadline);
   s->server_ = builder.BuildAndStart();
   if (!s->server_) return absl::InternalError("the gRPC server did not start");
-  s->listener_->Start(std::move(acceptor));
+  s->listener_->Start(std::move(acceptor), std::move(admissions.first));
   if (!config.health_listen.empty()) {
-    // Its own server: a plaintext port on the main server would expose the
-    // Agent service without TLS. This one has only the default health service.
-    grpc::ServerBuilder health;
-    int health_port = 0;
-    health.AddListeningPort(config.health_listen, grpc::InsecureServerCredentials(), &health_port);
-    health.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a port in use is an error
-    ApplyLimits(health);
-    s->health_server_ = health.BuildAndStart();
-    if (!s->health_server_ || health_port == 0) return CannotListen(config.health_listen);
-    s->health_server_->GetHealthCheckService()->SetServingStatus(true);
-    spdlog::info("health (grpc.health.v1 only, plaintext) on {}", config.health_listen);
+    RETURN_IF_ERROR(s->StartHealth(config.health_listen, std::move(admissions.second),
+                                   config.admission.handshake_deadline));
   }
   s->server_->GetHealthCheckService()->SetServingStatus(true);
-  spdlog::info("agent listening on {} (port {}, {})", config.listen, s->port_,
+  spdlog::info("agent listening on {} (port {}, {}); {}", config.listen, s->port_,
                config.tls.insecure ? "PLAINTEXT"
-               : config.tls.client_ca_file.empty() ? "TLS" : "mTLS");
+               : config.tls.client_ca_file.empty() ? "TLS" : "mTLS",
+               DescribeAdmission(config.admission));
   return s;
 }
 
@@ -110,6 +163,7 @@ void AgentServer::Shutdown(int grace_ms) {
   if (!server_) return;
   if (listener_) listener_->Stop();  // no new connections
   server_->GetHealthCheckService()->SetServingStatus(false);
+  if (health_listener_) health_listener_->Stop();
   if (health_server_) {
     health_server_->GetHealthCheckService()->SetServingStatus(false);
     health_server_->Shutdown(std::chrono::system_clock::now());

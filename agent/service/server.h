@@ -2,6 +2,7 @@
 // reflection, behind TLS (mTLS with a client CA) unless insecure is explicit.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,10 @@ struct AgentServerConfig {
   // nothing else, for probes that cannot present a client certificate (the
   // kubelet's native gRPC probe speaks plaintext only). Empty: none.
   std::string health_listen;
+  // Unauthenticated connections on the agent port: deadline, budgets,
+  // --controller-cidr. The health port has the same deadline and budgets of
+  // its own (limits::kHealthPerAddress, kHealthTotal).
+  AdmissionConfig admission;
   PreflightCallLimits preflight;
   // Tests: a handler of their own (a stuck one). Empty: AgentHandler.
   std::function<std::unique_ptr<AgentHandler>(const AgentConfig&)> make_handler;
@@ -33,7 +38,8 @@ struct AgentServerConfig {
 class AgentServer {
  public:
   // Validates the config, binds and starts serving. INVALID_ARGUMENT for a bad
-  // address or TLS config; UNAVAILABLE when the address cannot be bound.
+  // address, TLS or admission config (budgets past half of
+  // limits::kMaxConnections); UNAVAILABLE when an address cannot be bound.
   static absl::StatusOr<std::unique_ptr<AgentServer>> Start(AgentServerConfig config);
   ~AgentServer();
 
@@ -52,12 +58,15 @@ class AgentServer {
 
  private:
   AgentServer() = default;
+  absl::Status StartHealth(const std::string& address, Admission admission,
+                           std::chrono::milliseconds handshake_deadline);
   std::unique_ptr<rpc::ReloadableServerTls> tls_;  // outlives the servers that use it
   std::unique_ptr<AgentHandler> handler_;
   std::unique_ptr<Listener> listener_;
   std::unique_ptr<GrpcAgentService> service_;
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<grpc::Server> health_server_;  // --health-listen
+  std::unique_ptr<Listener> health_listener_;      // --health-listen
+  std::unique_ptr<grpc::Server> health_server_;
   int port_ = 0;
   std::mutex shutdown_mu_;
 };
