@@ -76,6 +76,8 @@ int FdBudget(int baseline) {
 }
 
 constexpr auto kSweepInterval = std::chrono::seconds(1);
+// Connections accepted and admitted together before gRPC gets the survivors.
+constexpr int kAcceptBatch = 256;
 // At most one line a minute about connections from peers that are not IPv4
 // or IPv6 (none expected on a TCP listener).
 void WarnOddPeer(const absl::Status& st) {
@@ -212,7 +214,26 @@ void Listener::AcceptLoop() {
 }
 
 void Listener::AcceptOne(int listen_fd) {
-  for (int burst = 0; burst < 64; ++burst) {  // then poll again (Stop() stays prompt)
+  AcceptBatch(listen_fd);
+  // gRPC gets what the batch left standing: in a flood most of a batch is
+  // dropped for its later connections (budgets hold far fewer than
+  // kAcceptBatch) and closed here, never set up and torn down by gRPC.
+  for (Admission::ConnId id : pending_) {
+    auto it = sockets_.find(id);
+    if (it == sockets_.end()) continue;  // dropped within the batch
+    it->second.handed = true;
+    int one = 1;
+    setsockopt(it->second.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
+    p.listener_fd = listen_fd;
+    p.fd = it->second.fd;
+    acceptor_->HandleNewConnection(&p);  // gRPC owns the fd now
+  }
+  pending_.clear();
+}
+
+void Listener::AcceptBatch(int listen_fd) {
+  for (int burst = 0; burst < kAcceptBatch; ++burst) {  // then poll again (Stop() stays prompt)
     sockaddr_storage ss{};
     socklen_t len = sizeof(ss);
     int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -243,7 +264,7 @@ void Listener::AcceptOne(int listen_fd) {
       admission_->CountRefused(*peer, DropReason::kFdBudget);
       continue;
     }
-    Admit(listen_fd, fd, *peer);
+    Admit(fd, *peer);
   }
 }
 
@@ -266,7 +287,7 @@ void Listener::DrainOne(int listen_fd) {
   reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-void Listener::Admit(int listen_fd, int fd, const PeerAddress& peer) {
+void Listener::Admit(int fd, const PeerAddress& peer) {
   struct stat st {};
   if (fstat(fd, &st) != 0) {  // cannot happen on a descriptor accept() just returned
     close(fd);
@@ -280,14 +301,9 @@ void Listener::Admit(int listen_fd, int fd, const PeerAddress& peer) {
                               [this](Admission::ConnId c) { return Alive(c); });
   }
   for (const auto& d : drops) Drop(d.id);
-  sockets_[id] = {fd, st.st_dev, st.st_ino};
+  sockets_[id] = {fd, st.st_dev, st.st_ino, false};
   by_fd_[fd] = id;
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
-  p.listener_fd = listen_fd;
-  p.fd = fd;
-  acceptor_->HandleNewConnection(&p);  // gRPC owns fd now
+  pending_.push_back(id);
 }
 
 void Listener::Housekeeping() {
@@ -313,6 +329,7 @@ void Listener::Housekeeping() {
 bool Listener::Alive(Admission::ConnId id) const {
   auto it = sockets_.find(id);
   if (it == sockets_.end()) return false;
+  if (!it->second.handed) return true;  // ours until the batch ends
   struct stat st {};
   return fstat(it->second.fd, &st) == 0 && st.st_dev == it->second.dev && st.st_ino == it->second.ino;
 }
@@ -332,6 +349,10 @@ void Listener::Drop(Admission::ConnId id) {
   Socket s = it->second;
   if (auto f = by_fd_.find(s.fd); f != by_fd_.end() && f->second == id) by_fd_.erase(f);
   sockets_.erase(it);
+  if (!s.handed) {  // still ours: gRPC never saw it
+    close(s.fd);
+    return;
+  }
   // gRPC owns s.fd and may close it at any moment, after which the number
   // can name another file. A duplicate pins whatever the number names now;
   // its dev/ino say whether that is still our connection, and shutdown() on

@@ -67,13 +67,17 @@ class Listener {
     int fd;
     dev_t dev;
     ino_t ino;
+    bool handed;  // false: accepted in the current batch, not yet gRPC's
   };
 
   Listener() = default;
   void AcceptLoop();
+  // Accepts a batch, then hands its survivors to gRPC.
   void AcceptOne(int listen_fd);
-  // Admission and hand-off of a connection accepted as `fd` from `peer`.
-  void Admit(int listen_fd, int fd, const PeerAddress& peer);
+  void AcceptBatch(int listen_fd);
+  // Admission of a connection accepted as `fd` from `peer` (queued in
+  // pending_ for the hand-off).
+  void Admit(int fd, const PeerAddress& peer);
   // accept() failed with EMFILE/ENFILE: takes one connection off the
   // backlog through the reserve fd and closes it.
   void DrainOne(int listen_fd);
@@ -95,6 +99,7 @@ class Listener {
   // The accept thread's own: the connections admission knows, by id and fd.
   std::unordered_map<Admission::ConnId, Socket> sockets_;
   std::unordered_map<int, Admission::ConnId> by_fd_;
+  std::vector<Admission::ConnId> pending_;  // admitted in this batch, in order
   Admission::ConnId next_id_ = 1;
   std::chrono::steady_clock::time_point next_sweep_{};
   std::thread thread_;
