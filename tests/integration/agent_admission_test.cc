@@ -189,6 +189,29 @@ int HealthPort(const std::string& log) {
   return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
 }
 
+// One summary line per 10 s interval and port (the first at once) naming
+// the flooding addresses and not the controller's, and nothing logged per
+// connection (gRPC's handshake failures at most once per interval).
+void ExpectOneSummaryLinePerInterval(const std::string& log, Clock::duration flood) {
+  int agent_lines = 0, health_lines = 0, handshake_lines = 0, lines = 0;
+  for (absl::string_view line : absl::StrSplit(log, '\n', absl::SkipEmpty())) {
+    ++lines;
+    if (absl::StrContains(line, "agent port: refused or dropped")) ++agent_lines;
+    if (absl::StrContains(line, "health port: refused or dropped")) ++health_lines;
+    if (absl::StrContains(line, "grpc: Handshake failed")) ++handshake_lines;  // gRPC's, summarised
+  }
+  int intervals = static_cast<int>(flood / seconds(10)) + 1;
+  EXPECT_GE(agent_lines, 2);
+  EXPECT_LE(agent_lines, intervals);
+  EXPECT_GE(health_lines, 1);
+  EXPECT_LE(health_lines, intervals);
+  EXPECT_LE(handshake_lines, intervals);
+  EXPECT_EQ(lines, agent_lines + health_lines + handshake_lines) << log;
+  EXPECT_THAT(log, HasSubstr("127.0.1."));
+  EXPECT_THAT(log, HasSubstr("address budget full"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("127.0.0.1 ")));  // the controller lost nothing
+}
+
 TEST(AgentAdmission, AValidControllerAndTheHealthPortAreAnsweredThroughoutAFlood) {
   rlimit mine{};
   getrlimit(RLIMIT_NOFILE, &mine);
@@ -271,25 +294,7 @@ TEST(AgentAdmission, AValidControllerAndTheHealthPortAreAnsweredThroughoutAFlood
   // far below: the budgets (64 + 32) plus connections gRPC is still closing
   // after their shutdown, more of those when the host is loaded.
   EXPECT_LE(max_fds, fds_at_start + limits::kMaxConnections + 2);
-  // One summary line per 10 s interval and port (the first at once), and
-  // nothing logged per connection.
-  int agent_lines = 0, health_lines = 0, handshake_lines = 0, lines = 0;
-  for (absl::string_view line : absl::StrSplit(log, '\n', absl::SkipEmpty())) {
-    ++lines;
-    if (absl::StrContains(line, "agent port: refused or dropped")) ++agent_lines;
-    if (absl::StrContains(line, "health port: refused or dropped")) ++health_lines;
-    if (absl::StrContains(line, "grpc: Handshake failed")) ++handshake_lines;  // gRPC's, summarised
-  }
-  int intervals = static_cast<int>(flood / seconds(10)) + 1;
-  EXPECT_GE(agent_lines, 2);
-  EXPECT_LE(agent_lines, intervals);
-  EXPECT_GE(health_lines, 1);
-  EXPECT_LE(health_lines, intervals);
-  EXPECT_LE(handshake_lines, intervals);
-  EXPECT_EQ(lines, agent_lines + health_lines + handshake_lines) << log;
-  EXPECT_THAT(log, HasSubstr("127.0.1."));
-  EXPECT_THAT(log, HasSubstr("address budget full"));
-  EXPECT_THAT(log, ::testing::Not(HasSubstr("127.0.0.1 ")));  // the controller lost nothing
+  ExpectOneSummaryLinePerInterval(log, flood);
   EXPECT_EQ(agent.Stop(), 0) << agent.log();
   setrlimit(RLIMIT_NOFILE, &mine);
 }
