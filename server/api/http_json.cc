@@ -1,5 +1,7 @@
 #include "server/api/http_json.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
@@ -69,7 +71,41 @@ absl::Status FieldsToMessage(const std::multimap<std::string, std::string>& fiel
   return absl::OkStatus();
 }
 
+namespace {
+
+// The deepest nesting of arrays and objects in `json` (strings skipped).
+// No message of the API nests deeper than a few levels; protobuf's parser
+// accepted arrays nested 100,000 deep inside a repeated string field.
+int JsonDepth(const std::string& json) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
 absl::Status JsonToMessage(const std::string& json, google::protobuf::Message* msg) {
+  if (const int depth = JsonDepth(json); depth > kMaxJsonDepth) {
+    return absl::InvalidArgumentError(absl::StrCat("the body is not a JSON ", msg->GetDescriptor()->full_name(),
+                                                   ": arrays and objects nest ", depth, " deep, more than ",
+                                                   kMaxJsonDepth));
+  }
   auto st = google::protobuf::util::JsonStringToMessage(json, msg);
   if (!st.ok()) {
     return absl::InvalidArgumentError(
@@ -106,8 +142,10 @@ int HttpStatus(absl::StatusCode code) {
   }
 }
 
-std::string ErrorJson(const absl::Status& st) {
-  return absl::StrCat("{\"error\":{\"code\":", HttpStatus(st.code()), ",\"status\":",
+std::string ErrorJson(const absl::Status& st) { return ErrorJson(st, HttpStatus(st.code())); }
+
+std::string ErrorJson(const absl::Status& st, int http_status) {
+  return absl::StrCat("{\"error\":{\"code\":", http_status, ",\"status\":",
                       JsonString(absl::StatusCodeToString(st.code())), ",\"message\":",
                       JsonString(std::string(st.message())), "}}");
 }

@@ -17,11 +17,15 @@ namespace gdrbench::server::api {
 // does not parse as the field's type.
 absl::Status FieldsToMessage(const std::multimap<std::string, std::string>& fields,
                              google::protobuf::Message* msg);
+// Arrays and objects nested deeper than this are refused before parsing.
+inline constexpr int kMaxJsonDepth = 32;
 // INVALID_ARGUMENT with the parser's reason.
 absl::Status JsonToMessage(const std::string& json, google::protobuf::Message* msg);
 std::string MessageToJson(const google::protobuf::Message& msg);
 
 int HttpStatus(absl::StatusCode code);
 std::string ErrorJson(const absl::Status& status);
+// The same body with an HTTP status the code does not map to (408, 413, 431).
+std::string ErrorJson(const absl::Status& status, int http_status);
 
 }  // namespace gdrbench::server::api

@@ -2,6 +2,9 @@
 
 #include <httplib.h>
 
+#include <openssl/ssl.h>
+
+#include <algorithm>
 #include <atomic>
 
 #include "absl/strings/numbers.h"
@@ -9,6 +12,7 @@
 #include "common/status.h"
 #include "controller/report/capacity_report.h"
 #include "server/api/http_auth.h"
+#include "server/api/http_connection.h"
 #include "server/api/http_json.h"
 #include "spdlog/spdlog.h"
 
@@ -39,9 +43,21 @@ absl::StatusOr<T> Request(const httplib::Request& req, const Fields& path = {}) 
   return msg;
 }
 
+// A chunked body may be read a little past the route's limit (the gate
+// bounds it with the chunks' framing): refused here, exactly.
+absl::Status BodyWithinLimit(const httplib::Request& req) {
+  const uint64_t limit = GatedServer::AdmittedBodyLimit();
+  if (limit > 0 && req.body.size() > limit) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the request body of ", req.body.size(), " bytes is over the limit of ", limit, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
 template <typename T>
 absl::StatusOr<T> Body(const httplib::Request& req, const Fields& path = {}) {
   T msg;
+  RETURN_IF_ERROR(BodyWithinLimit(req));
   if (!req.body.empty()) {
     if (auto st = JsonToMessage(req.body, &msg); !st.ok()) return st;
   }
@@ -57,10 +73,13 @@ absl::StatusOr<T> Body(const httplib::Request& req, const Fields& path = {}) {
 
 }  // namespace
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+  if (ssl_ctx_) SSL_CTX_free(ssl_ctx_);
+}
 
-void HttpServer::Stop() {
-  if (server_) server_->stop();
+void HttpServer::Stop(std::chrono::steady_clock::time_point deadline) {
+  if (server_) server_->Shutdown(deadline);
   if (thread_.joinable()) thread_.join();
 }
 
@@ -68,6 +87,29 @@ absl::StatusOr<std::string> HttpServer::ReloadTls() {
   if (!tls_) return absl::FailedPreconditionError("serving plaintext (--insecure): no TLS material to reload");
   return tls_->Reload();
 }
+
+namespace {
+
+// The server's SSL_CTX from the two files (read once, by HttpTlsIdentity:
+// its errors name the flag and the file), or none with --insecure.
+absl::Status SetUpTls(const HttpConfig& cfg, std::unique_ptr<HttpTlsIdentity>* tls, SSL_CTX** ctx) {
+  if (cfg.insecure) {
+    if (!cfg.cert_file.empty() || !cfg.key_file.empty()) {
+      return absl::InvalidArgumentError("--insecure serves plaintext: drop --http-tls-cert/--http-tls-key");
+    }
+    return absl::OkStatus();
+  }
+  if (cfg.cert_file.empty() || cfg.key_file.empty()) {
+    return absl::InvalidArgumentError("HTTP needs --http-tls-cert and --http-tls-key (or --insecure for plaintext)");
+  }
+  ASSIGN_OR_RETURN(*tls, HttpTlsIdentity::Load(cfg.cert_file, cfg.key_file));
+  *ctx = SSL_CTX_new(TLS_server_method());
+  if (*ctx == nullptr) return absl::InternalError("SSL_CTX_new failed for the HTTP server");
+  SSL_CTX_set_mode(*ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  return (*tls)->Install(*ctx);  // handshakes from here on: what SIGHUP reloads
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& cfg, Handler& h,
                                                               const Authorizer& auth,
@@ -82,49 +124,21 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   std::string host = cfg.listen.substr(0, colon);
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   std::unique_ptr<HttpServer> s(new HttpServer());
-  if (cfg.insecure) {
-    if (!cfg.cert_file.empty() || !cfg.key_file.empty()) {
-      return absl::InvalidArgumentError("--insecure serves plaintext: drop --http-tls-cert/--http-tls-key");
-    }
-    s->server_ = std::make_unique<httplib::Server>();
-  } else {
-    if (cfg.cert_file.empty() || cfg.key_file.empty()) {
-      return absl::InvalidArgumentError(
-          "HTTP needs --http-tls-cert and --http-tls-key (or --insecure for plaintext)");
-    }
-    // The files are read once, by HttpTlsIdentity (the errors name the flag
-    // and the file); the SSL_CTX is set up from that material, not from the
-    // paths again.
-    ASSIGN_OR_RETURN(s->tls_, HttpTlsIdentity::Load(cfg.cert_file, cfg.key_file));
-    absl::Status installed;
-    HttpTlsIdentity* tls = s->tls_.get();
-    auto ssl = std::make_unique<httplib::SSLServer>([tls, &installed](SSL_CTX& ctx) {
-      installed = tls->Install(&ctx);  // handshakes from here on: what SIGHUP reloads
-      return installed.ok();
-    });
-    if (!ssl->is_valid()) {
-      return installed.ok() ? absl::InternalError("SSL_CTX_new failed for the HTTP server") : installed;
-    }
-    s->server_ = std::move(ssl);
-  }
-  httplib::Server& svr = *s->server_;
-  const int threads = cfg.threads;
-  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  svr.set_payload_max_length(cfg.max_json_upload);
-  svr.set_read_timeout(60, 0);
-  svr.set_write_timeout(60, 0);
-  // A request with neither Content-Length nor Transfer-Encoding has no body
-  // (RFC 9112 section 6.3). cpp-httplib 0.11 instead reads the body of a
-  // POST, PUT, PATCH or DELETE until the peer closes, so a plain `curl -X
-  // POST .../cancel` waited out the read timeout and got 400. Before routing
-  // (which reads the body), such a request is given its zero length.
-  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
-    if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
-      // The server's own, non-const Request (httplib hands it over as const).
-      const_cast<httplib::Request&>(req).set_header("Content-Length", "0");
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+  RETURN_IF_ERROR(SetUpTls(cfg, &s->tls_, &s->ssl_ctx_));
+  GatedServer::Options gate;
+  gate.limits = cfg.limits;
+  gate.body_routes = ApiBodyRoutes(cfg.max_json_upload);
+  gate.body_routes.insert(gate.body_routes.end(), cfg.route_bodies.begin(), cfg.route_bodies.end());
+  gate.auth = &auth;
+  gate.tls = s->ssl_ctx_;
+  gate.counters = &counters;
+  uint64_t largest = 0;
+  for (const BodyRoute& r : gate.body_routes) largest = std::max(largest, r.max_bytes);
+  s->server_ = std::make_unique<GatedServer>(std::move(gate));
+  GatedServer& svr = *s->server_;
+  svr.set_payload_max_length(largest);  // the gate refused a larger Content-Length already
+  auto streams = std::make_shared<std::atomic<int>>(0);
+  const int max_streams = cfg.limits.max_event_streams;
 
   // Guards a route: the token's role, then the handler.
   auto guard = [&auth, &counters](Role role, auto fn) {
@@ -156,7 +170,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   svr.Post("/api/v1/runs", guard(Role::kWrite, [&h, &counters](Req req, Res res, const Principal& who) {
     if (absl::Status st = h.DrainRefusal(); !st.ok()) return SendError(res, st);
     v1::Run run;
-    if (auto st = JsonToMessage(req.body, &run); !st.ok()) {
+    absl::Status parsed = BodyWithinLimit(req);
+    if (parsed.ok()) parsed = JsonToMessage(req.body, &run);
+    if (auto st = parsed; !st.ok()) {
       ++counters.uploads_rejected;
       return SendError(res, st);
     }
@@ -260,12 +276,19 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   }));
   // Server-sent events (https://html.spec.whatwg.org/multipage/server-sent-events.html):
   // one "data:" line of JSON per SweepJob, the stream ends after the last.
-  svr.Get(R"(/api/v1/sweeps/([^/]+)/events)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+  // Each holds its connection's thread (not a shared worker); at most
+  // limits.max_event_streams at once.
+  svr.Get(R"(/api/v1/sweeps/([^/]+)/events)", guard(Role::kRead, [&h, streams, max_streams](Req req, Res res, const Principal&) {
     v1::WatchSweepRequest w;
     w.set_job_id(req.matches[1]);
     v1::GetSweepRequest g;
     g.set_job_id(w.job_id());
     if (auto job = h.GetSweep(g); !job.ok()) return SendError(res, job.status());
+    if (streams->fetch_add(1) >= max_streams) {
+      streams->fetch_sub(1);
+      return SendError(res, absl::ResourceExhaustedError(absl::StrCat(
+                                "the server has ", max_streams, " sweep event streams open, its limit: try again")));
+    }
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider("text/event-stream", [&h, w](size_t, httplib::DataSink& sink) {
       absl::Status st = h.WatchSweep(w, [&](const v1::SweepJob& j) {
@@ -278,7 +301,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
       }
       sink.done();
       return true;
-    });
+    }, [streams](bool) { streams->fetch_sub(1); });
   }));
   if (cfg.routes) {
     if (auto st = cfg.routes(svr, h, auth, !cfg.insecure); !st.ok()) return st;
@@ -294,6 +317,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   int bound = port == 0 ? svr.bind_to_any_port(host) : (svr.bind_to_port(host, port) ? port : -1);
   if (bound < 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", cfg.listen, " (HTTP)"));
   s->port_ = bound;
+  svr.RaiseBacklog(SOMAXCONN);
   if (cfg.insecure) spdlog::warn("HTTP on {}:{} is plaintext (--insecure)", host, bound);
   httplib::Server* raw = s->server_.get();
   s->thread_ = std::thread([raw] { raw->listen_after_bind(); });

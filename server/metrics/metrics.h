@@ -29,6 +29,7 @@ struct Counters {
   std::atomic<uint64_t> uploads_already_stored{0};
   std::atomic<uint64_t> uploads_rejected{0};
   std::atomic<uint64_t> requests_refused{0};  // bad or missing token
+  std::atomic<uint64_t> connections_shed{0};  // HTTP: over the connection limits
 };
 
 // Escapes a label value (\\, \", \n) per the text format.

@@ -237,6 +237,10 @@ void MountData(httplib::Server& svr, api::Handler& h, const api::Authorizer& aut
 
 }  // namespace
 
+std::vector<api::BodyRoute> DashboardBodyRoutes() {
+  return {{"POST", "/ui/login", std::nullopt, 8 << 10}, {"POST", "/ui/logout", std::nullopt, 8 << 10}};
+}
+
 absl::Status MountDashboard(httplib::Server& svr, api::Handler& h, const api::Authorizer& auth, bool tls,
                             const DashboardOptions& o) {
   if (!std::filesystem::exists(o.chart_js)) {

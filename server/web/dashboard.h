@@ -15,10 +15,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "server/api/auth.h"
 #include "server/api/handler.h"
+#include "server/api/http_gate.h"
 
 namespace httplib {
 class Server;
@@ -31,6 +33,10 @@ struct DashboardOptions {
   // the node, link and capacity pages.
   std::string chart_js = "/usr/share/javascript/chart.js/chart.min.js";
 };
+
+// The dashboard's routes that take a body (the login form, 8 KiB; logout,
+// none needed): api::HttpConfig::route_bodies.
+std::vector<api::BodyRoute> DashboardBodyRoutes();
 
 // NOT_FOUND when chart_js does not exist (install libjs-chart.js).
 absl::Status MountDashboard(httplib::Server& server, api::Handler& handler, const api::Authorizer& auth, bool tls,
