@@ -1,11 +1,13 @@
 #include "server/metrics/metrics.h"
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status.h"
+#include "server/history/run_fields.h"
 
 namespace gdrbench::server::metrics {
 namespace {
@@ -80,10 +82,18 @@ absl::StatusOr<std::string> Exporter::RunSeries(const store::RunRow& run) {
             "Preflight checks that FAILed on the node in the cluster's newest run.");
   Family pfc("gdrbench_preflight_check_failed", "gauge",
              "1 for each preflight check that FAILed on the node in the newest run (absent when it passed).");
+  // Only reports of the run's own nodes, one each, with valid check ids (what
+  // ingest accepts; a run stored by an older server may hold others): at
+  // most nodes x kMaxChecks series, every label value printable.
+  const std::set<std::string> nodes = history::RunNodeNames(header);
+  std::set<std::string> reported;
   for (const auto& rep : header.preflight()) {
+    if (!nodes.count(rep.hostname()) || !reported.insert(rep.hostname()).second) continue;
     uint32_t fails = 0;
+    int listed = 0;
     for (const auto& chk : rep.checks()) {
-      if (chk.status() != v1::CHECK_STATUS_FAIL) continue;
+      if (chk.status() != v1::CHECK_STATUS_FAIL || !history::ValidCheckId(chk.id())) continue;
+      if (++listed > history::kMaxChecks) break;
       ++fails;
       pfc.Add(L({{"cluster", c}, {"node", rep.hostname()}, {"check", chk.id()}}), 1);
     }
@@ -172,7 +182,10 @@ absl::StatusOr<std::string> Exporter::Render() {
   Family refused("gdrbench_requests_refused_total", "counter",
                  "Requests refused for a missing, unknown or read-only token since the server started.");
   refused.Add("", static_cast<double>(counters_.requests_refused.load()));
-  for (const Family* f : {&queued, &running, &uploads, &refused}) {
+  Family shed("gdrbench_http_connections_shed_total", "counter",
+              "HTTP connections closed at once since the server started: over the total or per-address limit.");
+  shed.Add("", static_cast<double>(counters_.connections_shed.load()));
+  for (const Family* f : {&queued, &running, &uploads, &refused, &shed}) {
     if (!f->empty()) f->AppendTo(&out);
   }
   return out;

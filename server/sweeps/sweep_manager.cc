@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "server/store/store.h"
 #include "spdlog/spdlog.h"
 
@@ -14,8 +15,8 @@ google::protobuf::Timestamp Now() { return store::FromMicros(store::NowMicros())
 
 }  // namespace
 
-SweepManager::SweepManager(SweepExecutor* executor, StoreFn store_run)
-    : executor_(executor), store_run_(std::move(store_run)) {}
+SweepManager::SweepManager(SweepExecutor* executor, StoreFn store_run, uint32_t max_queued)
+    : executor_(executor), store_run_(std::move(store_run)), max_queued_(max_queued) {}
 
 void SweepManager::Stop() {
   {
@@ -66,6 +67,19 @@ absl::StatusOr<v1::SweepJob> SweepManager::Submit(const std::string& cluster, co
   if (auto st = executor_->Check(cluster, spec); !st.ok()) return st;
   std::lock_guard<std::mutex> l(mu_);
   if (stopping_) return absl::UnavailableError("the server is shutting down");
+  std::deque<std::shared_ptr<Job>>& queue = queues_[cluster];
+  for (const auto& q : queue) {
+    if (!q->cancel && google::protobuf::util::MessageDifferencer::Equals(q->job.spec(), spec)) {
+      spdlog::info("sweep request on {} by {}: the same as queued sweep {} (position {}), merged", cluster, by,
+                   q->job.job_id(), q->job.queue_position());
+      return q->job;
+    }
+  }
+  if (queue.size() >= max_queued_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cluster '", cluster, "' has ", queue.size(), " sweeps queued, the limit (--max-queued-sweeps): wait for ",
+        "one to start or cancel one"));
+  }
   auto j = std::make_shared<Job>();
   j->job.set_job_id(absl::StrFormat("sweep-%d-%04d", store::NowMicros() / 1000000, next_id_++ % 10000));
   j->job.set_cluster(cluster);
@@ -74,7 +88,7 @@ absl::StatusOr<v1::SweepJob> SweepManager::Submit(const std::string& cluster, co
   *j->job.mutable_submitted_at() = Now();
   j->job.set_submitted_by(by);
   jobs_[j->job.job_id()] = j;
-  queues_[cluster].push_back(j);
+  queue.push_back(j);
   Positions(cluster);
   if (!workers_.count(cluster)) workers_[cluster] = std::thread([this, cluster] { Worker(cluster); });
   changed_.notify_all();

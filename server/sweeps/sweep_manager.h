@@ -36,16 +36,23 @@ class SweepExecutor {
                                       const ProgressFn& progress, const std::atomic<bool>& cancelled) = 0;
 };
 
+// Sweeps queued per cluster at most (--max-queued-sweeps): each runs on the
+// real fabric, so a flood of requests is refused, not kept.
+inline constexpr uint32_t kDefaultMaxQueued = 4;
+
 class SweepManager {
  public:
   using StoreFn = std::function<absl::StatusOr<v1::UploadRunResponse>(const v1::Run&)>;
   // `executor` may be null: then no cluster can be swept (FAILED_PRECONDITION).
-  SweepManager(SweepExecutor* executor, StoreFn store_run);
+  SweepManager(SweepExecutor* executor, StoreFn store_run, uint32_t max_queued = kDefaultMaxQueued);
   ~SweepManager();  // Stop, then joins the workers
   // Cancels what runs, drops the queues, ends every Watch (UNAVAILABLE).
   void Stop();
 
   // FAILED_PRECONDITION when the server has no inventory for the cluster.
+  // A request equal to one still queued (cluster and spec) is that job: the
+  // same job is returned, nothing is added. RESOURCE_EXHAUSTED when the
+  // cluster already has max_queued sweeps waiting.
   absl::StatusOr<v1::SweepJob> Submit(const std::string& cluster, const v1::SweepSpec& spec,
                                       const std::string& submitted_by);
   absl::StatusOr<v1::SweepJob> Get(const std::string& job_id) const;
@@ -74,6 +81,7 @@ class SweepManager {
 
   SweepExecutor* executor_;
   StoreFn store_run_;
+  const uint32_t max_queued_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool stopping_ = false;

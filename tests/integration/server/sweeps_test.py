@@ -70,10 +70,14 @@ def main():
         stopped_at = time.monotonic()
         code, j1 = sl.curl(api + "/sweeps", token=W, method="POST",
                            data=json.dumps({"cluster": "loop", "spec": spec}), expect=202)
+        # Three different requests: one equal to a queued request is merged with it.
         code, j2 = sl.curl(api + "/sweeps", token=W, method="POST",
                            data=json.dumps({"cluster": "loop", "spec": typed}), expect=202)
         code, j3 = sl.curl(api + "/sweeps", token=W, method="POST",
-                           data=json.dumps({"cluster": "loop", "spec": spec}), expect=202)
+                           data=json.dumps({"cluster": "loop", "spec": dict(spec, iterations="12")}), expect=202)
+        code, j3_again = sl.curl(api + "/sweeps", token=W, method="POST",
+                                 data=json.dumps({"cluster": "loop", "spec": dict(spec, iterations="12")}), expect=202)
+        check(j3_again["jobId"] == j3["jobId"], "a request equal to a queued one is that job (merged)")
         check(j1["submittedBy"] == "ci", "jobs carry who submitted them")
         code, now3 = sl.curl(api + f"/sweeps/{j3['jobId']}", token=R, expect=200)
         check(now3["state"] == "SWEEP_STATE_QUEUED", "the third sweep waits (one sweep per cluster at a time)")

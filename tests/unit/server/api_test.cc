@@ -88,6 +88,18 @@ TEST(HttpJson, StatusCodesAndTheErrorBody) {
             R"({"error":{"code":400,"status":"INVALID_ARGUMENT","message":"a \"b\"\n"}})");
 }
 
+// Issue 31: arrays nested 100,000 deep inside excludedNodes were accepted.
+TEST(HttpJson, DeepNestingIsRefusedBeforeParsing) {
+  v1::Run run;
+  const std::string deep = "{\"runId\":\"r\",\"excludedNodes\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  absl::Status st = api::JsonToMessage(deep, &run);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "the body is not a JSON gdrbench.v1.Run: arrays and objects nest 100001 deep, more than 32");
+  // Brackets inside strings are text, not nesting.
+  EXPECT_TRUE(api::JsonToMessage("{\"runId\":\"r\",\"summary\":\"" + std::string(100, '[') + "\\\"\"}", &run).ok());
+  EXPECT_EQ(run.summary(), std::string(100, '[') + "\"");
+}
+
 TEST(Metrics, LabelValuesAreEscaped) {
   EXPECT_EQ(metrics::EscapeLabel("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
 }
@@ -139,6 +151,12 @@ v1::SweepState WaitState(sweeps::SweepManager& m, const std::string& id, v1::Swe
   return m.Get(id)->state();
 }
 
+v1::SweepSpec Mode(const std::string& mode) {
+  v1::SweepSpec s;
+  s.set_mode(mode);
+  return s;
+}
+
 TEST(SweepManager, OneSweepPerClusterQueueCancelAndWatch) {
   FakeExecutor ex;
   std::vector<std::string> stored;
@@ -152,9 +170,10 @@ TEST(SweepManager, OneSweepPerClusterQueueCancelAndWatch) {
   v1::SweepSpec bogus;
   bogus.set_sweep_mode(static_cast<v1::SweepMode>(99));
   EXPECT_EQ(m.Submit("a", bogus, "t").status().code(), absl::StatusCode::kInvalidArgument);
-  auto j1 = m.Submit("a", {}, "t");
-  auto j2 = m.Submit("a", {}, "t");
-  auto j3 = m.Submit("a", {}, "t");
+  // Three different requests (equal ones would be merged: below).
+  auto j1 = m.Submit("a", Mode("m1"), "t");
+  auto j2 = m.Submit("a", Mode("m2"), "t");
+  auto j3 = m.Submit("a", Mode("m3"), "t");
   auto k1 = m.Submit("b", {}, "t");
   ASSERT_TRUE(j1.ok() && j2.ok() && j3.ok() && k1.ok());
   EXPECT_EQ(WaitState(m, j1->job_id(), v1::SWEEP_STATE_RUNNING), v1::SWEEP_STATE_RUNNING);
@@ -187,6 +206,35 @@ TEST(SweepManager, OneSweepPerClusterQueueCancelAndWatch) {
   EXPECT_FALSE(m.Get(j1->job_id())->run_id().empty());
   std::lock_guard<std::mutex> l(mu);
   EXPECT_EQ(stored.size(), 3u);  // j1, j3 and k1
+}
+
+// Issue 31: 1,000 requests for one cluster were all queued. The queue holds
+// max_queued; a request equal to a queued one is that job.
+TEST(SweepManager, TheQueueIsBoundedAndEqualRequestsMerge) {
+  FakeExecutor ex;
+  sweeps::SweepManager m(&ex, [](const v1::Run&) { return absl::StatusOr<v1::UploadRunResponse>(v1::UploadRunResponse()); },
+                         /*max_queued=*/2);
+  auto running = m.Submit("a", Mode("m0"), "t");
+  ASSERT_TRUE(running.ok());
+  ASSERT_EQ(WaitState(m, running->job_id(), v1::SWEEP_STATE_RUNNING), v1::SWEEP_STATE_RUNNING);
+  auto q1 = m.Submit("a", Mode("m1"), "t");
+  auto q2 = m.Submit("a", Mode("m2"), "u");
+  ASSERT_TRUE(q1.ok() && q2.ok());
+  auto again = m.Submit("a", Mode("m1"), "u");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->job_id(), q1->job_id());
+  EXPECT_EQ(again->submitted_by(), "t");
+  auto full = m.Submit("a", Mode("m3"), "t");
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.status().message(),
+            "cluster 'a' has 2 sweeps queued, the limit (--max-queued-sweeps): wait for one to start or cancel one");
+  EXPECT_EQ(api::HttpStatus(full.status().code()), 429);
+  EXPECT_EQ(m.Load()["a"], (std::pair<uint32_t, uint32_t>{2, 1}));
+  // Another cluster has its own queue; a cancelled request frees its place.
+  EXPECT_TRUE(m.Submit("b", Mode("m3"), "t").ok());
+  ASSERT_TRUE(m.Cancel(q2->job_id()).ok());
+  EXPECT_TRUE(m.Submit("a", Mode("m3"), "t").ok());
+  ex.release_ = true;
 }
 
 TEST(SweepManager, CancelARunningSweep) {

@@ -1,0 +1,127 @@
+// An uploaded run's string fields and preflight reports (server/history/
+// run_fields.h), and /metrics kept to the run's nodes with every label value
+// escaped as the text exposition format requires
+// (https://prometheus.io/docs/instrumenting/exposition_formats/: a label
+// value escapes backslash, double quote and line feed). The hostile values
+// are the ones issue 31's probe sent.
+#include "server/history/run_fields.h"
+
+#include <functional>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/history/ingest.h"
+#include "server/metrics/metrics.h"
+#include "server/sweeps/sweep_manager.h"
+#include "tests/unit/server/fake_run.h"
+#include "tests/unit/server/store_suite.h"
+
+namespace gdrbench::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::Run WithPreflight() {
+  testing::FakeRunSpec spec;
+  spec.preflight_warn = {1};
+  return testing::FakeRun(spec);
+}
+
+TEST(RunFields, TheControllersRunPasses) {
+  v1::Run run = WithPreflight();
+  ASSERT_EQ(run.preflight_size(), 4);
+  EXPECT_TRUE(history::ValidateRunFields(run).ok()) << history::ValidateRunFields(run);
+}
+
+TEST(RunFields, HostileStringsAreRefusedNamingTheField) {
+  const v1::Run run = WithPreflight();
+  struct Case {
+    std::function<void(v1::Run*)> mutate;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {[](v1::Run* r) { r->set_mode(std::string("all-pairs\0x", 11)); }, "mode 'all-pairs\\x00x'"},
+      {[](v1::Run* r) { r->set_summary(std::string(1 << 20, 'a')); }, "summary: 1048576 bytes, more than 16384"},
+      {[](v1::Run* r) { r->set_summary("ok\r\nSet-Cookie: x"); }, "summary 'ok\\x0d\\x0aSet-Cookie: x' has the control character \\x0d"},
+      {[](v1::Run* r) { r->mutable_preflight(0)->set_hostname("node0\x01"); }, "preflight[0].hostname 'node0\\x01'"},
+      {[](v1::Run* r) { r->mutable_preflight(0)->set_hostname(std::string(10000, 'h')); },
+       "preflight[0]: hostname 'hhhh"},
+      {[](v1::Run* r) { r->mutable_preflight(0)->set_hostname("a\nb"); }, "must be 1 to 253 printable characters"},
+      {[](v1::Run* r) { *r->add_preflight() = r->preflight(2); }, "5 preflight reports for 4 nodes"},
+      {[](v1::Run* r) {
+         for (int i = 0; i < 5000; ++i) r->add_preflight()->set_hostname("ghost" + std::to_string(i));
+       },
+       "5004 preflight reports for 4 nodes"},
+      {[](v1::Run* r) { r->mutable_preflight(1)->mutable_checks(0)->set_id("peermem loaded"); },
+       "preflight[1].checks[0]: id 'peermem loaded' must be 1 to 64 characters"},
+      {[](v1::Run* r) { r->mutable_preflight(1)->mutable_checks(0)->set_id("a\nb"); }, "id 'a\\x0ab' must be 1 to 64"},
+      {[](v1::Run* r) {
+         auto* p = r->mutable_preflight(3);
+         for (int i = 0; i < 65; ++i) p->add_checks()->set_id("c" + std::to_string(i));
+       },
+       "checks, more than 64"},
+      {[](v1::Run* r) { r->add_excluded_nodes("no reason"); }, "excluded_nodes[0] 'no reason' is not 'NODE: reason'"},
+  };
+  for (const Case& c : cases) {
+    v1::Run bad = run;
+    c.mutate(&bad);
+    absl::Status st = history::ValidateRunFields(bad);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.says;
+    EXPECT_THAT(std::string(st.message()), HasSubstr(c.says));
+  }
+}
+
+// A real run (tests/testdata/runs/slurm-lab-node4.json, README there) names
+// the agents' host, "lab", in each of its 4 reports.
+TEST(RunFields, ReportsMayNameTheAgentsHost) {
+  v1::Run run = WithPreflight();
+  for (auto& rep : *run.mutable_preflight()) rep.set_hostname("lab");
+  EXPECT_TRUE(history::ValidateRunFields(run).ok()) << history::ValidateRunFields(run);
+}
+
+TEST(RunFields, AnExcludedNodeMayHaveAReport) {
+  v1::Run run = WithPreflight();
+  run.add_excluded_nodes("node9: preflight FAIL (peermem_loaded)");
+  run.add_preflight()->set_hostname("node9");
+  EXPECT_TRUE(history::ValidateRunFields(run).ok()) << history::ValidateRunFields(run);
+}
+
+// A run stored without ingest's checks (as an older server kept it) still
+// gives /metrics only its own nodes' reports, and nothing unescaped.
+TEST(RunFields, MetricsKeepToTheRunsNodesAndEscape) {
+  auto store = testing::OpenTestStore("metrics_hostile_preflight");
+  ASSERT_TRUE(store.ok()) << store.status();
+  v1::Run run = testing::FakeRun({});
+  for (int i = 0; i < 5000; ++i) {
+    auto* p = run.add_preflight();
+    p->set_hostname(i == 0 ? "node0" : "ghost" + std::to_string(i) + "\r\x01");
+    for (int j = 0; j < 4; ++j) {
+      auto* c = p->add_checks();
+      c->set_id(j == 0 ? "peermem_loaded" : "bad\"id\n" + std::to_string(j));
+      c->set_status(v1::CHECK_STATUS_FAIL);
+    }
+  }
+  store::RunRow row;
+  row.run_id = run.run_id();
+  row.cluster = run.cluster();
+  row.started_us = store::ToMicros(run.started_at());
+  row.finished_us = row.started_us;
+  auto w = (*store)->BeginRun(row);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE((*w)->Commit(row, run).ok());
+  sweeps::SweepManager sweeps(nullptr, [](const v1::Run&) { return absl::StatusOr<v1::UploadRunResponse>(); });
+  metrics::Counters counters;
+  metrics::Exporter exporter(**store, sweeps, counters);
+  auto text = exporter.Render();
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(*text, HasSubstr("gdrbench_preflight_check_failed{cluster=\"lab\",node=\"node0\",check=\"peermem_loaded\"} 1"));
+  EXPECT_THAT(*text, HasSubstr("gdrbench_preflight_failed_checks{cluster=\"lab\",node=\"node0\"} 1"));
+  EXPECT_EQ(text->find("ghost"), std::string::npos);
+  EXPECT_EQ(text->find("bad"), std::string::npos);
+  EXPECT_EQ(text->find('\r'), std::string::npos);
+  EXPECT_EQ(text->find('\x01'), std::string::npos);
+  EXPECT_LT(text->size(), 8000u) << "series bounded by the run's nodes";
+}
+
+}  // namespace
+}  // namespace gdrbench::server
