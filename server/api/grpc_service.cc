@@ -1,6 +1,8 @@
 #include "server/api/grpc_service.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/rpc/status.h"
+#include "server/api/idle_watch.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::server::api {
@@ -43,8 +45,10 @@ grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
   v1::RunChunk chunk;
   bool first = true;
   absl::Status st;
+  auto idle = std::make_unique<IdleWatch>(ctx, upload_idle_);
   // Read every chunk even after an error, so the client sees the status.
   while (reader->Read(&chunk)) {
+    idle->Touch();
     if (!st.ok()) continue;
     if (first) {
       st = chunk.has_header() ? ingest->Begin(chunk.header())
@@ -53,6 +57,14 @@ grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
     } else {
       st = ingest->Add(chunk);
     }
+  }
+  const bool went_quiet = idle->fired();
+  idle.reset();  // the commit below may take its time: the client is waiting, not quiet
+  if (went_quiet) {
+    spdlog::warn("upload from {} by {} ended: no chunk for {} s, nothing stored", ctx->peer(), who->name,
+                 upload_idle_.count() / 1000.0);
+    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,  // the client sees CANCELLED (the call was cancelled)
+                        absl::StrCat("no chunk for ", upload_idle_.count() / 1000.0, " s: upload ended, nothing stored"));
   }
   if (!st.ok()) return rpc::ToGrpc(st);
   if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "upload cancelled: nothing stored");

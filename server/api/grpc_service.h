@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 
 #include "gdrbench/v1/controller.grpc.pb.h"
 #include "server/api/auth.h"
@@ -13,7 +14,12 @@ namespace gdrbench::server::api {
 
 class GrpcControllerService final : public v1::Controller::Service {
  public:
-  GrpcControllerService(Handler& handler, const Authorizer& auth) : h_(handler), auth_(auth) {}
+  // An UploadRun stream that sends nothing for `upload_idle` is ended,
+  // nothing stored: the call is cancelled (the client sees CANCELLED; gRPC's
+  // sync API cannot end a blocked read otherwise) and the log says why.
+  GrpcControllerService(Handler& handler, const Authorizer& auth,
+                        std::chrono::milliseconds upload_idle = std::chrono::seconds(30))
+      : h_(handler), auth_(auth), upload_idle_(upload_idle) {}
 
   grpc::Status UploadRun(grpc::ServerContext* ctx, grpc::ServerReader<v1::RunChunk>* reader,
                          v1::UploadRunResponse* resp) override;
@@ -57,6 +63,7 @@ class GrpcControllerService final : public v1::Controller::Service {
   absl::StatusOr<Principal> Caller(grpc::ServerContext* ctx, Role needed) const;
   Handler& h_;
   const Authorizer& auth_;
+  const std::chrono::milliseconds upload_idle_;
   std::atomic<int> uploads_in_flight_{0};
 };
 

@@ -5,8 +5,12 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "common/status.h"
 #include "controller/report/matrix_blob.h"
+#include "server/history/run_fields.h"
+#include "server/store/staged_run.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::server::history {
@@ -57,6 +61,10 @@ absl::Status ValidateHeader(const v1::Run& h, const IngestOptions& o) {
   if (h.regressions_size() > 0) {
     return Bad(absl::StrCat(where, ": regressions are the server's to compute; send none"));
   }
+  // A run measures something, or says which nodes it left out and why.
+  if (h.matrices_size() == 0 && h.excluded_nodes_size() == 0) {
+    return Bad(absl::StrCat(where, ": no matrices and no excluded nodes: nothing was measured"));
+  }
   if (h.matrices_size() > static_cast<int>(o.max_matrices)) {
     return Bad(absl::StrCat(where, ": ", h.matrices_size(), " matrices, more than ", o.max_matrices));
   }
@@ -89,7 +97,7 @@ absl::Status ValidateHeader(const v1::Run& h, const IngestOptions& o) {
       if (!names.insert(n).second) return Bad(absl::StrCat(mw, ": node ", n, " is listed twice"));
     }
   }
-  return absl::OkStatus();
+  return ValidateRunFields(h);
 }
 
 // One matrix of the header, while its cells arrive.
@@ -128,13 +136,9 @@ absl::Status Ingester::Begin(v1::Run header) {
   begun_ = true;
   if (header.cluster().empty()) header.set_cluster("default");
   RETURN_IF_ERROR(ValidateHeader(header, options_));
-  ASSIGN_OR_RETURN(auto existing, store_.FindRun(header.run_id()));
-  if (existing) {
-    already_stored_ = true;
-    header_.set_run_id(header.run_id());
-    return absl::OkStatus();
-  }
   header_ = std::move(header);
+  ASSIGN_OR_RETURN(auto existing, store_.FindRun(header_.run_id()));
+  if (existing) return SameAsStored(*existing);
   // Matrices; node names interned before the write transaction opens.
   std::map<uint32_t, uint64_t> largest;
   for (const auto& m : header_.matrices()) largest[m.rail()] = std::max(largest[m.rail()], m.size_bytes());
@@ -175,20 +179,46 @@ absl::Status Ingester::Begin(v1::Run header) {
   row.finished_us = header_.has_finished_at() ? store::ToMicros(header_.finished_at()) : started;
   row.stored_us = store::NowMicros();
   row.mode = header_.mode();
-  auto w = store_.BeginRun(row);
-  if (absl::IsAlreadyExists(w.status())) {  // stored meanwhile by another upload
-    already_stored_ = true;
-    return absl::OkStatus();
-  }
+  // Staged: nothing of the store is held while the client sends.
+  auto w = store::StagedRunWriter::Create(store_, row, options_.staging_dir);
   if (!w.ok()) return Fail(w.status());
   writer_ = std::move(*w);
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status Reused(const store::RunRow& stored, absl::string_view differs) {
+  return absl::AlreadyExistsError(absl::StrCat(
+      "run ", stored.run_id, " was stored at ", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMicros(stored.stored_us), absl::UTCTimeZone()),
+      " with other content (", differs, "): a run id names one run; upload this one under a new id"));
+}
+
+}  // namespace
+
+absl::Status Ingester::SameAsStored(const store::RunRow& stored) {
+  ASSIGN_OR_RETURN(v1::Run kept, store_.ReadHeader(stored.key));
+  kept.clear_regressions();  // the server's own
+  std::string field;
+  google::protobuf::util::MessageDifferencer diff;
+  diff.ReportDifferencesToString(&field);
+  if (!diff.Compare(kept, header_)) {
+    const std::string first_line = field.substr(0, std::min(field.find('\n'), size_t{200}));
+    return Reused(stored, absl::StrCat("another header: ", first_line));
+  }
+  already_stored_ = true;
+  stored_ = stored;
   return absl::OkStatus();
 }
 
 absl::Status Ingester::Add(const v1::RunChunk& chunk) {
   ++chunks_;
   if (!begun_) return Bad("the first chunk must be the header");
-  if (already_stored_) return absl::OkStatus();
+  if (already_stored_) {  // counted, to compare with the stored run at Finish
+    cells_ += chunk.has_cells() ? chunk.cells().cells_size() : 0;
+    pairs_ += chunk.has_pairs() ? chunk.pairs().pairs_size() : 0;
+    return absl::OkStatus();
+  }
   if (failed_) return absl::FailedPreconditionError("the upload already failed");
   absl::Status st;
   switch (chunk.item_case()) {
@@ -376,8 +406,14 @@ absl::StatusOr<v1::UploadRunResponse> Ingester::Finish() {
   if (!begun_) return Bad("empty upload: no header chunk");
   v1::UploadRunResponse resp;
   if (already_stored_) {
+    if (cells_ != stored_->cells || pairs_ != stored_->pairs) {
+      return Reused(*stored_, absl::StrCat(cells_, " cells and ", pairs_, " pairs; it has ", stored_->cells,
+                                           " and ", stored_->pairs));
+    }
     resp.set_run_id(header_.run_id());
     resp.set_already_stored(true);
+    resp.set_cells(cells_);
+    resp.set_pairs(pairs_);
     return resp;
   }
   if (failed_) return absl::FailedPreconditionError("the upload already failed");
@@ -410,7 +446,16 @@ absl::StatusOr<v1::UploadRunResponse> Ingester::Finish() {
     *resp.add_regressions() = rep;
     *header_.add_regressions() = std::move(rep);
   }
-  if (auto st = writer_->Commit(row, header_); !st.ok()) return Fail(st);
+  if (auto st = writer_->Commit(row, header_); !st.ok()) {
+    writer_.reset();
+    if (!absl::IsAlreadyExists(st)) return Fail(st);
+    // Stored meanwhile by another upload of the same id: the same run or not.
+    ASSIGN_OR_RETURN(auto now_stored, store_.FindRun(header_.run_id()));
+    if (!now_stored) return Fail(st);
+    header_.clear_regressions();
+    RETURN_IF_ERROR(SameAsStored(*now_stored));
+    return Finish();
+  }
   writer_.reset();
   spdlog::info("stored run {} ({}): {} cells, {} pairs; {}", header_.run_id(), header_.cluster(),
                cells_, pairs_, header_.regressions(0).summary());

@@ -1,17 +1,25 @@
 // Ingest: one run, in the pieces of UploadRun (v1.RunChunk: header, then
-// cells and pairs), validated and written to the store in one transaction,
-// with per-node statistics, capacity statistics (capacity.h) and
-// regressions (against the cluster's baseline and against the last passing
-// run) computed on the way and kept in the stored run's header. Nothing is stored unless Finish succeeds.
+// cells and pairs), validated, staged as it arrives (store/staged_run.h: a
+// temporary file, nothing of the store held) and written to the store in
+// one transaction at Finish, with per-node statistics, capacity statistics
+// (capacity.h) and regressions (against the cluster's baseline and against
+// the last passing run) computed on the way and kept in the stored run's
+// header. Nothing is stored unless Finish succeeds; a stalled upload holds
+// no lock another upload needs.
 //
-// Memory is bounded by one matrix, not by the run: cells go to the store as
-// they arrive; a verdict matrix (each rail's largest size) keeps one float
-// per cell for its node medians and the two reference runs' cells of that
-// matrix for the comparison, until its last chunk; pairs are stored chunk by
-// chunk. A matrix's cells must therefore arrive in consecutive chunks.
+// Memory is bounded by one matrix, not by the run: cells go to the staging
+// file as they arrive; a verdict matrix (each rail's largest size) keeps one
+// float per cell for its node medians and the two reference runs' cells of
+// that matrix for the comparison, until its last chunk; pairs are staged
+// chunk by chunk. A matrix's cells must therefore arrive in consecutive
+// chunks.
 //
-// Idempotent by run id: when the run is stored already, Begin says so and
-// every later call is accepted and ignored.
+// Idempotent by run id: when the run is stored already with the same
+// content, Begin says so and every later call is accepted and ignored.
+// The same content is the same header (every field but the server's
+// regressions) and, at Finish, as many cells and pairs; otherwise the id
+// was reused for another run: ALREADY_EXISTS naming the id and when the
+// first was stored (Begin for a different header, Finish for other counts).
 // Errors: INVALID_ARGUMENT with a sentence naming the chunk and the field;
 // the store's errors otherwise.
 // Thread safety: one Ingester per upload, used from one thread.
@@ -41,6 +49,7 @@ struct IngestOptions {
   uint64_t max_cells = 64ull << 20;
   uint64_t max_pairs = 64ull << 20;
   size_t capacity_weakest = 32;     // weakest cells kept per rail for the capacity report
+  std::string staging_dir;          // an upload's staging file (staged_run.h); empty: TMPDIR
 };
 
 class Ingester {
@@ -66,6 +75,8 @@ class Ingester {
   absl::Status OpenMatrix(MatrixState& m);
   absl::Status CloseMatrix(MatrixState& m);
   absl::Status Fail(absl::Status st);
+  // The run is stored: the same content (already_stored_) or ALREADY_EXISTS.
+  absl::Status SameAsStored(const store::RunRow& stored);
 
   store::Store& store_;
   IngestOptions options_;
@@ -76,6 +87,7 @@ class Ingester {
   std::map<std::pair<uint32_t, uint64_t>, MatrixState*> by_key_;
   MatrixState* open_ = nullptr;
   std::vector<Reference> references_;
+  std::optional<store::RunRow> stored_;  // already stored: its row, to compare counts at Finish
   uint64_t chunks_ = 0, cells_ = 0, pairs_ = 0, low_ = 0, failed_cells_ = 0, verdict_cells_ = 0;
   std::vector<store::NodeStatRow> node_stats_;
   v1::RunCapacity capacity_;

@@ -51,8 +51,12 @@ class Store::Writer final : public RunWriter {
   }
 
   absl::Status AddPairChunk(uint32_t pairs, std::string_view chunk) override {
-    RETURN_IF_ERROR(EndCells());
     ASSIGN_OR_RETURN(std::string stored, CompressChunk(chunk));
+    return AddStoredPairChunk(pairs, stored);
+  }
+
+  absl::Status AddStoredPairChunk(uint32_t pairs, std::string_view stored) override {
+    RETURN_IF_ERROR(EndCells());
     return db_->Exec("INSERT INTO run_pairs (run, chunk, pair_count, data, encoding) VALUES (?, ?, ?, ?, ?)",
                      {key_, int64_t{chunks_++}, int64_t{pairs}, Blob{stored},
                       static_cast<int64_t>(ChunkEncoding::kZstd)});

@@ -53,13 +53,16 @@ struct NodeStatRow {
 
 // An ingest: one write transaction. Nothing is visible before Commit; the
 // destructor rolls back an uncommitted one (a malformed upload leaves the
-// store as it was).
+// store as it was). Store::BeginRun's writer holds the store's write lock
+// from start to Commit: uploads stage first (staged_run.h).
 class RunWriter {
  public:
   virtual ~RunWriter() = default;
   virtual int64_t run_key() const = 0;
   virtual absl::Status AddCell(const CellRecord& cell) = 0;  // cell.run is filled in
   virtual absl::Status AddPairChunk(uint32_t pairs, std::string_view serialized_chunk) = 0;
+  // A chunk already compressed as the store keeps it (chunk_codec.h, kZstd).
+  virtual absl::Status AddStoredPairChunk(uint32_t pairs, std::string_view stored_chunk) = 0;
   virtual absl::Status AddNodeStat(const NodeStatRow& stat) = 0;
   // The run's capacity statistics (a serialized v1.RunCapacity).
   virtual absl::Status SetCapacity(std::string_view serialized) = 0;

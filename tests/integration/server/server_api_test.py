@@ -209,8 +209,15 @@ def main():
         check(r.returncode == 0, "gdrbench baseline set")
         r = cli("baseline", "show", "--cluster", "lab", token="read")
         check(r.returncode == 0 and "slow-2" in r.stdout, "gdrbench baseline show")
+        # The journal's run is the sweep rebuilt (its own summary and times),
+        # not the run the sweep stored: a run id names one run (issue 31).
         r = cli("runs", "upload", p("sweep/journal.bin"), "--cluster", "loop", token="token")
-        check(r.returncode == 0 and "already stored" in r.stdout, "gdrbench runs upload JOURNAL: idempotent by run id")
+        check(r.returncode == 1 and f"run {run_json['run_id']} was stored at " in r.stderr
+              and "with other content" in r.stderr,
+              f"gdrbench runs upload JOURNAL of a stored run with other content: exit {r.returncode}, {r.stderr.strip()}")
+        r = cli("runs", "upload", p("sweep/run.json"), "--cluster", "loop", token="token")
+        check(r.returncode == 0 and "already stored" in r.stdout,
+              f"gdrbench runs upload of the same run: idempotent by run id ({r.stdout.strip()})")
         check(server.stop() == 0, "SIGTERM: the server stops cleanly")
         server = None
         print("1 passed, 0 failed")

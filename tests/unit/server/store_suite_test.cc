@@ -3,6 +3,7 @@
 // sweep of a fake cluster (fake_run.h).
 #include <set>
 
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/history/export.h"
@@ -85,6 +86,34 @@ TEST_F(StoreSuite, UploadIsIdempotentByRunId) {
   EXPECT_EQ(runs->size(), 1u);
 }
 
+// Issue 31: a reused run id with other content was answered "already
+// stored" and dropped without a word.
+TEST_F(StoreSuite, AReusedRunIdWithOtherContentIsRefused) {
+  v1::Run first = FakeRun(Spec("r1", 0));
+  Store(first);
+  auto row = store_->FindRun("r1");
+  ASSERT_TRUE(row.ok() && row->has_value());
+  const std::string when = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMicros((*row)->stored_us),
+                                            absl::UTCTimeZone());
+  v1::Run other = FakeRun(Spec("r1", 1));  // the next night's run under the same id
+  auto r = history::StoreRun(*store_, other, options_);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("run r1 was stored at " + when + " with other content"));
+  // The same header with fewer cells: refused once the cells are counted.
+  v1::Run fewer = first;
+  fewer.mutable_matrices(0)->mutable_cells()->RemoveLast();
+  r = history::StoreRun(*store_, fewer, options_);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("(23 cells and 12 pairs; it has 24 and 12)"));
+  // The same run again is still idempotent.
+  v1::UploadRunResponse again = Store(first);
+  EXPECT_TRUE(again.already_stored());
+  EXPECT_EQ(again.cells(), 24u);
+  auto header = store_->ReadHeader((*row)->key);
+  ASSERT_TRUE(header.ok());
+  EXPECT_EQ(store::ToMicros(header->started_at()), store::ToMicros(first.started_at()));
+}
+
 TEST_F(StoreSuite, MalformedUploadChangesNothing) {
   v1::Run run = FakeRun(Spec("bad", 0));
   run.mutable_matrices(1)->mutable_cells(3)->set_dst(99);  // past the 4 nodes
@@ -109,6 +138,7 @@ TEST_F(StoreSuite, RefusesHeadersThatAreNotRuns) {
            [](v1::Run* r) { r->mutable_matrices(0)->mutable_cells(0)->set_bw_avg_gbps(-1); },
            [](v1::Run* r) { r->mutable_matrices(0)->mutable_cells(0)->set_verdict("great"); },
            [](v1::Run* r) { r->add_regressions(); },
+           [](v1::Run* r) { r->clear_matrices(); },
        }) {
     v1::Run bad = run;
     mutate(&bad);
