@@ -58,6 +58,14 @@ int main(int argc, char** argv) {
   app.add_option("--http-tls-key", http_key, "PEM key for HTTP (default: --tls-key)");
   app.add_option("--tokens", cfg.tokens_file, "bearer tokens, one 'read|write TOKEN [NAME]' per line");
   app.add_flag("--insecure", cfg.insecure, "plaintext gRPC and HTTP; without --tokens anyone may write");
+  app.add_option("--http-max-connections", cfg.http.limits.max_connections,
+                 "HTTP connections open at once; one more is closed at once (503)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--http-max-connections-per-address", cfg.http.limits.max_connections_per_address,
+                 "HTTP connections open at once from one client address")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   app.add_option("--keep-days", cfg.keep_days, "delete runs older than this many days, baselines kept (0: keep all)")
       ->capture_default_str();
   app.add_option("--regression-tolerance", cfg.handler.ingest.tolerance,
@@ -72,6 +80,11 @@ int main(int argc, char** argv) {
   app.add_option("--cluster", clusters,
                  "NAME=INVENTORY.yaml: sweeps of cluster NAME may be requested (repeatable); the "
                  "inventory is read again for each sweep");
+  app.add_option("--max-queued-sweeps", cfg.max_queued_sweeps,
+                 "sweeps waiting per cluster; one more is refused (HTTP 429, RESOURCE_EXHAUSTED), one equal to a "
+                 "queued one is merged with it")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_option("--state-dir", state_dir, "journals of the sweeps this server runs")->capture_default_str();
   app.add_option("--web-root", cfg.http.web_root, "also serve the static files of this folder at / (no token)");
   gdrbench::server::web::DashboardOptions dashboard;
@@ -82,6 +95,10 @@ int main(int argc, char** argv) {
   app.add_option("--grpc-port-file", grpc_port_file, "write the bound gRPC port here once serving");
   app.add_option("--http-port-file", http_port_file, "write the bound HTTP port here once serving");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  app.add_option("--upload-idle-seconds", cfg.upload_idle_seconds,
+                 "a gRPC upload that sends nothing this long is ended (nothing stored)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
   int drain_seconds = 20;
   app.add_option("--drain-seconds", drain_seconds,
                  "SIGTERM: calls in flight (uploads) get this long to finish; keep it below the unit's "
@@ -115,6 +132,7 @@ int main(int argc, char** argv) {
                                   const gdrbench::server::api::Authorizer& auth, bool tls) {
       return gdrbench::server::web::MountDashboard(svr, h, auth, tls, dashboard);
     };
+    cfg.http.route_bodies = gdrbench::server::web::DashboardBodyRoutes();
   }
   cfg.http.cert_file = http_cert.empty() ? cfg.grpc_tls.cert_file : http_cert;
   cfg.http.key_file = http_key.empty() ? cfg.grpc_tls.key_file : http_key;

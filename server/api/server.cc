@@ -34,10 +34,12 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(Server
   spdlog::info("store: {}", s->store_->name());
   ControllerServer* self = s.get();
   s->sweeps_ = std::make_unique<sweeps::SweepManager>(
-      config.executor.get(), [self](const v1::Run& run) { return self->handler_->StoreRun(run); });
+      config.executor.get(), [self](const v1::Run& run) { return self->handler_->StoreRun(run); },
+      config.max_queued_sweeps);
   s->handler_ = std::make_unique<Handler>(*s->store_, *s->sweeps_, config.handler);
   s->exporter_ = std::make_unique<metrics::Exporter>(*s->store_, *s->sweeps_, s->counters_);
-  s->service_ = std::make_unique<GrpcControllerService>(*s->handler_, s->auth_);
+  s->service_ = std::make_unique<GrpcControllerService>(*s->handler_, s->auth_,
+                                                        std::chrono::seconds(config.upload_idle_seconds));
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -104,7 +106,8 @@ void ControllerServer::Shutdown(int grace_ms) {
     grpc_drain = std::thread([this, deadline] { grpc_->Shutdown(deadline); });
   }
   if (sweeps_) sweeps_->Stop();  // cancels a running sweep, ends watchers
-  if (http_) http_->Stop();      // closes its listener; requests in flight finish
+  // Closes its listener; requests in flight get until the deadline.
+  if (http_) http_->Stop(t0 + std::chrono::milliseconds(grace_ms));
   if (grpc_drain.joinable()) grpc_drain.join();
   if (retention_.joinable()) retention_.join();
   sweeps_.reset();

@@ -40,6 +40,8 @@ struct ServerConfig {
   // Clusters the server can sweep (name -> inventory file), and the executor
   // built from them (null: sweeps on request are off).
   std::unique_ptr<sweeps::SweepExecutor> executor;
+  uint32_t max_queued_sweeps = sweeps::kDefaultMaxQueued;  // per cluster
+  int upload_idle_seconds = 30;  // a gRPC upload silent this long is ended
 };
 
 class ControllerServer {
