@@ -66,6 +66,13 @@ def main():
     call = stub(server).UploadRun.future(held_upload(run_pb2, controller_pb2, run, sent, release), timeout=60)
     check(sent.wait(10), "the held upload sent its header")
     time.sleep(0.3)  # read by the server: the call is in flight
+    # Another upload does not wait behind the held one (issue 31: it did,
+    # and SIGTERM then cancelled it): uploads stage outside the store's lock.
+    t_beside = time.time()
+    beside = stub(server).UploadRun(sl.chunks(run_pb2, controller_pb2, sl.make_run(run_pb2, sweep_pb2, "drain-beside", 3)),
+                                    timeout=10)
+    took = time.time() - t_beside
+    check(beside.cells == 24 and took < 1, f"an upload beside the held one is stored in {took:.2f} s")
     t0 = time.time()
     server.proc.send_signal(signal.SIGTERM)
     check(wait_log(server, "draining: new calls refused; 1 gRPC upload(s) in flight"),
@@ -96,6 +103,8 @@ def main():
     server = start("drain2", 2)
     got = stub(server).GetRun(controller_pb2.GetRunRequest(run_id="drain-in-flight"), timeout=10)
     check(len(got.matrices) == 2, "after a restart the drained upload is in the store")
+    got = stub(server).GetRun(controller_pb2.GetRunRequest(run_id="drain-beside"), timeout=10)
+    check(len(got.matrices) == 2, "and the one stored beside it")
     sent, release = threading.Event(), threading.Event()
     stuck = sl.make_run(run_pb2, sweep_pb2, "drain-stuck", 2)
     call = stub(server).UploadRun.future(held_upload(run_pb2, controller_pb2, stuck, sent, release), timeout=60)
