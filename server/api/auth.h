@@ -8,11 +8,13 @@
 // Thread safety: immutable after Load.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/api/sessions.h"
 
 namespace gdrbench::server::api {
 
@@ -37,6 +39,9 @@ class Authorizer {
   // the token's role is below `needed`.
   absl::StatusOr<Principal> Check(std::string_view authorization, Role needed) const;
   bool open() const { return open_; }
+  // The dashboard's sessions (sessions.h), shared by the copies of this
+  // Authorizer.
+  SessionStore& sessions() const { return *sessions_; }
 
  private:
   struct Token {
@@ -45,6 +50,7 @@ class Authorizer {
   };
   bool open_ = false;
   std::vector<Token> tokens_;
+  std::shared_ptr<SessionStore> sessions_ = std::make_shared<SessionStore>();
 };
 
 }  // namespace gdrbench::server::api

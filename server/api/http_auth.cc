@@ -1,5 +1,8 @@
 #include "server/api/http_auth.h"
 
+#include <chrono>
+#include <optional>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -62,8 +65,9 @@ std::string CookieValue(std::string_view header, std::string_view name) {
   return "";
 }
 
-std::string SessionCookie(std::string_view token, bool secure) {
-  return absl::StrCat(kSessionCookie, "=", PercentEncode(token), Attributes(secure), "; Max-Age=2592000");
+std::string SessionCookie(std::string_view session_id, bool secure) {
+  const auto age = std::chrono::duration_cast<std::chrono::seconds>(SessionStore::kLifetime).count();
+  return absl::StrCat(kSessionCookie, "=", PercentEncode(session_id), Attributes(secure), "; Max-Age=", age);
 }
 
 std::string ClearedSessionCookie(bool secure) {
@@ -71,15 +75,17 @@ std::string ClearedSessionCookie(bool secure) {
 }
 
 absl::StatusOr<Principal> AuthenticateHttp(const Authorizer& auth, const HttpCredentials& c, Role needed) {
-  if (!c.authorization.empty() || c.cookie.empty()) return auth.Check(c.authorization, needed);
-  const std::string token = CookieValue(c.cookie, kSessionCookie);
-  if (token.empty()) return auth.Check("", needed);
-  absl::StatusOr<Principal> who = auth.Check(absl::StrCat("Bearer ", token), needed);
-  if (!who.ok()) {
-    if (absl::IsUnauthenticated(who.status())) {
-      return absl::UnauthenticatedError("the dashboard's session token is not known to this server: log in again");
-    }
-    return who;
+  if (!c.authorization.empty() || c.cookie.empty() || auth.open()) return auth.Check(c.authorization, needed);
+  const std::string id = CookieValue(c.cookie, kSessionCookie);
+  if (id.empty()) return auth.Check("", needed);
+  std::optional<Principal> who = auth.sessions().Find(id);
+  if (!who) {
+    return absl::UnauthenticatedError(
+        "the dashboard's session is not known to this server (expired, logged out or restarted): log in again");
+  }
+  if (who->role < needed) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("the session of '", who->name, "' has the read role; this call needs a write token"));
   }
   const bool read_only = c.method == "GET" || c.method == "HEAD";
   if (!read_only && c.request_header != "1") {
@@ -87,7 +93,7 @@ absl::StatusOr<Principal> AuthenticateHttp(const Authorizer& auth, const HttpCre
         "a ", std::string(c.method), " with the dashboard's cookie needs the ", kRequestHeader,
         ": 1 header (a request from another site is refused)"));
   }
-  return who;
+  return *who;
 }
 
 }  // namespace gdrbench::server::api

@@ -164,12 +164,15 @@ void MountSession(httplib::Server& svr, const api::Authorizer& auth, bool tls) {
       res.set_content(RenderLogin(next, "That token is not known to this server."), "text/html; charset=utf-8");
       return;
     }
+    absl::StatusOr<std::string> session = auth.sessions().Open(*who);
+    if (!session.ok()) return SendError(res, session.status());
     spdlog::info("HTTP login of {} from {}", who->name, req.remote_addr);
-    res.set_header("Set-Cookie", api::SessionCookie(token, tls));
+    res.set_header("Set-Cookie", api::SessionCookie(*session, tls));
     res.set_redirect(SafeNext(next), 303);
   });
-  svr.Post("/ui/logout", [tls](Req, Res res) {
+  svr.Post("/ui/logout", [&auth, tls](Req req, Res res) {
     Secure(res);
+    auth.sessions().Revoke(api::CookieValue(req.get_header_value("Cookie"), api::kSessionCookie));
     res.set_header("Set-Cookie", api::ClearedSessionCookie(tls));
     res.set_redirect("/ui/login", 303);
   });

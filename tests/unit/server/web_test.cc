@@ -28,11 +28,18 @@ api::Authorizer Tokens() {
   return *api::Authorizer::Parse("read r-0123456789abcdef dash\nwrite w-0123456789abcdef ci\n", "t");
 }
 
-TEST(DashboardSession, CookieCarriesTheTokenAndWritesNeedTheHeader) {
+// Issue 31 (low 11): the cookie was the bearer token itself, for 30 days,
+// and still worked after logout. It carries a server-side session id now.
+TEST(DashboardSession, CookieCarriesASessionIdAndWritesNeedTheHeader) {
   const auto a = Tokens();
-  const std::string set = api::SessionCookie("w-0123456789abcdef", true);
-  EXPECT_THAT(set, HasSubstr("gdrbench_token=w-0123456789abcdef; Path=/; HttpOnly; SameSite=Strict; Secure"));
-  const std::string cookie = "other=1; gdrbench_token=w-0123456789abcdef";
+  auto writer = a.Check("Bearer w-0123456789abcdef", api::Role::kWrite);
+  ASSERT_TRUE(writer.ok());
+  auto id = a.sessions().Open(*writer);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(id->size(), 64u);  // 256 random bits as hex
+  const std::string set = api::SessionCookie(*id, true);
+  EXPECT_THAT(set, HasSubstr("gdrbench_token=" + *id + "; Path=/; HttpOnly; SameSite=Strict; Secure; Max-Age=43200"));
+  const std::string cookie = "other=1; gdrbench_token=" + *id;
   auto get = api::AuthenticateHttp(a, {"GET", "", cookie, ""}, api::Role::kRead);
   ASSERT_TRUE(get.ok()) << get.status();
   EXPECT_EQ(get->name, "ci");
@@ -41,18 +48,40 @@ TEST(DashboardSession, CookieCarriesTheTokenAndWritesNeedTheHeader) {
   EXPECT_EQ(forged.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(std::string(forged.status().message()), HasSubstr("X-Gdrbench-Request"));
   EXPECT_TRUE(api::AuthenticateHttp(a, {"POST", "", cookie, "1"}, api::Role::kWrite).ok());
-  // The read token's cookie cannot write even with the header.
-  auto read = api::AuthenticateHttp(a, {"POST", "", "gdrbench_token=r-0123456789abcdef", "1"}, api::Role::kWrite);
+  // A read session cannot write even with the header.
+  auto reader = a.sessions().Open(*a.Check("Bearer r-0123456789abcdef", api::Role::kRead));
+  ASSERT_TRUE(reader.ok());
+  auto read = api::AuthenticateHttp(a, {"POST", "", "gdrbench_token=" + *reader, "1"}, api::Role::kWrite);
   EXPECT_EQ(read.status().code(), absl::StatusCode::kPermissionDenied);
+  // The token itself in the cookie is no session.
+  EXPECT_EQ(api::AuthenticateHttp(a, {"GET", "", "gdrbench_token=w-0123456789abcdef", ""}, api::Role::kRead)
+                .status()
+                .code(),
+            absl::StatusCode::kUnauthenticated);
   // The Authorization header wins and needs no marker (API clients).
   EXPECT_TRUE(api::AuthenticateHttp(a, {"POST", "Bearer w-0123456789abcdef", "", ""}, api::Role::kWrite).ok());
   EXPECT_EQ(api::AuthenticateHttp(a, {"GET", "", "", ""}, api::Role::kRead).status().code(),
             absl::StatusCode::kUnauthenticated);
-  EXPECT_EQ(api::AuthenticateHttp(a, {"GET", "", "gdrbench_token=nope-0123456789abcdef", ""}, api::Role::kRead)
-                .status()
-                .code(),
-            absl::StatusCode::kUnauthenticated);
+  // Logout revokes the session: the old cookie no longer works.
+  a.sessions().Revoke(*id);
+  auto after = api::AuthenticateHttp(a, {"GET", "", cookie, ""}, api::Role::kRead);
+  EXPECT_EQ(after.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(std::string(after.status().message()), HasSubstr("log in again"));
   EXPECT_THAT(api::ClearedSessionCookie(false), HasSubstr("Max-Age=0"));
+}
+
+TEST(DashboardSession, SessionsExpire) {
+  auto now = api::SessionStore::Clock::now();
+  api::SessionStore store([&] { return now; });
+  auto id = store.Open(api::Principal{"ci", api::Role::kWrite});
+  ASSERT_TRUE(id.ok());
+  now += api::SessionStore::kLifetime - std::chrono::seconds(1);
+  EXPECT_TRUE(store.Find(*id).has_value());
+  now += std::chrono::seconds(1);
+  EXPECT_FALSE(store.Find(*id).has_value());
+  auto other = store.Open(api::Principal{"ci", api::Role::kWrite});
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(*other, *id);
 }
 
 TEST(DashboardSession, CookieValuesArePercentEncoded) {
