@@ -18,15 +18,28 @@ double PeakGbps(const std::vector<Sample>& samples, size_t count, uint64_t messa
                 uint64_t min_messages) {
   count = std::min(count, samples.size());
   min_messages = std::max<uint64_t>(min_messages, 1);
+  if (count < 2) return 0;
+  const uint64_t total = samples[count - 1].completed;
+  // One start pointer per window size min_messages * 2^k (k < 48).
+  std::vector<uint64_t> windows;
+  for (uint64_t w = min_messages; w <= total && windows.size() < 48; w *= 2) windows.push_back(w);
+  std::vector<size_t> start(windows.size(), 0);
   double best = 0;
-  size_t a = 0;
-  // For each end b, move the start a as late as the window allows: the
-  // shortest qualifying window ending at b.
   for (size_t b = 1; b < count; ++b) {
-    while (a + 1 < b && samples[b].completed - samples[a + 1].completed >= min_messages) ++a;
-    uint64_t msgs = samples[b].completed - samples[a].completed;
-    if (msgs < min_messages) continue;
-    best = std::max(best, GbpsOf(msgs * message_bytes, samples[b].t_ns - samples[a].t_ns));
+    const Sample& end = samples[b];
+    for (size_t k = 0; k < windows.size(); ++k) {
+      size_t& a = start[k];
+      // The latest start that still leaves `windows[k]` bounded messages.
+      while (a + 1 < b && end.completed >= samples[a + 1].posted &&
+             end.completed - samples[a + 1].posted >= windows[k]) {
+        ++a;
+      }
+      const Sample& from = samples[a];
+      if (end.completed < from.posted) continue;
+      uint64_t msgs = end.completed - from.posted;
+      if (msgs < windows[k]) continue;
+      best = std::max(best, GbpsOf(msgs * message_bytes, end.t_ns - from.t_ns));
+    }
   }
   return best;
 }

@@ -43,7 +43,10 @@ struct LoopParams {
   int64_t duration_ns = 0;       // duration mode: post until this long after the first post
   int64_t stall_timeout_ns = 30'000'000'000;  // no completion for this long: give up (StallTimeoutNs)
   // Set by another thread to end the loop (the caller went away, the target
-  // is closed, the port went down); read only while no completion arrives.
+  // is closed, the port went down). Read once per poll batch with a relaxed
+  // load: a plain load of a line the setter writes once, so it costs the
+  // loop nothing measurable and is heard within one poll (microseconds)
+  // whether completions flow or not.
   const std::atomic<bool>* abort = nullptr;
 };
 
@@ -96,6 +99,9 @@ inline int64_t StallTimeoutNs(uint64_t size_bytes, uint32_t qps, uint32_t cq_mod
 }
 
 inline constexpr int kPollBatch = 16;
+// Bit 47 of a wr_id: set on control SENDs and keep-alives (verbs_ops.h
+// kControlWrIdBit), never on a loop WR (whose done count stays below 2^47).
+inline constexpr uint64_t kLoopForeignWrIdBit = uint64_t{1} << 47;
 
 inline uint64_t EncodeWrId(uint32_t qp, uint64_t done) { return (uint64_t{qp} << 48) | done; }
 inline uint32_t WrIdQp(uint64_t wr_id) { return static_cast<uint32_t>(wr_id >> 48); }
@@ -129,10 +135,14 @@ LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
   r.first_post_ns = ops.NowNs();
   deadline = r.first_post_ns + p.duration_ns;
   last_progress = r.first_post_ns;
-  s.samples[0] = Sample{r.first_post_ns, 0};
+  s.samples[0] = Sample{r.first_post_ns, 0, 0};
   size_t nsamples = 1;
 
   for (;;) {
+    if (p.abort != nullptr && p.abort->load(std::memory_order_relaxed)) {
+      r.outcome = LoopOutcome::kAborted;
+      goto done;
+    }
     bool busy = false;
     for (uint32_t q = 0; q < p.qps; ++q) {
       for (;;) {
@@ -176,10 +186,6 @@ LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
           r.stalled_ns = now - last_progress;
           goto done;
         }
-        if (p.abort != nullptr && p.abort->load(std::memory_order_relaxed)) {
-          r.outcome = LoopOutcome::kAborted;
-          goto done;
-        }
         if (duration_mode && now >= deadline) stop_posting = true;
       }
       continue;
@@ -188,6 +194,9 @@ LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
       int64_t now = ops.NowNs();
       for (int i = 0; i < n; ++i) {
         const ibv_wc& wc = s.wc[i];
+        // A control message's or keep-alive's late completion (control.h) is
+        // not a WRITE of this loop.
+        if ((wc.wr_id & kLoopForeignWrIdBit) != 0 && wc.status == IBV_WC_SUCCESS) continue;
         uint32_t q = WrIdQp(wc.wr_id);
         if (wc.status != IBV_WC_SUCCESS || q >= p.qps) {
           r.outcome = LoopOutcome::kCompletionError;
@@ -203,7 +212,8 @@ LoopResult RunWriteLoop(Ops& ops, const LoopParams& p, LoopScratch& s) {
       r.last_completion_ns = now;
       last_progress = now;
       idle_polls = 0;
-      if (nsamples < s.samples.size()) s.samples[nsamples++] = Sample{now, r.completed};
+      // `posted` counts only WRs posted before `now` was read: the peak's bound.
+      if (nsamples < s.samples.size()) s.samples[nsamples++] = Sample{now, r.completed, r.posted};
       if (duration_mode && now >= deadline) stop_posting = true;
     }
   }

@@ -18,17 +18,34 @@ TEST(BwMath, MessageRateIsMillionsPerSecond) {
   EXPECT_DOUBLE_EQ(MppsOf(5000, 1'000'000), 5.0);
 }
 
-TEST(BwMath, PeakIsTheBestQualifyingInterval) {
-  // 100 messages of 1000 B per 1000 ns, then a slow stretch, then a burst.
-  std::vector<Sample> s = {{0, 0}, {1000, 100}, {2000, 200}, {12000, 300}, {12500, 400}};
-  // Windows of >= 100 messages: the best is 100 msgs in 500 ns = 1.6 Gb/s.
+TEST(BwMath, PeakIsTheBestBoundedInterval) {
+  // {t, completed, posted}: 1000 B messages, 100 posted ahead (the pipeline).
+  // 100 messages per 1000 ns, a slow stretch, then 200 in 500 ns.
+  std::vector<Sample> s = {{0, 0, 0},          {1000, 100, 200},  {2000, 200, 300},
+                           {12000, 300, 400},  {12250, 400, 500}, {12500, 500, 600}};
+  // Windows of >= 100 bounded messages: [12000, 12500] has 500 - 400 = 100
+  // in 500 ns = 1600 Gb/s; [0, 1000] has 100 in 1000 ns = 800.
   EXPECT_DOUBLE_EQ(PeakGbps(s, s.size(), 1000, 100), 1600.0);
-  // Windows of >= 200 messages: [0,2000] = 200*1000*8/2000 = 800 Gb/s.
+  // Windows of >= 200: [0, 2000] = 200 in 2000 ns = 800 Gb/s beats
+  // [2000, 12500] (200 in 10500 ns).
   EXPECT_DOUBLE_EQ(PeakGbps(s, s.size(), 1000, 200), 800.0);
   // Only the samples recorded count.
   EXPECT_DOUBLE_EQ(PeakGbps(s, 3, 1000, 100), 800.0);
   EXPECT_EQ(PeakGbps(s, s.size(), 1000, 1000), 0);
   EXPECT_EQ(PeakGbps({}, 0, 1000, 1), 0);
+}
+
+// 1000 B messages at 10 ns each on the wire (800 Gb/s), 100 in flight. The
+// poller stops from 1000 to 11000 ns; the wire finishes the 100 in flight
+// meanwhile, and the backlog is reaped in two batches 100 ns apart, each
+// followed by new posts that complete a microsecond later. Counting
+// completions alone, [11000, 12200] is 150 messages in 1200 ns (1000 Gb/s,
+// above the wire); counting only messages posted after the window opened,
+// no interval beats the wire.
+TEST(BwMath, ABacklogReapedInBatchesIsNotAPeak) {
+  std::vector<Sample> s = {{0, 0, 0},          {1000, 100, 200}, {11000, 150, 250},
+                           {11100, 200, 300},  {12200, 300, 400}};
+  EXPECT_DOUBLE_EQ(PeakGbps(s, s.size(), 1000, 100), 800.0);
 }
 
 }  // namespace
