@@ -17,7 +17,11 @@ constexpr uint64_t Max(int bits) { return (uint64_t{1} << bits) - 1; }
 
 // PMA widths from drivers/infiniband/core/sysfs.c (PORT_PMA_ATTR(name,
 // counter, width, offset)); the IBA PortCounters stop at all ones. The packet
-// counters may come from PortCountersExtended (64 bits): no maximum.
+// and data counters come from PortCountersExtended (64 bits) where the port
+// has it and from PortCounters (32 bits) where not; a value of exactly
+// 2^32 - 1 is taken as saturated (a 64-bit counter standing there at a
+// sample is a one-in-four-billion coincidence), else a stuck 32-bit counter
+// would read as no traffic.
 // hw_counters are the drivers' 64-bit software or firmware counters.
 constexpr CounterDef kDefs[] = {
     {"counters/symbol_error", Kind::kLink, Max(16)},
@@ -29,8 +33,11 @@ constexpr CounterDef kDefs[] = {
     {"counters/excessive_buffer_overrun_errors", Kind::kLink, Max(4)},
     {"counters/port_xmit_discards", Kind::kCongestion, Max(16)},
     {"counters/port_xmit_wait", Kind::kCongestion, Max(32)},
-    {"counters/port_xmit_packets", Kind::kPackets},
-    {"counters/port_rcv_packets", Kind::kPackets},
+    {"counters/port_xmit_packets", Kind::kPackets, Max(32)},
+    {"counters/port_rcv_packets", Kind::kPackets, Max(32)},
+    // Data on the wire, in 4-byte words (IBA PortXmitData / PortRcvData).
+    {"counters/port_xmit_data", Kind::kData, Max(32)},
+    {"counters/port_rcv_data", Kind::kData, Max(32)},
     // rxe (rxe_hw_counters.c) and mlx5 (counters.c) share link_downed and
     // duplicate_request.
     {"hw_counters/link_downed", Kind::kLink},
@@ -50,6 +57,9 @@ constexpr CounterDef kDefs[] = {
     {"hw_counters/packet_seq_err", Kind::kRetransmit},
     {"hw_counters/implied_nak_seq_err", Kind::kRetransmit},
     {"hw_counters/local_ack_timeout_err", Kind::kRetransmit},
+    // mlx5: RNR NAK retries ran out; adaptive retransmissions (RoCE).
+    {"hw_counters/rnr_nak_retry_err", Kind::kRetransmit},
+    {"hw_counters/roce_adp_retrans", Kind::kRetransmit},
     // mlx5 RoCE congestion control (cong_cnts): ECN-marked packets received,
     // CNPs sent by the notification point, CNPs handled / ignored by the
     // reaction point.

@@ -34,6 +34,7 @@ enum class Kind {
   kRetransmit,  // sequence errors, duplicates, timeouts: the link lost packets
   kCongestion,  // ECN marks and CNPs: the fabric is congested, not broken
   kPackets,     // packets sent and received: the denominator of fractions
+  kData,        // data sent and received, in 4-byte words (port_xmit_data, port_rcv_data)
 };
 
 struct CounterDef {

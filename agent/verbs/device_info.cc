@@ -77,6 +77,18 @@ int PrefixLength(const sockaddr* mask) {
 
 // IPv4 and IPv6 addresses of an interface, from getifaddrs: plain, and with
 // their prefix length ("10.0.0.1/24").
+// The distinct netdevs of a port's GIDs, port.netdev (the first GID's) first.
+std::vector<std::string> PortNetdevs(const PortInfo& port) {
+  std::vector<std::string> out;
+  if (!port.netdev.empty()) out.push_back(port.netdev);
+  for (const GidEntry& g : port.gids) {
+    if (!g.netdev.empty() && std::find(out.begin(), out.end(), g.netdev) == out.end()) {
+      out.push_back(g.netdev);
+    }
+  }
+  return out;
+}
+
 void AddressesOf(const std::string& netdev, std::vector<std::string>* plain,
                  std::vector<std::string>* cidrs) {
   ifaddrs* ifa = nullptr;
@@ -293,7 +305,12 @@ absl::StatusOr<std::vector<DeviceInfo>> ListDevices(const FsRoot& fs,
       } else {
         GidsByIndex(ctx.get(), fs, psys, p, pa.gid_tbl_len, &port);
       }
-      if (!port.netdev.empty()) AddressesOf(port.netdev, &port.ip_addresses, &port.ip_cidrs);
+      // Every netdev the port's GIDs sit on (the base device first, then its
+      // VLAN or macvlan netdevs), so a GID of a VLAN carries its address and
+      // prefix too.
+      for (const std::string& nd : PortNetdevs(port)) {
+        AddressesOf(nd, &port.ip_addresses, &port.ip_cidrs);
+      }
       d.ports.push_back(std::move(port));
     }
     out.push_back(std::move(d));

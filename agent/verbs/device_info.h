@@ -31,9 +31,12 @@ struct PortInfo {
   uint32_t max_mtu_bytes = 0;
   uint32_t lid = 0;
   std::vector<GidEntry> gids;  // only the populated entries
-  std::string netdev;
+  std::string netdev;                 // the first GID's (the base device)
+  // The IPv4/IPv6 addresses of every netdev the port's GIDs sit on (the base
+  // device's first, then VLAN netdevs'), and the same with their prefix,
+  // "10.0.0.1/24".
   std::vector<std::string> ip_addresses;
-  std::vector<std::string> ip_cidrs;  // the same addresses with their prefix, "10.0.0.1/24"
+  std::vector<std::string> ip_cidrs;
 };
 
 struct DeviceInfo {

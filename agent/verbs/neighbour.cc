@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -77,6 +78,53 @@ std::optional<std::string> MappedIpv4(const std::array<uint8_t, 16>& g) {
   return std::string(buf);
 }
 
+absl::StatusOr<std::vector<RouteEntry>> ParseProcNetRoute(absl::string_view text) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
+  if (lines.empty() || !absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[0]), "Iface")) {
+    return absl::InvalidArgumentError("/proc/net/route: no header line");
+  }
+  std::vector<RouteEntry> out;
+  auto hex = [](absl::string_view s, uint32_t* v) {
+    return absl::SimpleHexAtoi(s, v);
+  };
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<absl::string_view> f = absl::StrSplit(lines[i], absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    RouteEntry e;
+    if (f.size() < 8 || !hex(f[1], &e.dest) || !hex(f[2], &e.gateway) || !hex(f[3], &e.flags) ||
+        !absl::SimpleAtoi(f[6], &e.metric) || !hex(f[7], &e.mask)) {
+      return absl::InvalidArgumentError(absl::StrCat("/proc/net/route: cannot read line ", i + 1,
+                                                     ": '", lines[i], "'"));
+    }
+    e.device = std::string(f[0]);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string NextHop(const std::vector<RouteEntry>& routes, absl::string_view ip,
+                    absl::string_view device) {
+  in_addr a{};
+  if (inet_pton(AF_INET, std::string(ip).c_str(), &a) != 1) return std::string(ip);
+  const uint32_t raw = a.s_addr;  // network order, as the table's values
+  const RouteEntry* best = nullptr;
+  for (const RouteEntry& r : routes) {
+    if (r.device != device || (raw & r.mask) != r.dest) continue;
+    const int bits = __builtin_popcount(r.mask);
+    if (best == nullptr || bits > __builtin_popcount(best->mask) ||
+        (bits == __builtin_popcount(best->mask) && r.metric < best->metric)) {
+      best = &r;
+    }
+  }
+  if (best == nullptr || (best->flags & kRouteFlagGateway) == 0 || best->gateway == 0) {
+    return std::string(ip);
+  }
+  in_addr gw{};
+  gw.s_addr = best->gateway;
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &gw, buf, sizeof(buf));
+  return buf;
+}
+
 absl::StatusOr<NeighbourWarmup> WarmNeighbour(const FsRoot& fs, const std::string& netdev,
                                               const std::array<uint8_t, 16>& local_gid,
                                               const std::array<uint8_t, 16>& remote_gid,
@@ -88,15 +136,21 @@ absl::StatusOr<NeighbourWarmup> WarmNeighbour(const FsRoot& fs, const std::strin
     w.detail = "no IPv4-mapped RoCE GID on both ends: nothing to resolve";
     return w;
   }
+  // The entry to wait for: the next hop's (a routed peer's own never appears).
+  std::string hop = *remote;
+  if (auto routes = fs.ReadFile("/proc/net/route"); routes.ok()) {
+    if (auto table = ParseProcNetRoute(*routes); table.ok()) hop = NextHop(*table, *remote, netdev);
+  }
   auto complete = [&]() -> absl::StatusOr<bool> {
     ASSIGN_OR_RETURN(std::string text, fs.ReadFile("/proc/net/arp"));
     ASSIGN_OR_RETURN(std::vector<ArpEntry> entries, ParseProcNetArp(text));
-    return ArpComplete(entries, *remote, netdev);
+    return ArpComplete(entries, hop, netdev);
   };
   ASSIGN_OR_RETURN(bool done, complete());
   if (done) {
     w.resolved = true;
-    w.detail = absl::StrCat("neighbour ", *remote, " on ", netdev, " already resolved");
+    w.detail = absl::StrCat("neighbour ", hop, hop == *remote ? "" : absl::StrCat(" (gateway to ", *remote, ")"),
+                            " on ", netdev, " already resolved");
     return w;
   }
   w.needed = true;
@@ -138,7 +192,8 @@ absl::StatusOr<NeighbourWarmup> WarmNeighbour(const FsRoot& fs, const std::strin
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
   }
   w.resolved = done;
-  w.detail = absl::StrCat("neighbour ", *remote, " on ", netdev,
+  w.detail = absl::StrCat("neighbour ", hop, hop == *remote ? "" : absl::StrCat(" (gateway to ", *remote, ")"),
+                          " on ", netdev,
                           done ? " resolved in " : " still unresolved after ", w.waited_ms, " ms (",
                           w.datagrams, " discard-port datagram(s) from ", *local, ")");
   return w;

@@ -55,6 +55,32 @@ bool ArpComplete(const std::vector<ArpEntry>& entries, absl::string_view ip,
 // nullopt for any other GID.
 std::optional<std::string> MappedIpv4(const std::array<uint8_t, 16>& gid);
 
+// One row of /proc/net/route, the IPv4 main table as net/ipv4/fib_trie.c
+// (fib_route_seq_show) prints it: "%s\t%08X\t%08X\t%04X\t..." (iface,
+// destination, gateway, flags, refcnt, use, metric, mask, ...). The
+// addresses are the __be32 values printed as numbers, so `dest`, `gateway`
+// and `mask` hold the network-order bytes as they sit in memory.
+struct RouteEntry {
+  std::string device;
+  uint32_t dest = 0;
+  uint32_t gateway = 0;
+  uint32_t flags = 0;   // RTF_UP 0x1, RTF_GATEWAY 0x2
+  uint32_t mask = 0;
+  uint32_t metric = 0;
+};
+inline constexpr uint32_t kRouteFlagGateway = 0x2;
+
+// INVALID_ARGUMENT naming the line for a row that does not have that shape
+// or a missing header.
+absl::StatusOr<std::vector<RouteEntry>> ParseProcNetRoute(absl::string_view text);
+
+// The neighbour the kernel resolves to send to `ip` (dotted IPv4) out of
+// `device`: the gateway of the longest-prefix route of that device when it
+// is a gateway route (an off-link peer: routed RoCE), else `ip` itself.
+// `ip` itself when no route of the device matches or `ip` does not parse.
+std::string NextHop(const std::vector<RouteEntry>& routes, absl::string_view ip,
+                    absl::string_view device);
+
 struct NeighbourWarmup {
   bool needed = false;     // the GID carries an IPv4 address whose entry was not complete
   bool resolved = false;   // the entry is complete now (or was already)
@@ -63,8 +89,10 @@ struct NeighbourWarmup {
   std::string detail;      // what happened, for the log
 };
 
-// Makes sure the neighbour entry of `remote_gid` on `netdev` is complete
-// before traffic to it starts, waiting at most `budget_ms`: a no-op
+// Makes sure the neighbour entry of `remote_gid` on `netdev` (its next hop:
+// the gateway for a peer in another subnet, NextHop over /proc/net/route,
+// whose entry is the one the kernel needs; the peer's own never appears) is
+// complete before traffic to it starts, waiting at most `budget_ms`: a no-op
 // (needed = false) for a GID that carries no IPv4 address (InfiniBand, IPv6
 // RoCE GIDs: not handled yet) and for an entry already complete; otherwise
 // discard-port datagrams from `local_gid`'s address on `netdev`

@@ -60,8 +60,10 @@ TEST(PortCounters, SaturatedAndClearedCountersAreSaidNotGuessed) {
   EXPECT_EQ(Find(d, "hw_counters/np_cnp_sent")->kind, Kind::kCongestion);
   EXPECT_EQ(Find(d, "hw_counters/np_cnp_sent")->delta, 900u);
   EXPECT_EQ(Find(d, "hw_counters/np_ecn_marked_roce_packets")->delta, 1500u);
-  // port_xmit_data is not sampled (bytes, not errors); PMA packets are.
-  EXPECT_EQ(Find(d, "counters/port_xmit_data"), nullptr);
+  // port_xmit_data is sampled as data (4-byte words), apart from the packets.
+  ASSERT_NE(Find(d, "counters/port_xmit_data"), nullptr);
+  EXPECT_EQ(Find(d, "counters/port_xmit_data")->kind, Kind::kData);
+  EXPECT_EQ(Find(d, "counters/port_xmit_data")->delta, 100'000'000u);
   EXPECT_EQ(d.packets, 2'000'000u);
 }
 
@@ -71,8 +73,9 @@ TEST(PortCounters, HwCountersThatVanishAreNamed) {
   ASSERT_NE(gone, nullptr);
   EXPECT_EQ(gone->delta, 0u);
   EXPECT_EQ(gone->note, "read 10 before the test, absent after it");
-  // The PMA counters are still compared.
-  EXPECT_EQ(d.compared, 11u);
+  // The PMA counters are still compared (port_xmit_data and port_rcv_data
+  // among them).
+  EXPECT_EQ(d.compared, 13u);
   Delta back = Diff(Read("mlx5-no-hw", "mlx5_0"), Read("mlx5-before", "mlx5_0"));
   EXPECT_EQ(Find(back, "hw_counters/np_cnp_sent")->note, "absent before the test, 7 after it");
 }
@@ -81,7 +84,7 @@ TEST(PortCounters, APortWithoutHwCountersComparesItsPmaCounters) {
   Sample s = Read("mlx5-no-hw", "mlx5_0");
   Delta d = Diff(s, s);
   EXPECT_TRUE(d.absent.empty());
-  EXPECT_EQ(d.compared, 11u);
+  EXPECT_EQ(d.compared, 13u);
   // Only the saturated symbol_error is listed: nothing grew.
   ASSERT_EQ(d.changes.size(), 1u);
   EXPECT_EQ(d.changes[0].file, "counters/symbol_error");
@@ -106,6 +109,27 @@ TEST(PortCounters, EveryPmaCounterHasTheKernelsWidth) {
   EXPECT_EQ(FindCounter("counters/local_link_integrity_errors")->max, 15u);
   EXPECT_EQ(FindCounter("hw_counters/rcvd_seq_err")->max, 0u);
   EXPECT_EQ(FindCounter("counters/nonexistent"), nullptr);
+}
+
+// The bytes on the wire (4-byte words) are sampled, and a 32-bit PMA
+// packet or data counter standing at 2^32 - 1 is saturated, not idle.
+TEST(PortCounters, DataWordsAreSampledAnd32BitSaturationIsSaid) {
+  ASSERT_NE(FindCounter("counters/port_xmit_data"), nullptr);
+  EXPECT_EQ(FindCounter("counters/port_rcv_data")->kind, Kind::kData);
+  Sample before{.device = "mlx5_0", .port = 1,
+                .values = {{"counters/port_xmit_data", 1000}, {"counters/port_xmit_packets", 4294967295ull}},
+                .taken_ns = 0};
+  Sample after = before;
+  after.values["counters/port_xmit_data"] = 4294967295ull;
+  after.taken_ns = 1;
+  Delta d = Diff(before, after);
+  const Change* data = Find(d, "counters/port_xmit_data");
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(data->delta, 0u);
+  EXPECT_THAT(data->note, HasSubstr("saturated"));
+  const Change* pkts = Find(d, "counters/port_xmit_packets");
+  ASSERT_NE(pkts, nullptr);
+  EXPECT_THAT(pkts->note, HasSubstr("saturated"));
 }
 
 }  // namespace

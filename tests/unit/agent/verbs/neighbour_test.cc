@@ -130,5 +130,35 @@ TEST_F(ArpRoot, UnreadableTableIsAnError) {
   EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// /proc/net/route as captured on this project's build machine (Debian 12,
+// kernel 6.x: `cat /proc/net/route`, trailing padding cut): a default route
+// through 192.0.2.1 and the on-link 192.0.2.0/24, the addresses printed as
+// the little-endian numbers of their network-order bytes.
+constexpr char kRouteCapture[] =
+    "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+    "eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+    "eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
+
+TEST(ParseProcNetRoute, ReadsTheCapturedTable) {
+  auto r = ParseProcNetRoute(kRouteCapture);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].device, "eth0");
+  EXPECT_EQ((*r)[0].flags, 0x3u);
+  EXPECT_EQ((*r)[1].mask, 0x00FFFFFFu);
+  EXPECT_FALSE(ParseProcNetRoute("eth0\t0\n").ok());
+  EXPECT_FALSE(ParseProcNetRoute("Iface\tDestination\neth0\tzz\n").ok());
+}
+
+// Routed RoCE: a peer in another subnet is reached through the gateway,
+// whose neighbour entry is the one to wait for; an on-link peer's is its own.
+TEST(NextHop, AnOffLinkPeerIsReachedThroughTheGateway) {
+  auto r = ParseProcNetRoute(kRouteCapture);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(NextHop(*r, "198.51.100.7", "eth0"), "192.0.2.1");
+  EXPECT_EQ(NextHop(*r, "192.0.2.9", "eth0"), "192.0.2.9");
+  EXPECT_EQ(NextHop(*r, "198.51.100.7", "eth1"), "198.51.100.7");  // no route of that device
+}
+
 }  // namespace
 }  // namespace gdrbench::agent::verbs
