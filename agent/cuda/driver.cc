@@ -96,6 +96,7 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(const std::string& 
   }
   // Optional: absent before CUDA 11.7; the dma-buf path says so when null.
   Bind(handle, "cuMemGetHandleForAddressRange", a.cuMemGetHandleForAddressRange);
+  Bind(handle, "cuFlushGPUDirectRDMAWrites", a.cuFlushGPUDirectRDMAWrites);
   if (CUresult r = a.cuInit(0); r != CUDA_SUCCESS) {
     absl::Status st = driver->ToStatus(r, "cuInit");
     return absl::FailedPreconditionError(st.message());

@@ -65,6 +65,10 @@ struct CudaApi {
   // dma-buf path then reports that the driver is too old.
   CUresult (*cuMemGetHandleForAddressRange)(void*, CUdeviceptr, size_t, CUmemRangeHandleType,
                                             unsigned long long);
+  // Optional (CUDA >= 11.3): null when the driver lacks it; a verify on a GPU
+  // that needs the flush then says it cannot be trusted.
+  CUresult (*cuFlushGPUDirectRDMAWrites)(CUflushGPUDirectRDMAWritesTarget,
+                                         CUflushGPUDirectRDMAWritesScope);
   // Modules and kernels.
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleUnload)(CUmodule);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "agent/memory/rdma_flush.h"
 #include "common/status.h"
 #include "spdlog/spdlog.h"
 
@@ -146,7 +147,54 @@ absl::Status GpuBuffer::FillPattern(size_t offset, size_t length, uint64_t seed)
   return pattern->Fill(dptr_, offset, length, seed);
 }
 
+absl::Status GpuBuffer::FlushRdmaWrites() const {
+  const cuda::CudaApi& api = ctx_->api();
+  CUdevice dev;
+  if (CUresult r = api.cuDeviceGet(&dev, ctx_->ordinal()); r != CUDA_SUCCESS) {
+    return ctx_->driver().ToStatus(r, absl::StrCat("cuDeviceGet for ", Describe()));
+  }
+  int ordering = 0, options = 0;
+  if (CUresult r = api.cuDeviceGetAttribute(
+          &ordering, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, dev);
+      r != CUDA_SUCCESS) {
+    return ctx_->driver().ToStatus(
+        r, absl::StrCat("GPU_DIRECT_RDMA_WRITES_ORDERING of ", Describe()));
+  }
+  if (CUresult r = api.cuDeviceGetAttribute(
+          &options, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, dev);
+      r != CUDA_SUCCESS) {
+    return ctx_->driver().ToStatus(
+        r, absl::StrCat("GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS of ", Describe()));
+  }
+  switch (DecideRdmaFlush(ordering, options, api.cuFlushGPUDirectRDMAWrites != nullptr)) {
+    case RdmaFlush::kNotNeeded:
+      return absl::OkStatus();
+    case RdmaFlush::kUnavailable:
+      return absl::FailedPreconditionError(absl::StrCat(
+          Describe(), " does not order GPUDirect RDMA writes (GPU_DIRECT_RDMA_WRITES_ORDERING ",
+          ordering, ") and offers no host flush (FLUSH_WRITES_OPTIONS ", options,
+          api.cuFlushGPUDirectRDMAWrites == nullptr ? ", no cuFlushGPUDirectRDMAWrites" : "",
+          "): a check could read stale bytes, so the verify is not run"));
+    case RdmaFlush::kFlush:
+      break;
+  }
+  cuda::ScopedCurrent current(*ctx_);
+  RETURN_IF_ERROR(current.status());
+  if (CUresult r = api.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                                  CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
+      r != CUDA_SUCCESS) {
+    return ctx_->driver().ToStatus(r, absl::StrCat("cuFlushGPUDirectRDMAWrites on ", Describe()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> GpuBuffer::CheckPattern(size_t offset, size_t length, uint64_t seed) {
+  RETURN_IF_ERROR(CheckRange(size_, offset, length, "CheckPattern"));
+  RETURN_IF_ERROR(FlushRdmaWrites());
+  return CheckCopiedPattern(offset, length, seed);
+}
+
+absl::StatusOr<int64_t> GpuBuffer::CheckCopiedPattern(size_t offset, size_t length, uint64_t seed) {
   RETURN_IF_ERROR(CheckRange(size_, offset, length, "CheckPattern"));
   ASSIGN_OR_RETURN(GpuPattern * pattern, Pattern());
   return pattern->Check(dptr_, offset, length, seed);
@@ -201,7 +249,8 @@ absl::Status GpuStagedBuffer::FillPattern(size_t offset, size_t length, uint64_t
 absl::StatusOr<int64_t> GpuStagedBuffer::CheckPattern(size_t offset, size_t length,
                                                       uint64_t seed) {
   RETURN_IF_ERROR(StageToGpu(offset, length));
-  return gpu_->CheckPattern(offset, length, seed);
+  // The NIC wrote host memory here; the GPU got it by cuMemcpy: no flush.
+  return gpu_->CheckCopiedPattern(offset, length, seed);
 }
 
 #endif  // GDRBENCH_HAVE_CUDA_H

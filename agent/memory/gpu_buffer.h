@@ -78,6 +78,17 @@ class GpuBuffer final : public Buffer {
   // the call or the GPU the attribute; otherwise the CUDA error.
   absl::StatusOr<UniqueFd> ExportDmaBuf() const;
 
+  // Makes every GPUDirect RDMA write a NIC completed into this GPU's memory
+  // visible to later work on the GPU (rdma_flush.h): nothing on GPUs that
+  // order such writes for their owner, cuFlushGPUDirectRDMAWrites on those
+  // that do not. FAILED_PRECONDITION naming the attributes when the GPU
+  // neither orders nor can flush (a check there could read stale bytes).
+  // CheckPattern calls it before its kernel.
+  absl::Status FlushRdmaWrites() const;
+  // CheckPattern without the flush, for bytes that reached the GPU through a
+  // CUDA copy (gpu-staged), which is ordered with the kernel.
+  absl::StatusOr<int64_t> CheckCopiedPattern(size_t offset, size_t length, uint64_t seed);
+
   // Synchronous copies between [offset, offset+length) and host memory.
   absl::Status CopyToHost(void* dst, size_t offset, size_t length) const;
   absl::Status CopyFromHost(const void* src, size_t offset, size_t length);

@@ -109,6 +109,13 @@ struct RealClockNic {
   }
   int Poll(int max, ibv_wc* wc) { return nic.Poll(max, wc); }
   int64_t NowNs() { return SteadyNs(); }
+  // The control messages RunSweep's bidirectional barriers use (control.h).
+  int PostControl(uint32_t qp, uint32_t imm) { return nic.PostControl(qp, imm); }
+  int PostControlReceive(uint32_t qp) { return nic.PostControlReceive(qp); }
+  int PollControl(int max, ibv_wc* wc) { return nic.PollControl(max, wc); }
+  int PostKeepalive(uint32_t qp) { return nic.PostKeepalive(qp); }
+  uint32_t qps() const { return nic.qps(); }
+  void Idle() { nic.Idle(); }
 };
 
 TEST(StagedSweep, RunSweepTimesTheCopyOfAGpuStagedEndpointPerSize) {
