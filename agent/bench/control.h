@@ -10,6 +10,17 @@
 //   kReverseDone  target -> initiator, QP 0, once the reverse sweep of a
 //                 bidirectional test is over: the initiator keeps its QPs and
 //                 buffer up until then, and then checks the reverse regions
+//   barrier       both ways, QP 0, bidirectional tests: before and after the
+//                 measured pass of every size (BarrierMessage(index, end)),
+//                 so both directions start and end each size together, as
+//                 perftest's ctx_hand_shake around each size in duplex mode
+//
+// While a side waits (WaitControl) it probes the peer once a second with a
+// signalled zero-length RDMA WRITE (a keep-alive: no receive consumed, the
+// peer's CPU not involved). A peer whose process died no longer ACKs, and RC
+// ends the probe with an error after its retries (4.096 us x 2^qp_timeout x
+// 8: 0.5 s at perftest's 14), so a dead peer is heard in seconds, in both
+// connection modes, instead of at the wait's timeout.
 //
 // Each side posts kControlReceives zero-length receives per QP before its QP
 // leaves INIT, and re-arms one per message consumed.
@@ -18,6 +29,8 @@
 //   int PostControl(uint32_t qp, uint32_t imm);   // completion via Poll, wr_id kControlWrIdBit|qp
 //   int PostControlReceive(uint32_t qp);
 //   int PollControl(int max, ibv_wc* wc);         // imm_data in host order
+//   int PostKeepalive(uint32_t qp);   // zero-length signalled WRITE, wr_id kKeepaliveWrId|qp;
+//                                     // < 0: not possible yet (no remote slice configured)
 //   int Poll(int max, ibv_wc* wc);  int64_t NowNs();  uint32_t qps() const;
 //   void Idle();   // nothing arrived: yield the CPU a little (the real one sleeps 1 ms, so a
 //                  // side waiting minutes for its peer does not take a core from it)
@@ -42,8 +55,28 @@
 
 namespace gdrbench::agent::bench {
 
-enum class ControlMessage : uint32_t { kReady = 0x67640001, kReverseDone = 0x67640002 };
+enum class ControlMessage : uint32_t {
+  kReady = 0x67640001,
+  kReverseDone = 0x67640002,
+  kBarrierBase = 0x67650000,  // | (size index << 1) | end: BarrierMessage
+};
 inline constexpr uint32_t kControlReceives = 4;
+inline constexpr int64_t kKeepaliveIntervalNs = 1'000'000'000;
+
+// The barrier before (end = false) or after (end = true) the measured pass
+// of size `index` (sizes are at most kMaxSizes, far below 2^15).
+inline ControlMessage BarrierMessage(size_t index, bool end) {
+  return static_cast<ControlMessage>(static_cast<uint32_t>(ControlMessage::kBarrierBase) |
+                                     ((static_cast<uint32_t>(index) & 0x7fff) << 1) |
+                                     (end ? 1u : 0u));
+}
+inline bool IsBarrier(uint32_t imm) {
+  return (imm & 0xffff0000u) == static_cast<uint32_t>(ControlMessage::kBarrierBase);
+}
+inline bool IsKnownControl(uint32_t imm) {
+  return imm == static_cast<uint32_t>(ControlMessage::kReady) ||
+         imm == static_cast<uint32_t>(ControlMessage::kReverseDone) || IsBarrier(imm);
+}
 
 inline const char* ControlMessageName(ControlMessage m) {
   switch (m) {
@@ -51,6 +84,11 @@ inline const char* ControlMessageName(ControlMessage m) {
       return "ready";
     case ControlMessage::kReverseDone:
       return "reverse sweep done";
+    default:
+      break;
+  }
+  if (IsBarrier(static_cast<uint32_t>(m))) {
+    return (static_cast<uint32_t>(m) & 1) != 0 ? "size end barrier" : "size start barrier";
   }
   return "unknown";
 }
@@ -82,6 +120,11 @@ absl::Status SendControl(Ops& ops, uint32_t qp, ControlMessage m, int64_t timeou
     int n = ops.Poll(4, wc);
     if (n < 0) return absl::UnavailableError(absl::StrCat("ibv_poll_cq failed: errno ", -n));
     for (int i = 0; i < n; ++i) {
+      if ((wc[i].wr_id & kKeepaliveWrId) == kKeepaliveWrId && wc[i].status != IBV_WC_SUCCESS) {
+        return absl::UnavailableError(absl::StrCat(
+            "the peer stopped answering (keep-alive on QP ", wc[i].wr_id & 0xffff, ": ",
+            ibv_wc_status_str(wc[i].status), ")"));
+      }
       if (wc[i].wr_id != (kControlWrIdBit | qp)) continue;  // a flushed WR of a failed loop
       if (wc[i].status != IBV_WC_SUCCESS) {
         return absl::UnavailableError(absl::StrCat(
@@ -106,9 +149,47 @@ struct ControlMailbox {
   std::vector<std::pair<uint32_t, uint32_t>> early;  // (QP, message)
 };
 
+// The keep-alive of a waiting side (see the top of this file): one probe
+// on QP 0 at a time, a second apart. Poll() is the send CQ; nothing of the
+// write loop is outstanding while a side waits, and a late probe completion
+// carries the control bit, which the loop skips.
+struct PeerProbe {
+  bool outstanding = false;
+  int64_t next_ns = 0;
+
+  template <typename Ops>
+  absl::Status Step(Ops& ops, int64_t now) {
+    ibv_wc wc[4];
+    int n = ops.Poll(4, wc);
+    if (n < 0) return absl::UnavailableError(absl::StrCat("ibv_poll_cq failed: errno ", -n));
+    for (int i = 0; i < n; ++i) {
+      if ((wc[i].wr_id & kKeepaliveWrId) != kKeepaliveWrId) continue;
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        return absl::UnavailableError(absl::StrCat(
+            "the peer stopped answering: the keep-alive WRITE on QP ", wc[i].wr_id & 0xffff,
+            " failed (", ibv_wc_status_str(wc[i].status), ", status ",
+            static_cast<int>(wc[i].status), "): its process or its link is gone"));
+      }
+      outstanding = false;
+    }
+    if (!outstanding && now >= next_ns) {
+      int rc = ops.PostKeepalive(0);
+      if (rc > 0) {
+        return absl::UnavailableError(
+            absl::StrCat("posting the keep-alive on QP 0: ", std::strerror(rc)));
+      }
+      outstanding = rc == 0;
+      next_ns = now + kKeepaliveIntervalNs;
+    }
+    return absl::OkStatus();
+  }
+};
+
 // Waits until `m` arrived on each of the QPs in `from` (indices), re-arming
-// a receive for every message consumed. Messages of another kind go to
-// `box` when given (dropped otherwise); `m`s already in it count.
+// a receive for every message consumed, probing the peer meanwhile
+// (PeerProbe). Messages of another kind go to `box` when given (dropped
+// otherwise); `m`s already in it count. Waiting for a barrier, a "reverse
+// sweep done" means the peer's sweep ended early: UNAVAILABLE.
 template <typename Ops>
 absl::Status WaitControl(Ops& ops, ControlMessage m, const std::vector<uint32_t>& from,
                          const std::atomic<bool>& cancelled, int64_t timeout_ns,
@@ -134,9 +215,13 @@ absl::Status WaitControl(Ops& ops, ControlMessage m, const std::vector<uint32_t>
     }
   }
   const int64_t deadline = ops.NowNs() + timeout_ns;
-  ibv_wc wc[8];
+  PeerProbe probe{.outstanding = false, .next_ns = ops.NowNs() + kKeepaliveIntervalNs};
+  ibv_wc wc[1];
   while (got < from.size()) {
-    int n = ops.PollControl(8, wc);
+    // One message at a time: what arrives after the awaited one stays in the
+    // receive CQ for the next wait (a peer one barrier ahead, "reverse sweep
+    // done" right behind the last barrier) instead of being consumed here.
+    int n = ops.PollControl(1, wc);
     if (n < 0) return absl::UnavailableError(absl::StrCat("ibv_poll_cq (control) failed: errno ", -n));
     for (int i = 0; i < n; ++i) {
       const uint32_t q = static_cast<uint32_t>(wc[i].wr_id);
@@ -152,8 +237,13 @@ absl::Status WaitControl(Ops& ops, ControlMessage m, const std::vector<uint32_t>
       }
       if (wc[i].imm_data == static_cast<uint32_t>(m)) {
         count(q);
-      } else if (wc[i].imm_data == static_cast<uint32_t>(ControlMessage::kReady) ||
+      } else if (IsBarrier(static_cast<uint32_t>(m)) &&
                  wc[i].imm_data == static_cast<uint32_t>(ControlMessage::kReverseDone)) {
+        if (box != nullptr) box->early.emplace_back(q, wc[i].imm_data);
+        return absl::UnavailableError(absl::StrCat("the peer ended its sweep while this side "
+                                                   "waited for the '", ControlMessageName(m),
+                                                   "' of size ", (static_cast<uint32_t>(m) >> 1) & 0x7fff));
+      } else if (IsKnownControl(wc[i].imm_data)) {
         if (box != nullptr) box->early.emplace_back(q, wc[i].imm_data);
       } else {
         return absl::InternalError(absl::StrCat("unknown control message 0x",
@@ -165,14 +255,30 @@ absl::Status WaitControl(Ops& ops, ControlMessage m, const std::vector<uint32_t>
       return absl::AbortedError(absl::StrCat("cancelled while waiting for the '",
                                              ControlMessageName(m), "' message"));
     }
-    if (ops.NowNs() > deadline) {
+    const int64_t now = ops.NowNs();
+    if (now > deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
           "no '", ControlMessageName(m), "' message from the peer within ", timeout_ns / 1'000'000,
           " ms (", got, " of ", from.size(), " QPs)"));
     }
+    if (absl::Status alive = probe.Step(ops, now); !alive.ok()) {
+      return absl::Status(alive.code(), absl::StrCat("waiting for the '", ControlMessageName(m),
+                                                     "' message: ", alive.message()));
+    }
     ops.Idle();
   }
   return absl::OkStatus();
+}
+
+// The per-size barrier of a bidirectional test: this side's barrier
+// message on QP 0, then the peer's. Both sides call it at the same points
+// of their sweeps.
+template <typename Ops>
+absl::Status MeetPeer(Ops& ops, size_t index, bool end, const std::atomic<bool>& cancelled,
+                      int64_t timeout_ns) {
+  const ControlMessage m = BarrierMessage(index, end);
+  if (absl::Status st = SendControl(ops, 0, m, 10'000'000'000); !st.ok()) return st;
+  return WaitControl(ops, m, {0}, cancelled, timeout_ns);
 }
 
 }  // namespace gdrbench::agent::bench

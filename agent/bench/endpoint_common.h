@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "agent/bench/verbs_ops.h"
 #include "agent/verbs/handles.h"
 
 namespace gdrbench::agent::bench {
@@ -50,10 +51,14 @@ struct ConnectData {
   }
 };
 
-// Send queue and CQ sizes for a side that may post `tx_depth` WRITEs per QP
-// with a completion every `cq_moderation`.
+// The send CQ of a side that may post `tx_depth` WRITEs per QP (a
+// completion asked every `cq_moderation`) plus kControlSendSlots control
+// SENDs and keep-alives: room for every WQE of every QP, since a provider
+// may flush each outstanding WQE with a completion of its own when a QP
+// fails, signalled or not.
 inline int CqEntriesFor(uint32_t qps, uint32_t tx_depth, uint32_t cq_moderation) {
-  return static_cast<int>(qps * (tx_depth / cq_moderation + 2) + 16);
+  (void)cq_moderation;
+  return static_cast<int>(qps * (tx_depth + kControlSendSlots) + 16);
 }
 
 }  // namespace gdrbench::agent::bench

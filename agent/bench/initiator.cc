@@ -49,11 +49,12 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   std::unique_ptr<Initiator> in(new Initiator());
   in->slice_bytes_ = stride;
   in->remote_ = c.remote;
-  in->seed_ = o.seed;
+  in->seed_ = TestSeed(o.seed, c.remote);
   in->layout_ = layout;
   ASSIGN_OR_RETURN(in->channel_, verbs::CreateEventChannel());
   for (uint32_t q = 0; q < o.qps; ++q) {
     ASSIGN_OR_RETURN(verbs::CmIdPtr id, verbs::CreateCmId(in->channel_.get()));
+    if (o.tclass >= 0) RETURN_IF_ERROR(verbs::SetTos(id.get(), static_cast<uint8_t>(o.tclass)));
     RETURN_IF_ERROR(verbs::ResolveRoute(id.get(), in->channel_.get(), src, dst, c.timeout_ms));
     RETURN_IF_ERROR(verbs::SetAckTimeout(id.get(), static_cast<uint8_t>(o.qp_timeout)));
     spdlog::debug("initiator {}: QP {} route to {}:{} resolved", device, q, c.target_address,
@@ -72,9 +73,10 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   ASSIGN_OR_RETURN(in->pd_, verbs::AllocPd(ctx));
   ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(c.memory, stride * o.qps, c.device.numa_node));
   ASSIGN_OR_RETURN(memory::Registration reg,
-                   memory::Register(in->pd_.get(), *in->buffer_,
-                                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+                   memory::Register(in->pd_.get(), *in->buffer_, MrAccess(o)));
   in->mr_ = std::move(reg.mr);
+  RETURN_IF_ERROR(PoisonRegions(*in->buffer_, o.sizes_bytes, layout.reverse_verify_offsets, stride,
+                                o.qps, ReverseSeed(in->seed_)));
   in->registration_ = reg.method;
   ASSIGN_OR_RETURN(in->cq_,
                    verbs::CreateCq(ctx, CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
@@ -84,7 +86,7 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
     ASSIGN_OR_RETURN(verbs::QpPtr qp,
                      verbs::CreateRcQp(in->ids_[q].get(), in->pd_.get(), in->cq_.get(),
                                        in->recv_cq_.get(),
-                                       verbs::QpCaps{.max_send_wr = o.tx_depth,
+                                       verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots,
                                                      .max_recv_wr = kControlReceives,
                                                      .max_inline_data = o.inline_size}));
     raw.push_back(qp->qp);
@@ -129,7 +131,29 @@ absl::Status Initiator::WaitReverseDone(const std::atomic<bool>& cancelled, int 
 
 std::vector<ReverseCheck> Initiator::CheckReverse(const SweepOptions& o) {
   return CheckRegions(*buffer_, o.sizes_bytes, layout_.reverse_verify_offsets, slice_bytes_,
-                      static_cast<uint32_t>(qps_.size()), ReverseSeed(o.seed));
+                      static_cast<uint32_t>(qps_.size()), ReverseSeed(seed_));
+}
+
+uint64_t TestSeed(uint64_t seed, const std::vector<RemoteSlice>& target) {
+  if (target.empty()) return seed;
+  return SizeSeed(seed ^ (uint64_t{target.front().rkey} << 32), target.front().addr);
+}
+
+absl::Status PoisonRegions(memory::Buffer& buf, const std::vector<uint64_t>& sizes,
+                           const std::vector<uint64_t>& offsets, uint64_t slice_bytes,
+                           uint32_t qps, uint64_t seed) {
+  const uint64_t poison = ~seed ^ 0x706f69736f6e2121ull;  // "poison!!"
+  for (size_t i = 0; i < sizes.size() && i < offsets.size(); ++i) {
+    for (uint32_t q = 0; q < qps; ++q) {
+      absl::Status st = buf.FillPattern(q * slice_bytes + offsets[i], sizes[i], poison);
+      if (!st.ok()) {
+        return absl::Status(st.code(), absl::StrCat("poisoning the ", sizes[i],
+                                                    " B verify region of QP ", q, ": ",
+                                                    st.message()));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::vector<ReverseCheck> CheckRegions(memory::Buffer& buf, const std::vector<uint64_t>& sizes,
@@ -140,7 +164,7 @@ std::vector<ReverseCheck> CheckRegions(memory::Buffer& buf, const std::vector<ui
     ReverseCheck c{.size_bytes = sizes[i], .verified = true, .first_bad_offset = 0, .error = ""};
     for (uint32_t q = 0; q < qps && c.verified; ++q) {
       uint64_t region = q * slice_bytes + offsets[i];
-      auto bad = buf.CheckPattern(region, sizes[i], seed);
+      auto bad = buf.CheckPattern(region, sizes[i], SizeSeed(seed, sizes[i]));
       if (!bad.ok()) {
         c.verified = false;
         c.error = std::string(bad.status().message());

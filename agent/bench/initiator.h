@@ -88,16 +88,37 @@ class Initiator {
   std::unique_ptr<VerbsOps> ops_;
 
   uint64_t slice_bytes_ = 0;
-  uint64_t seed_ = 0;
+  uint64_t seed_ = 0;  // TestSeed
   BufferLayout layout_;
   std::vector<RemoteSlice> remote_;
   std::string registration_;
   verbs::PathInfo path_;
 };
 
+// The pattern seed of one test: the controller's `seed` mixed with the
+// target's registration (rkey and address of its first slice), which both
+// sides know without another message. A re-test of the same pair and sizes
+// that gets the same memory back registers it again under another rkey, so
+// its pattern differs from what the earlier test left (the poison below is
+// the guarantee; this keeps a controller that always sends one seed from
+// writing the same bytes twice). Each size then uses SizeSeed(TestSeed, size)
+// and the reverse direction ReverseSeed of it.
+uint64_t TestSeed(uint64_t seed, const std::vector<RemoteSlice>& target_slices);
+
+// Overwrites the verify regions offsets[i] (sizes[i] bytes) of every QP
+// slice of `buffer` with a pattern no test writes (another seed), so a
+// region whose verify WRITE never lands fails its check even when the
+// memory still held an earlier test's pattern (cuMemAlloc memory is never
+// cleared). Called by each side on the regions it will check, before the
+// peer may write. Errors: those of Buffer::FillPattern, with the size named.
+absl::Status PoisonRegions(memory::Buffer& buffer, const std::vector<uint64_t>& sizes,
+                           const std::vector<uint64_t>& offsets, uint64_t slice_bytes,
+                           uint32_t qps, uint64_t seed);
+
 // Checks the verify region offsets[i] (sizes[i] bytes) of every QP slice of
-// `buffer` against the pattern of `seed`: one result per size, the first
-// mismatch of each.
+// `buffer` against the pattern of SizeSeed(`seed`, sizes[i]) (`seed`: the
+// TestSeed, or its ReverseSeed): one result per size, the first mismatch of
+// each.
 std::vector<ReverseCheck> CheckRegions(memory::Buffer& buffer, const std::vector<uint64_t>& sizes,
                                        const std::vector<uint64_t>& offsets, uint64_t slice_bytes,
                                        uint32_t qps, uint64_t seed);

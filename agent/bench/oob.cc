@@ -218,7 +218,7 @@ QpTransition RtrAttributes(const QpAddress& remote, const PathParams& p) {
   t.attr.max_dest_rd_atomic = 1;
   t.attr.min_rnr_timer = 12;
   t.attr.ah_attr.dlid = remote.lid;
-  t.attr.ah_attr.sl = 0;
+  t.attr.ah_attr.sl = p.sl;
   t.attr.ah_attr.src_path_bits = 0;
   t.attr.ah_attr.port_num = p.port;
   if (p.gids.global) {
@@ -226,7 +226,7 @@ QpTransition RtrAttributes(const QpAddress& remote, const PathParams& p) {
     std::memcpy(t.attr.ah_attr.grh.dgid.raw, p.gids.remote_gid.data(), 16);
     t.attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(p.gids.local_index);
     t.attr.ah_attr.grh.hop_limit = 0xff;
-    t.attr.ah_attr.grh.traffic_class = 0;
+    t.attr.ah_attr.grh.traffic_class = p.traffic_class;
   }
   t.mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;

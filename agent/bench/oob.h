@@ -2,7 +2,8 @@
 // the two ends use, and the attributes that bring an RC QP from INIT to RTR
 // and RTS with what the peer told us through gRPC (its QPN, PSN, LID, GID),
 // with perftest's values (ctx_modify_qp_to_rtr/_rts in perftest_resources.c:
-// min RNR timer 12, retry count 7, RNR retry 7, hop limit 64 (DEF_HOP_LIMIT),
+// min RNR timer 12, retry count 7, RNR retry 7, hop limit 0xff (perftest sets
+// grh.hop_limit = 0xFF in ctx_modify_qp_to_rtr; its DEF_HOP_LIMIT 64 is for UD),
 // one outstanding RDMA read/atomic each way, path MTU = the smaller active MTU).
 // Thread-safe: no state.
 #pragma once
@@ -69,6 +70,8 @@ struct PathParams {
   uint32_t local_mtu_bytes = 0;   // active MTU of each end
   uint32_t remote_mtu_bytes = 0;
   uint8_t qp_timeout = 14;        // 4.096 us x 2^N
+  uint8_t sl = 0;                 // ah_attr.sl (perftest -S)
+  uint8_t traffic_class = 0;      // grh.traffic_class (perftest --tclass)
   GidChoice gids;
 };
 

@@ -73,11 +73,13 @@ class OobTarget final : public TargetSession {
     ASSIGN_OR_RETURN(t->buffer_, memory::Allocate(spec.memory, spec.slice_bytes * o.qps,
                                                   spec.device.numa_node));
     t->nic_ = std::move(nic);
-    ASSIGN_OR_RETURN(MemoryKeys keys, t->nic_->Register(*t->buffer_));
+    ASSIGN_OR_RETURN(MemoryKeys keys, t->nic_->Register(*t->buffer_, MrAccess(o)));
     t->lkey_ = keys.lkey;
+    RETURN_IF_ERROR(PoisonRegions(*t->buffer_, o.sizes_bytes, t->layout_.verify_offsets,
+                                  spec.slice_bytes, o.qps, o.seed));
     RETURN_IF_ERROR(t->nic_->CreateQps(
         o.qps,
-        verbs::QpCaps{.max_send_wr = o.tx_depth, .max_recv_wr = kControlReceives,
+        verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots, .max_recv_wr = kControlReceives,
                       .max_inline_data = o.inline_size},
         CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
     TargetOpened& op = t->opened_;
@@ -119,6 +121,8 @@ class OobTarget final : public TargetSession {
                     .local_mtu_bytes = opened_.oob.mtu_bytes,
                     .remote_mtu_bytes = peer.endpoint.mtu_bytes,
                     .qp_timeout = static_cast<uint8_t>(o.qp_timeout),
+                    .sl = o.sl,
+                    .traffic_class = static_cast<uint8_t>(o.tclass < 0 ? 0 : o.tclass),
                     .gids = GidChoice{.local_index = peer.target_gid_index,
                                       .remote_index = 0,
                                       .remote_gid = peer.initiator_gid,
@@ -161,7 +165,7 @@ class OobTarget final : public TargetSession {
     for (uint32_t q = 0; q < spec_.options.qps; ++q) qps.push_back(nic_->qp(q));
     SweepEndpoint reverse = MakeEndpoint(LocalSlices{buffer_.get(), spec_.slice_bytes, lkey_}, qps,
                                          peer_slices_, layout_.reverse_verify_offsets,
-                                         ReverseSeed(spec_.options.seed));
+                                         ReverseSeed(TestSeed(spec_.options.seed, opened_.slices)));
     SweepIdentity id{spec_.device.name, path_.gid_index, ""};
     RunTargetPart(nic_->ops(), spec_.options, layout_, reverse, id, stop, nullptr, on_size);
   }
@@ -211,17 +215,21 @@ class OobInitiator final : public InitiatorSession {
     ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(spec.memory, stride * o.qps,
                                                    spec.device.numa_node));
     in->nic_ = std::move(nic);
-    ASSIGN_OR_RETURN(MemoryKeys keys, in->nic_->Register(*in->buffer_));
+    ASSIGN_OR_RETURN(MemoryKeys keys, in->nic_->Register(*in->buffer_, MrAccess(o)));
     in->keys_ = keys;
+    RETURN_IF_ERROR(PoisonRegions(*in->buffer_, o.sizes_bytes, in->layout_.reverse_verify_offsets,
+                                  stride, o.qps, o.seed));
     RETURN_IF_ERROR(in->nic_->CreateQps(
         o.qps,
-        verbs::QpCaps{.max_send_wr = o.tx_depth, .max_recv_wr = kControlReceives,
+        verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots, .max_recv_wr = kControlReceives,
                       .max_inline_data = o.inline_size},
         CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
     PathParams path{.port = local_view.port,
                     .local_mtu_bytes = local_view.mtu_bytes,
                     .remote_mtu_bytes = spec.target.mtu_bytes,
                     .qp_timeout = static_cast<uint8_t>(o.qp_timeout),
+                    .sl = o.sl,
+                    .traffic_class = static_cast<uint8_t>(o.tclass < 0 ? 0 : o.tclass),
                     .gids = gids};
     OobPeer& me = in->me_;
     for (uint32_t q = 0; q < o.qps; ++q) {
@@ -281,7 +289,7 @@ class OobInitiator final : public InitiatorSession {
   std::vector<ReverseCheck> CheckReverse() override {
     const SweepOptions& o = spec_.options;
     return CheckRegions(*buffer_, o.sizes_bytes, layout_.reverse_verify_offsets, stride_, o.qps,
-                        ReverseSeed(o.seed));
+                        ReverseSeed(TestSeed(o.seed, spec_.remote)));
   }
 
  private:
@@ -292,7 +300,7 @@ class OobInitiator final : public InitiatorSession {
     std::vector<ibv_qp*> qps;
     for (uint32_t q = 0; q < spec_.options.qps; ++q) qps.push_back(nic_->qp(q));
     return MakeEndpoint(LocalSlices{buffer_.get(), stride_, keys_.lkey}, qps, spec_.remote,
-                        layout_.verify_offsets, spec_.options.seed);
+                        layout_.verify_offsets, TestSeed(spec_.options.seed, spec_.remote));
   }
 
   const InitiatorSpec spec_;

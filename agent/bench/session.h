@@ -170,4 +170,8 @@ std::unique_ptr<SessionFactory> MakeVerbsSessionFactory(const FsRoot& fs);
 // auto -> rdma_cm when `port` has an IPv4 address, else oob.
 CmMode ResolveCmMode(CmMode asked, const verbs::PortInfo& port);
 
+// INVALID_ARGUMENT for a service level in rdma_cm mode (options.sl): rdma_cm
+// has no way to set it.
+absl::Status CheckServiceLevel(CmMode cm, const SweepOptions& options);
+
 }  // namespace gdrbench::agent::bench

@@ -29,6 +29,16 @@ CmMode ResolveCmMode(CmMode asked, const verbs::PortInfo& port) {
   return CmMode::kOob;
 }
 
+absl::Status CheckServiceLevel(CmMode cm, const SweepOptions& o) {
+  if (cm == CmMode::kRdmaCm && o.sl != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "service level ", int{o.sl}, " with rdma_cm: rdma_cm takes the service level from the "
+        "path (InfiniBand) or from the traffic class (RoCE); give the traffic class instead, "
+        "or connect out of band to set the service level"));
+  }
+  return absl::OkStatus();
+}
+
 namespace {
 
 class CmTarget final : public TargetSession {
@@ -54,7 +64,8 @@ class CmTarget final : public TargetSession {
            const std::function<void(const SizeOutcome&)>& on_size) override {
     SweepIdentity id{ep_->path().device, ep_->path().gid_index, ""};
     RunTargetPart(ep_->ops(), spec_.options, layout_,
-                  ep_->ReverseEndpoint(layout_, spec_.options.seed), id, stop, nullptr, on_size);
+                  ep_->ReverseEndpoint(layout_, TestSeed(spec_.options.seed, opened_.slices)), id,
+                  stop, nullptr, on_size);
   }
   memory::Buffer& buffer() override { return ep_->buffer(); }
   uint64_t slice_bytes() const override { return ep_->slice_bytes(); }
@@ -121,7 +132,9 @@ class VerbsSessionFactory final : public SessionFactory {
       return absl::FailedPreconditionError(absl::StrCat("RDMA device ", spec.device.name,
                                                         " has no port"));
     }
-    if (ResolveCmMode(spec.cm, *port) == CmMode::kOob) {
+    const CmMode cm = ResolveCmMode(spec.cm, *port);
+    RETURN_IF_ERROR(CheckServiceLevel(cm, spec.options));
+    if (cm == CmMode::kOob) {
       ASSIGN_OR_RETURN(std::unique_ptr<VerbsNic> nic,
                        VerbsNic::Open(spec.device.name, static_cast<uint8_t>(port->port_num)));
       ASSIGN_OR_RETURN(auto t, OobTarget<VerbsNic>::Open(std::move(nic), spec));
@@ -136,8 +149,12 @@ class VerbsSessionFactory final : public SessionFactory {
                     .tx_depth = o.tx_depth,
                     .cq_moderation = o.cq_moderation,
                     .qp_timeout = o.qp_timeout,
-                    .inline_size = o.inline_size};
+                    .inline_size = o.inline_size,
+                    .mr_access = MrAccess(o),
+                    .tos = o.tclass};
     ASSIGN_OR_RETURN(std::unique_ptr<TargetEndpoint> ep, TargetEndpoint::Open(fs_, tc));
+    RETURN_IF_ERROR(PoisonRegions(ep->buffer(), o.sizes_bytes, PlanLayout(o).verify_offsets,
+                                  ep->slice_bytes(), o.qps, o.seed));
     return std::unique_ptr<TargetSession>(std::make_unique<CmTarget>(std::move(ep), spec));
   }
 
@@ -154,6 +171,7 @@ class VerbsSessionFactory final : public SessionFactory {
       ASSIGN_OR_RETURN(auto in, OobInitiator<VerbsNic>::Open(std::move(nic), spec));
       return std::unique_ptr<InitiatorSession>(std::move(in));
     }
+    RETURN_IF_ERROR(CheckServiceLevel(spec.cm, spec.options));
     InitiatorConfig ic{.device = spec.device,
                        .bind_address = spec.bind_address,
                        .target_address = spec.target_address,

@@ -28,7 +28,8 @@ struct LocalSlices {
 };
 
 // The direction from `local` to `remote` over `qps` (one per slice), with
-// `verify_offsets` as its regions and `seed` as its pattern.
+// `verify_offsets` as its regions and `seed` (a TestSeed, or its
+// ReverseSeed) as its pattern: each size's region gets SizeSeed(seed, size).
 inline SweepEndpoint MakeEndpoint(const LocalSlices& local, const std::vector<ibv_qp*>& qps,
                                   const std::vector<RemoteSlice>& remote,
                                   std::vector<uint64_t> verify_offsets, uint64_t seed) {
@@ -45,7 +46,7 @@ inline SweepEndpoint MakeEndpoint(const LocalSlices& local, const std::vector<ib
   ep.verify_offsets = std::move(verify_offsets);
   memory::Buffer* buf = local.buffer;
   ep.fill_pattern = [buf, seed](uint64_t off, uint64_t len, std::string* err) {
-    absl::Status st = buf->FillPattern(off, len, seed);
+    absl::Status st = buf->FillPattern(off, len, SizeSeed(seed, len));
     if (!st.ok()) *err = std::string(st.message());
     return st.ok();
   };

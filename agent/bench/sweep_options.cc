@@ -1,5 +1,7 @@
 #include "agent/bench/sweep_options.h"
 
+#include <infiniband/verbs.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -64,6 +66,8 @@ absl::Status Validate(const SweepOptions& o) {
     return bad("QP timeout ", o.qp_timeout, " outside 1 .. ", kMaxQpTimeout,
                " (4.096 us x 2^N; perftest's default is ", kDefaultQpTimeout, ")");
   }
+  if (o.sl > 15) return bad("service level ", int{o.sl}, " outside 0 .. 15");
+  if (o.tclass < -1 || o.tclass > 255) return bad("traffic class ", o.tclass, " outside 0 .. 255");
   if (o.test == TestKind::kWriteLat) {
     if (o.qps != 1) return bad("write_lat is a ping-pong on one QP (qps ", o.qps, ")");
     if (o.bidirectional) return bad("write_lat is a ping-pong: --bidirectional does not apply");
@@ -81,6 +85,18 @@ absl::Status Validate(const SweepOptions& o) {
   }
   return absl::OkStatus();
 }
+
+namespace {
+// splitmix64's finaliser: every input bit moves every output bit.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+uint64_t SizeSeed(uint64_t test_seed, uint64_t size_bytes) { return Mix(test_seed ^ Mix(size_bytes)); }
 
 BufferLayout PlanLayout(const std::vector<uint64_t>& sizes, bool verify, bool bidirectional) {
   BufferLayout l;
@@ -105,6 +121,11 @@ BufferLayout PlanLayout(const std::vector<uint64_t>& sizes, bool verify, bool bi
   return l;
 }
 
+int MrAccess(const SweepOptions& o) {
+  return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+         (o.relaxed_ordering ? IBV_ACCESS_RELAXED_ORDERING : 0);
+}
+
 BufferLayout PlanLayout(const SweepOptions& o) {
   if (o.test != TestKind::kWriteLat) return PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
   BufferLayout l = PlanLayout(o.sizes_bytes, false, false);
@@ -113,12 +134,30 @@ BufferLayout PlanLayout(const SweepOptions& o) {
   return l;
 }
 
+namespace {
+// perftest's flags for what this test sets beyond its defaults: relaxed
+// ordering off, the service level, the traffic class (-T, the TOS, through
+// rdma_cm; --tclass in the GRH otherwise: an rdma_cm test names its server).
+void AppendPathFlags(const SweepOptions& o, const std::string& server, std::string* cmd) {
+  if (!o.relaxed_ordering) absl::StrAppend(cmd, " --disable_pcie_relaxed");
+  if (o.sl != 0) absl::StrAppend(cmd, " -S ", int{o.sl});
+  if (o.tclass >= 0) {
+    if (server.empty()) {
+      absl::StrAppend(cmd, " --tclass=", o.tclass);
+    } else {
+      absl::StrAppend(cmd, " -T ", o.tclass);
+    }
+  }
+}
+}  // namespace
+
 std::string PerftestLatCommand(const SweepOptions& o, uint64_t size, const std::string& device,
                                int gid_index, const std::string& server_address) {
   std::string cmd = absl::StrCat("ib_write_lat -d ", device);
   if (gid_index >= 0) absl::StrAppend(&cmd, " -x ", gid_index);
   absl::StrAppend(&cmd, " -s ", size, " -n ", o.iterations, " -I ", o.inline_size);
   if (o.qp_timeout != kDefaultQpTimeout) absl::StrAppend(&cmd, " -u ", o.qp_timeout);
+  AppendPathFlags(o, server_address, &cmd);
   if (!server_address.empty()) absl::StrAppend(&cmd, " ", server_address);
   return cmd;
 }
@@ -129,7 +168,10 @@ std::string PerftestCommand(const SweepOptions& o, uint64_t size, const std::str
   if (gid_index >= 0) absl::StrAppend(&cmd, " -x ", gid_index);
   absl::StrAppend(&cmd, " -s ", size);
   if (o.duration_ns > 0) {
-    absl::StrAppend(&cmd, " -D ", std::max<int64_t>(1, o.duration_ns / 1'000'000'000));
+    // perftest's -D T measures only [T/4, T - T/4] (its margin, duration / 4
+    // unless --margin): -D 2N measures N seconds, after N/2 s unmeasured.
+    // perftest reports no BW peak in duration mode; gdrbench's is its own.
+    absl::StrAppend(&cmd, " -D ", 2 * std::max<int64_t>(1, o.duration_ns / 1'000'000'000));
   } else {
     absl::StrAppend(&cmd, " -n ", o.iterations);
   }
@@ -137,6 +179,7 @@ std::string PerftestCommand(const SweepOptions& o, uint64_t size, const std::str
                   o.post_list);
   if (o.qp_timeout != kDefaultQpTimeout) absl::StrAppend(&cmd, " -u ", o.qp_timeout);
   if (o.bidirectional) absl::StrAppend(&cmd, " -b");
+  AppendPathFlags(o, server_address, &cmd);
   absl::StrAppend(&cmd, " --report_gbits");
   if (!server_address.empty()) absl::StrAppend(&cmd, " ", server_address);
   return cmd;

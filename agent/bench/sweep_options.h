@@ -52,7 +52,21 @@ struct SweepOptions {
   // write_lat: WRITEs of at most this many bytes go inline (perftest -I).
   uint32_t inline_size = 0;
   int gid_index = -1;  // both ends' GID index (perftest -x); -1: chosen
+  // Memory registered with IBV_ACCESS_RELAXED_ORDERING (perftest's default;
+  // false = its --disable_pcie_relaxed). Providers that lack it ignore it.
+  bool relaxed_ordering = true;
+  // Service level and traffic class of the QPs (perftest -S, --tclass/-T;
+  // NCCL_IB_SL, NCCL_IB_TC). Out of band: ah_attr.sl and grh.traffic_class;
+  // rdma_cm: the traffic class is RDMA_OPTION_ID_TOS, and the service level
+  // comes from the path (IB) or the TOS-to-priority mapping (RoCE), so a
+  // non-zero sl is refused there.
+  uint8_t sl = 0;        // 0 .. 15
+  int tclass = -1;       // 0 .. 255 (DSCP << 2 | ECN); -1: unset (rdma_cm: configfs default)
 };
+
+// The MR access flags of a test's buffers: local and remote write, plus
+// relaxed ordering unless disabled (perftest, NCCL).
+int MrAccess(const SweepOptions& options);
 
 // Checks every field against the limits and the loop's invariants
 // (cq_moderation <= tx_depth, post_list divides cq_moderation, iterations a
@@ -92,12 +106,17 @@ inline uint64_t TargetSliceBytes(const BufferLayout& layout, uint64_t floor_byte
   uint64_t slice = layout.slice_bytes > floor_bytes ? layout.slice_bytes : floor_bytes;
   return (slice + 4095) & ~uint64_t{4095};
 }
+// One size's pattern seed within a test (`test_seed`: TestSeed): each size
+// writes a pattern of its own, so no region can pass with another size's.
+uint64_t SizeSeed(uint64_t test_seed, uint64_t size_bytes);
 // The pattern seed of the reverse direction (never equal to `seed`, so a
 // region that still held the forward pattern cannot pass the reverse check).
 inline uint64_t ReverseSeed(uint64_t seed) { return seed ^ 0x7265766572736521ull; }
 
 // The ib_write_bw command line that measures the same thing as one size of
-// this sweep, e.g. "ib_write_bw -d rxe0 -x 1 -s 65536 -n 5000 -q 1 -t 128
+// this sweep (duration mode: -D twice the duration, since perftest measures
+// the middle half; relaxed ordering off, service level and traffic class
+// named when set), e.g. "ib_write_bw -d rxe0 -x 1 -s 65536 -n 5000 -q 1 -t 128
 // -Q 100 -l 1 -R --report_gbits 10.0.0.2".
 std::string PerftestCommand(const SweepOptions& options, uint64_t size_bytes,
                             const std::string& device, int gid_index,

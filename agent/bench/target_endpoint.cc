@@ -33,6 +33,7 @@ absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoo
         "bind address ", bind, " belongs to ", dev.empty() ? "no RDMA device" : dev, ", not ",
         device));
   }
+  if (c.tos >= 0) RETURN_IF_ERROR(verbs::SetTos(t->listen_id_.get(), static_cast<uint8_t>(c.tos)));
   if (rdma_listen(t->listen_id_.get(), static_cast<int>(c.qps) + 4) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("rdma_listen on ", bind));
   }
@@ -42,8 +43,7 @@ absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoo
   ASSIGN_OR_RETURN(t->buffer_,
                    memory::Allocate(c.memory, c.slice_bytes * c.qps, c.device.numa_node));
   ASSIGN_OR_RETURN(memory::Registration reg,
-                   memory::Register(t->pd_.get(), *t->buffer_,
-                                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+                   memory::Register(t->pd_.get(), *t->buffer_, c.mr_access));
   t->mr_ = std::move(reg.mr);
   t->registration_ = reg.method;
   ASSIGN_OR_RETURN(t->cq_, verbs::CreateCq(ctx, CqEntriesFor(c.qps, c.tx_depth, c.cq_moderation)));
@@ -97,7 +97,7 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
             verbs::SetAckTimeout(child.get(), static_cast<uint8_t>(config_.qp_timeout)));
         ASSIGN_OR_RETURN(verbs::QpPtr qp,
                          verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(), recv_cq_.get(),
-                                           verbs::QpCaps{.max_send_wr = config_.tx_depth,
+                                           verbs::QpCaps{.max_send_wr = config_.tx_depth + kControlSendSlots,
                                                          .max_recv_wr = kControlReceives,
                                                          .max_inline_data = config_.inline_size}));
         // Receives for the control messages before the QP can get any.

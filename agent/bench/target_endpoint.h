@@ -39,6 +39,8 @@ struct TargetConfig {
   uint32_t cq_moderation = kDefaultCqModeration;
   uint32_t qp_timeout = kDefaultQpTimeout;
   uint32_t inline_size = 0;
+  int mr_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;  // MrAccess
+  int tos = -1;  // RDMA_OPTION_ID_TOS of the listener; -1: unset
 };
 
 class TargetEndpoint {

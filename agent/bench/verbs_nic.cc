@@ -26,10 +26,8 @@ absl::StatusOr<std::unique_ptr<VerbsNic>> VerbsNic::Open(const std::string& devi
   return n;
 }
 
-absl::StatusOr<MemoryKeys> VerbsNic::Register(memory::Buffer& buffer) {
-  ASSIGN_OR_RETURN(memory::Registration reg,
-                   memory::Register(pd_.get(), buffer,
-                                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+absl::StatusOr<MemoryKeys> VerbsNic::Register(memory::Buffer& buffer, int access) {
+  ASSIGN_OR_RETURN(memory::Registration reg, memory::Register(pd_.get(), buffer, access));
   MemoryKeys k{.lkey = reg.mr->lkey, .rkey = reg.mr->rkey, .method = reg.method};
   mrs_.push_back(std::move(reg.mr));
   return k;

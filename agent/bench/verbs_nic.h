@@ -5,7 +5,7 @@
 // The fake NIC of the unit tests (tests/unit/agent/bench/fake_nic.h)
 // implements the same members:
 //   static StatusOr<unique_ptr<Nic>> (made by the session factory)
-//   StatusOr<MemoryKeys> Register(memory::Buffer& buffer);
+//   StatusOr<MemoryKeys> Register(memory::Buffer& buffer, int access);  // MrAccess
 //   Status CreateQps(uint32_t qps, const verbs::QpCaps& caps, int send_cq_entries);
 //   QpAddress Address(uint32_t q) const;       // qpn, psn, lid
 //   Status Connect(uint32_t q, const QpTransition& rtr, const QpTransition& rts);
@@ -40,7 +40,7 @@ class VerbsNic {
  public:
   static absl::StatusOr<std::unique_ptr<VerbsNic>> Open(const std::string& device, uint8_t port);
 
-  absl::StatusOr<MemoryKeys> Register(memory::Buffer& buffer);
+  absl::StatusOr<MemoryKeys> Register(memory::Buffer& buffer, int access);
   absl::Status CreateQps(uint32_t qps, const verbs::QpCaps& caps, int send_cq_entries);
   QpAddress Address(uint32_t q) const { return addresses_[q]; }
   // RTR then RTS. Before the first RTR with a GRH, the kernel's neighbour

@@ -28,6 +28,11 @@ struct QpTarget {
 // The wr_id of a control SEND's completion on the send CQ (bit 47 set, so no
 // write-loop wr_id, whose done count stays far below 2^47, looks like one).
 inline constexpr uint64_t kControlWrIdBit = uint64_t{1} << 47;
+// The wr_id of a keep-alive probe (control.h PeerProbe): bits 47 and 46, | qp.
+inline constexpr uint64_t kKeepaliveWrId = kControlWrIdBit | (uint64_t{1} << 46);
+// Send queue slots a QP keeps beyond tx_depth: a control SEND and keep-alives
+// may be outstanding when a write loop starts.
+inline constexpr uint32_t kControlSendSlots = 4;
 
 class VerbsOps {
  public:
@@ -93,6 +98,22 @@ class VerbsOps {
     wr.imm_data = htonl(imm);
     ibv_send_wr* bad = nullptr;
     return ibv_post_send(qps_[qp], &wr, &bad);
+  }
+  // A keep-alive probe: a signalled zero-length RDMA WRITE to the start of
+  // QP `qp`'s remote slice (valid address and rkey, so even a responder that
+  // checks the R_Key of a zero-length WRITE admits it). -1 before the first
+  // Configure().
+  int PostKeepalive(uint32_t qp) {
+    if (wrs_.empty() || qp >= loop_qps_.size()) return -1;
+    ibv_send_wr wr{};
+    wr.wr_id = kKeepaliveWrId | qp;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.num_sge = 0;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = wrs_[qp * post_list_].wr.rdma.remote_addr;
+    wr.wr.rdma.rkey = wrs_[qp * post_list_].wr.rdma.rkey;
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(loop_qps_[qp], &wr, &bad);
   }
   // A zero-length receive on QP `qp` for the next control message (wr_id = qp).
   int PostControlReceive(uint32_t qp) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/bench/control.h"
 #include "agent/bench/staging.h"
 #include "agent/bench/sweep_options.h"
 #include "agent/bench/verbs_ops.h"
@@ -30,6 +31,9 @@ struct SizeOutcome {
   bool ok = false;
   std::string error;           // "completion error at 65536 B on QP 0: remote access error ..."
   bool pattern_written = false;  // the verify pass wrote this size's region
+  // Bidirectional: both directions' measured passes of this size started
+  // and ended together (the per-size barriers, RunSweep).
+  bool lockstep = false;
   std::string perftest_command;
   bool latency_test = false;     // write_lat: `latency` holds the result
   LatencyStats latency;
@@ -75,8 +79,13 @@ struct SweepIdentity {  // for the perftest command line
 // slice) and calls `on_size` after each (with `endpoint.stage`, the staging
 // copy of each size is timed after its measured pass: staging.h); stops
 // after the first failed size (the QPs are in error state then) or when
-// `cancelled`. Returns the number
-// of sizes that ran. Ops: the write loop's policy plus
+// `cancelled`. A bidirectional sweep runs on both sides at once and meets
+// the peer (control.h MeetPeer) after the warm-up and after the measured
+// pass of every size, so the two directions' measured passes start and end
+// together (perftest's duplex ctx_hand_shake; SizeOutcome::lockstep); a
+// barrier that fails (the peer died, stopped or broke) fails the size.
+// Returns the number of sizes that ran. Ops: the write loop's policy, the
+// control messages' (control.h), plus
 //   void Configure(const std::vector<QpTarget>& targets, uint32_t bytes, uint32_t post_list);
 template <typename Ops>
 size_t RunSweep(Ops& ops, const SweepOptions& options, const SweepEndpoint& endpoint,
@@ -122,6 +131,23 @@ void TimeStagingOf(Ops& ops, const SweepEndpoint& ep, uint32_t qps, SizeOutcome*
   out->staged_bw_avg_gbps = t.staged_bw_avg_gbps;
 }
 
+// How long one side of a bidirectional test waits at a barrier for the
+// other direction's pass of one size; a dead peer is heard sooner (the
+// keep-alive, control.h).
+inline int64_t BarrierTimeoutNs(const SweepOptions& o) {
+  return o.duration_ns > 0 ? o.duration_ns + 60'000'000'000 : 600'000'000'000;
+}
+
+// MeetPeer for size `i`; "" or the failure, naming the size and the barrier.
+template <typename Ops>
+std::string Barrier(Ops& ops, const SweepOptions& o, size_t i, bool end,
+                    const std::atomic<bool>& cancelled) {
+  absl::Status st = MeetPeer(ops, i, end, cancelled, BarrierTimeoutNs(o));
+  if (st.ok()) return "";
+  return absl::StrCat("bidirectional ", end ? "end" : "start", " barrier at ", o.sizes_bytes[i],
+                      " B: ", st.message());
+}
+
 template <typename Ops>
 size_t RunSweep(Ops& ops, const SweepOptions& o, const SweepEndpoint& ep, const SweepIdentity& id,
                 const std::atomic<bool>& cancelled,
@@ -155,10 +181,17 @@ size_t RunSweep(Ops& ops, const SweepOptions& o, const SweepEndpoint& ep, const 
         out.error = absl::StrCat("warm-up: ", DescribeFailure(w, size));
       }
     }
+    if (out.error.empty() && o.bidirectional) out.error = Barrier(ops, o, i, false, cancelled);
     if (out.error.empty()) {
       LoopResult r = RunWriteLoop(ops, measured, scratch);
       out = Summarize(r, scratch, measured, size);
+      if (out.ok && o.bidirectional) {
+        out.error = Barrier(ops, o, i, true, cancelled);
+        out.ok = out.error.empty();
+        out.lockstep = out.ok;
+      }
     }
+    out.size_bytes = size;
     if (out.ok && ep.stage) TimeStagingOf(ops, ep, o.qps, &out);
     if (out.ok && o.verify) {
       out.error = RunPatternPass(ops, ep, o.qps, size, ep.verify_offsets[i], small);

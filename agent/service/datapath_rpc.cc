@@ -32,11 +32,11 @@ std::string SweepPerftestCommand(const bench::SweepOptions& o, const std::string
 }
 
 // How long the initiator of a bidirectional test waits, after its own
-// sweep, for the target's reverse sweep to end (they run side by side).
+// sweep, for the target's "reverse sweep done": the sweeps run in lock-step
+// (write_sweep.h), so what is left is the target's last verify pass; a
+// target that died is heard sooner (the keep-alive, control.h).
 int ReverseWaitMs(const bench::SweepOptions& o) {
-  int64_t per_size_ms = o.duration_ns > 0 ? o.duration_ns / 1'000'000 + 60'000 : 600'000;
-  return static_cast<int>(
-      std::min<int64_t>(per_size_ms * static_cast<int64_t>(o.sizes_bytes.size()), 3'600'000));
+  return static_cast<int>(std::min<int64_t>(bench::BarrierTimeoutNs(o) / 1'000'000, 3'600'000));
 }
 
 // Everything a RunWriteSweep request must get right, before any hardware.
@@ -191,9 +191,11 @@ absl::Status AgentHandler::RunWriteSweep(
   double best = 0;
   std::string first_error;
   bool caller_gone = false;
+  bool lockstep = options.bidirectional;
   auto on_size = [&](const bench::SizeOutcome& o) {
     v1::RunWriteSweepResponse msg;
     ToProto(o, msg.mutable_size());
+    lockstep = lockstep && o.lockstep;
     if (o.ok) {
       total_bytes += o.iterations * o.size_bytes;
       total_ns += o.duration_ns;
@@ -234,6 +236,7 @@ absl::Status AgentHandler::RunWriteSweep(
   }
   ToProto(counters::Diff(counters_before, ReadTestCounters(r.device(), counter_port)),
           summary.mutable_counters());
+  summary.set_sizes_in_lockstep(lockstep && ran == options.sizes_bytes.size());
   summary.set_total_bytes(total_bytes);
   summary.set_duration_ns(total_ns);
   summary.set_bw_avg_gbps_best(best);
@@ -247,9 +250,11 @@ absl::Status AgentHandler::RunWriteSweep(
   } else {
     summary.set_status(v1::RESULT_STATUS_OK);
   }
-  spdlog::info("sweep {} -> {} ({}): {} of {} sizes, best {:.3f} Gb/s, {}", r.device(),
+  spdlog::info("sweep {} -> {} ({}): {} of {} sizes{}, best {:.3f} Gb/s, {}{}{}", r.device(),
                path.remote_address, bench::CmModeName(spec.cm), ran, options.sizes_bytes.size(),
-               best, v1::ResultStatus_Name(summary.status()));
+               summary.sizes_in_lockstep() ? " in lock-step with the reverse direction" : "",
+               best, v1::ResultStatus_Name(summary.status()), first_error.empty() ? "" : ": ",
+               first_error);
   if (!caller_gone) emit(summary_msg);
   if (!watch->fault().empty()) {
     // Tearing down QPs whose port is gone waits on the connection manager

@@ -309,7 +309,7 @@ absl::StatusOr<v1::VerifyTargetResponse> TargetRegistry::Verify(const v1::Verify
     return absl::FailedPreconditionError(
         absl::StrCat("target ", t->id, " was opened without verify: nothing to check"));
   }
-  uint64_t seed = r.seed() == 0 ? 1 : r.seed();
+  const uint64_t seed = bench::TestSeed(r.seed() == 0 ? 1 : r.seed(), t->session->opened().slices);
   memory::Buffer& buf = t->session->buffer();
   std::vector<bench::ReverseCheck> checks =
       bench::CheckRegions(buf, sizes, offsets, t->session->slice_bytes(), o.qps, seed);

@@ -106,7 +106,7 @@ absl::StatusOr<CmEvent> ExpectCmEvent(rdma_event_channel* channel, rdma_cm_event
   if (ev->type != expected) {
     std::string hint;
     if (ev->type == RDMA_CM_EVENT_REJECTED) {
-      hint = " (nothing accepts on that address and port: is the target open?)";
+      hint = RejectHint(ev->status);
     } else if (ev->type == RDMA_CM_EVENT_UNREACHABLE || ev->type == RDMA_CM_EVENT_ADDR_ERROR ||
                ev->type == RDMA_CM_EVENT_ROUTE_ERROR) {
       hint = " (no RDMA path between the two addresses)";
@@ -206,6 +206,28 @@ absl::Status SetAckTimeout(rdma_cm_id* id, uint8_t timeout) {
   if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof(timeout)) !=
       0) {
     return ErrnoToStatus(errno, "rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)");
+  }
+  return absl::OkStatus();
+}
+
+std::string RejectHint(int status) {
+  // The IB CM reject reasons (IBTA vol. 1, 12.6.7.2, rdma_cm's ev->status on
+  // IB and RoCE): 8 invalid service ID, 28 consumer (the peer's rdma_reject).
+  switch (status) {
+    case 8:
+      return " (nothing listens on that address and port: is the target open?)";
+    case 28:
+      return " (the target refused it: its QP slot is taken or the connect data is not its "
+             "initiator's; see the target agent's log)";
+    default:
+      return absl::StrCat(" (reject reason ", status,
+                          ": is the target open, and is this its initiator?)");
+  }
+}
+
+absl::Status SetTos(rdma_cm_id* id, uint8_t tos) {
+  if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat("rdma_set_option(RDMA_OPTION_ID_TOS, ", int{tos}, ")"));
   }
   return absl::OkStatus();
 }

@@ -85,6 +85,15 @@ absl::Status ResolveRoute(rdma_cm_id* id, rdma_event_channel* channel, const soc
 // cost seconds and the comparison unfair.
 absl::Status SetAckTimeout(rdma_cm_id* id, uint8_t timeout);
 
+// The hint for a REJECTED event of `status` (the IB CM reject reason): no
+// listener, the target's own refusal, or the reason number.
+std::string RejectHint(int status);
+
+// RDMA_OPTION_ID_TOS on `id` (before the route is resolved; on a listener,
+// before rdma_listen): the traffic class of its packets on RoCE (DSCP << 2),
+// from which the NIC also picks the priority, and the IB path query's TClass.
+absl::Status SetTos(rdma_cm_id* id, uint8_t tos);
+
 // rdma_connect with `private_data` (<= 56 bytes for RC), then ESTABLISHED.
 absl::Status Connect(rdma_cm_id* id, rdma_event_channel* channel, const void* private_data,
                      uint8_t private_data_len, int timeout_ms);

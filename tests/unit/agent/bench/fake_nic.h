@@ -22,6 +22,7 @@
 #include <infiniband/verbs.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -96,6 +97,7 @@ class FakeNic {
     remote_.push_back(Region{reinterpret_cast<uint64_t>(addr), len, rkey});
   }
   bool copy_data = false;  // perform the writes (needs regions)
+  bool drop_data = false;  // WRITEs complete but their bytes never land
 
   // Failure injection.
   int post_error_at = -1;           // the Nth Post call returns this errno (ENOMEM)
@@ -103,6 +105,10 @@ class FakeNic {
   ibv_wc_status error_status = IBV_WC_REM_ACCESS_ERR;
   bool never_complete = false;      // the peer vanished: nothing completes
   bool qp_error = false;            // the QPs are in the error state: receives flush
+  // This NIC's process died: nothing it is sent is delivered or ACKed, so
+  // the peer's SENDs and keep-alives end with a retry error.
+  std::atomic<bool> dead{false};
+  uint64_t keepalives = 0;
 
   // Observations.
   uint64_t posts = 0;
@@ -192,11 +198,16 @@ class FakeNic {
   // message would time out on the virtual clock before the peer ran.
   void Idle() {
     now_ += 1'000'000;
-    if (fabric_ != nullptr) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (fabric_ != nullptr || real_time_idle) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
   }
+  // Linked NICs driven from two threads: let real time pass in Idle too.
+  bool real_time_idle = false;
 
   // The Nic policy (verbs_nic.h).
-  absl::StatusOr<MemoryKeys> Register(memory::Buffer& buffer) {
+  absl::StatusOr<MemoryKeys> Register(memory::Buffer& buffer, int access) {
+    registered_access = access;
     if (fail_register) return absl::FailedPreconditionError("fake NIC: registration refused");
     uint32_t key = fabric_ != nullptr ? fabric_->NextKey() : 0x100;
     AddLocalRegion(buffer.data(), buffer.size(), key);
@@ -227,6 +238,7 @@ class FakeNic {
   void SetInline(bool on) { inline_on = on; }
   bool connected(uint32_t q) const { return q < peers_.size() && peers_[q].nic != nullptr; }
   bool fail_register = false;
+  int registered_access = 0;
   bool inline_on = false;
   verbs::QpCaps created_caps;
 
@@ -239,7 +251,8 @@ class FakeNic {
       peer = connected(qp) ? peers_[qp].nic : nullptr;
       pq = connected(qp) ? peers_[qp].q : 0;
     }
-    if (peer != nullptr && !qp_error) {
+    const bool gone = peer != nullptr && peer->dead.load();
+    if (peer != nullptr && !qp_error && !gone) {
       std::lock_guard lock(peer->inbox_mu_);
       if (peer->receives_[pq] == 0) {
         ++sends_without_receive;  // a real RC QP would RNR-retry; the protocol must not rely on it
@@ -249,11 +262,27 @@ class FakeNic {
       }
     }
     Queue& q = queues_[qp];
-    q.pending.push_back(Wr{now_ + latency_ns_, true, kControlWrIdBit | qp, wrs++,
-                           qp_error ? IBV_WC_WR_FLUSH_ERR : IBV_WC_SUCCESS});
+    q.pending.push_back(Wr{now_ + (gone ? kRetryNs : latency_ns_), true, kControlWrIdBit | qp,
+                           wrs++,
+                           qp_error ? IBV_WC_WR_FLUSH_ERR
+                                    : (gone ? IBV_WC_RETRY_EXC_ERR : IBV_WC_SUCCESS)});
     q.unreaped += 1;
     return 0;
   }
+  // A zero-length WRITE to the peer: ACKed when the peer lives, a transport
+  // retry error (after RC's retries) when it is dead.
+  int PostKeepalive(uint32_t qp) {
+    ++keepalives;
+    FakeNic* peer = fabric_ != nullptr ? (connected(qp) ? peers_[qp].nic : nullptr) : peer_;
+    const bool gone = peer == nullptr || peer->dead.load();
+    Queue& q = queues_[qp];
+    q.pending.push_back(Wr{now_ + (gone ? kRetryNs : latency_ns_), true, kKeepaliveWrId | qp,
+                           wrs++, gone ? IBV_WC_RETRY_EXC_ERR : IBV_WC_SUCCESS});
+    q.unreaped += 1;
+    return 0;
+  }
+  // RC's retries at perftest's qp_timeout 14: 4.096 us x 2^14 x 8.
+  static constexpr int64_t kRetryNs = 536'870'912;
   int PostControlReceive(uint32_t qp) {
     std::lock_guard lock(inbox_mu_);
     ++receives_[qp];
@@ -332,7 +361,7 @@ class FakeNic {
       Violation(absl::StrCat("remote [", t.remote_addr, ", +", bytes_, ") rkey ", t.rkey));
       return IBV_WC_REM_ACCESS_ERR;
     }
-    if (copy_data) {
+    if (copy_data && !drop_data) {
       std::memmove(reinterpret_cast<void*>(t.remote_addr),
                    reinterpret_cast<const void*>(t.local_addr), bytes_);
     }

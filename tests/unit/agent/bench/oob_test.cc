@@ -199,7 +199,8 @@ TEST(OobSession, ConnectsOverTheFakeFabricAndTheSweepLandsVerified) {
   for (const SizeOutcome& s : out) EXPECT_TRUE(s.ok) << s.error;
   BufferLayout l = PlanLayout(o);
   for (const ReverseCheck& c : CheckRegions(p->target->buffer(), o.sizes_bytes, l.verify_offsets,
-                                            p->target->slice_bytes(), o.qps, o.seed)) {
+                                            p->target->slice_bytes(), o.qps,
+                                            TestSeed(o.seed, p->target->opened().slices))) {
     EXPECT_TRUE(c.verified) << c.size_bytes << ": " << c.error;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <infiniband/verbs.h>
 
 namespace gdrbench::agent::bench {
 namespace {
@@ -95,7 +96,31 @@ TEST(PerftestCommand, NamesEveryParameterThatChangesTheResult) {
   o.duration_ns = 3'000'000'000;
   o.bidirectional = true;
   EXPECT_EQ(PerftestCommand(o, 2, "mlx5_0", -1, ""),
-            "ib_write_bw -d mlx5_0 -s 2 -D 3 -q 4 -t 128 -Q 100 -l 1 -b --report_gbits");
+            "ib_write_bw -d mlx5_0 -s 2 -D 6 -q 4 -t 128 -Q 100 -l 1 -b --report_gbits");
+  // Relaxed ordering is perftest's default: named only when off; the service
+  // level and traffic class when set (-T through rdma_cm, --tclass otherwise).
+  o.relaxed_ordering = false;
+  o.sl = 3;
+  o.tclass = 106;
+  EXPECT_EQ(PerftestCommand(o, 2, "mlx5_0", -1, ""),
+            "ib_write_bw -d mlx5_0 -s 2 -D 6 -q 4 -t 128 -Q 100 -l 1 -b --disable_pcie_relaxed -S 3 "
+            "--tclass=106 --report_gbits");
+  o.sl = 0;
+  EXPECT_EQ(PerftestCommand(o, 2, "rxe0", 1, "10.0.0.2"),
+            "ib_write_bw -d rxe0 -x 1 -s 2 -D 6 -q 4 -t 128 -Q 100 -l 1 -b --disable_pcie_relaxed -T 106 "
+            "--report_gbits 10.0.0.2");
+}
+
+TEST(MrAccess, RelaxedOrderingUnlessDisabled) {
+  SweepOptions o = Good();
+  EXPECT_EQ(MrAccess(o), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_RELAXED_ORDERING);
+  o.relaxed_ordering = false;
+  EXPECT_EQ(MrAccess(o), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  o.sl = 16;
+  EXPECT_FALSE(Validate(o).ok());
+  o.sl = 0;
+  o.tclass = 256;
+  EXPECT_FALSE(Validate(o).ok());
 }
 
 TEST(FormatSize, UsesBinarySuffixes) {

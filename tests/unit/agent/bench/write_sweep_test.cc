@@ -7,8 +7,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <thread>
+
 #include "agent/bench/control.h"
 #include "agent/bench/initiator.h"
+#include "agent/bench/side.h"
 #include "agent/memory/memory.h"
 #include "tests/unit/agent/bench/fake_nic.h"
 
@@ -35,9 +39,16 @@ struct Side {
     buffer = std::move(*b);
   }
   uint64_t base() const { return reinterpret_cast<uint64_t>(buffer->data()); }
+  // This side's slices as OpenTarget publishes them.
+  std::vector<RemoteSlice> Slices() const {
+    std::vector<RemoteSlice> out;
+    for (uint32_t q = 0; q < qps; ++q) out.push_back(RemoteSlice{base() + q * slice, key, slice});
+    return out;
+  }
 
   // The endpoint that writes from this side to `peer`, with `offsets` as
-  // its verify regions and `seed` as its pattern.
+  // its verify regions and `seed` as its pattern (SizeSeed per size, as the
+  // agents' endpoints, side.h).
   SweepEndpoint To(const Side& peer, std::vector<uint64_t> offsets, uint64_t seed) {
     SweepEndpoint ep;
     ep.slice_bytes = slice;
@@ -51,7 +62,7 @@ struct Side {
     ep.verify_offsets = std::move(offsets);
     memory::Buffer* buf = buffer.get();
     ep.fill_pattern = [buf, seed](uint64_t off, uint64_t len, std::string* err) {
-      absl::Status st = buf->FillPattern(off, len, seed);
+      absl::Status st = buf->FillPattern(off, len, SizeSeed(seed, len));
       if (!st.ok()) *err = std::string(st.message());
       return st.ok();
     };
@@ -104,6 +115,7 @@ TEST(BidirectionalSweep, EveryWriteOfBothDirectionsLandsInsideThePeersRegion) {
     for (uint32_t qps : {1u, 4u}) {
       SweepOptions o = Options({4096, 65536, 262144}, qps, true, verify);
       BufferLayout l = PlanLayout(o.sizes_bytes, o.verify, o.bidirectional);
+      o.bidirectional = false;  // each direction alone here (the barriers: LockStep below)
       const uint64_t slice = TargetSliceBytes(l, 262144);
       Side target(slice, qps, kTargetKey), initiator(slice, qps, kInitiatorKey);
       auto fwd = NicFor(initiator, target, o.tx_depth);
@@ -125,7 +137,7 @@ TEST(BidirectionalSweep, EveryWriteOfBothDirectionsLandsInsideThePeersRegion) {
 // the first WRITE of the largest size, as a NIC reports it (remote access
 // error, the status rxe gives a range violation; status 9 is not one).
 TEST(BidirectionalSweep, AWriteOutsideThePeersRegionIsARemoteAccessError) {
-  SweepOptions o = Options({4096, 262144}, 1, true, false);
+  SweepOptions o = Options({4096, 262144}, 1, false, false);
   Side target(262144, 1, kTargetKey), initiator(262144, 1, kInitiatorKey);
   auto fwd = std::make_unique<FakeNic>(1, o.tx_depth, 100);
   fwd->AddLocalRegion(initiator.buffer->data(), 262144, kInitiatorKey);
@@ -138,37 +150,48 @@ TEST(BidirectionalSweep, AWriteOutsideThePeersRegionIsARemoteAccessError) {
   EXPECT_GT(fwd->out_of_region, 0u);
 }
 
-// Both directions verified, whichever finishes first: the initiator's fill
-// of its forward regions never lands on what the target wrote back.
-TEST(BidirectionalSweep, BothDirectionsVerifyInEitherOrder) {
-  for (bool reverse_first : {false, true}) {
-    SweepOptions o = Options({2, 100, 4096, 65536}, 2, true, true);
-    BufferLayout l = PlanLayout(o.sizes_bytes, true, true);
-    const uint64_t slice = TargetSliceBytes(l, 65536);
-    Side target(slice, 2, kTargetKey), initiator(slice, 2, kInitiatorKey);
-    auto fwd = NicFor(initiator, target, o.tx_depth);
-    auto rev = NicFor(target, initiator, o.tx_depth);
-    auto forward = [&] { ExpectAllOk(Sweep(*fwd, o, initiator.To(target, l.verify_offsets, o.seed)), 4); };
-    auto reverse = [&] {
-      ExpectAllOk(Sweep(*rev, o, target.To(initiator, l.reverse_verify_offsets, ReverseSeed(o.seed))),
-                  4);
-    };
-    if (reverse_first) {
-      reverse();
-      forward();
-    } else {
-      forward();
-      reverse();
-    }
-    for (const ReverseCheck& c :
-         CheckRegions(*target.buffer, o.sizes_bytes, l.verify_offsets, slice, 2, o.seed)) {
-      EXPECT_TRUE(c.verified) << "forward " << c.size_bytes << ": " << c.error;
-    }
-    for (const ReverseCheck& c : CheckRegions(*initiator.buffer, o.sizes_bytes,
-                                              l.reverse_verify_offsets, slice, 2,
-                                              ReverseSeed(o.seed))) {
-      EXPECT_TRUE(c.verified) << "reverse " << c.size_bytes << ": " << c.error;
-    }
+// Runs both directions of a bidirectional sweep at once, each on its own
+// thread, over two linked fake NICs (the barriers' control messages cross).
+template <typename Fwd, typename Rev>
+std::pair<std::vector<SizeOutcome>, std::vector<SizeOutcome>> SweepBoth(
+    Fwd& fwd, Rev& rev, const SweepOptions& o, const SweepEndpoint& fwd_ep,
+    const SweepEndpoint& rev_ep) {
+  std::atomic<bool> cancelled{false};
+  std::vector<SizeOutcome> f, r;
+  EXPECT_TRUE(ArmControlReceives(fwd).ok());
+  EXPECT_TRUE(ArmControlReceives(rev).ok());
+  std::thread reverse([&] {
+    RunSweep(rev, o, rev_ep, SweepIdentity{}, cancelled, [&](const SizeOutcome& s) { r.push_back(s); });
+  });
+  RunSweep(fwd, o, fwd_ep, SweepIdentity{}, cancelled, [&](const SizeOutcome& s) { f.push_back(s); });
+  reverse.join();
+  return {f, r};
+}
+
+// Both directions verified while they run side by side: the initiator's
+// fill of its forward regions never lands on what the target wrote back.
+TEST(BidirectionalSweep, BothDirectionsVerifyRunningTogether) {
+  SweepOptions o = Options({2, 100, 4096, 65536}, 2, true, true);
+  BufferLayout l = PlanLayout(o.sizes_bytes, true, true);
+  const uint64_t slice = TargetSliceBytes(l, 65536);
+  Side target(slice, 2, kTargetKey), initiator(slice, 2, kInitiatorKey);
+  auto fwd = NicFor(initiator, target, o.tx_depth);
+  auto rev = NicFor(target, initiator, o.tx_depth);
+  FakeNic::Link(*fwd, *rev);
+  fwd->real_time_idle = rev->real_time_idle = true;
+  auto [f, r] = SweepBoth(*fwd, *rev, o, initiator.To(target, l.verify_offsets, o.seed),
+                          target.To(initiator, l.reverse_verify_offsets, ReverseSeed(o.seed)));
+  ExpectAllOk(f, 4);
+  ExpectAllOk(r, 4);
+  for (const SizeOutcome& s : f) EXPECT_TRUE(s.lockstep);
+  for (const ReverseCheck& c :
+       CheckRegions(*target.buffer, o.sizes_bytes, l.verify_offsets, slice, 2, o.seed)) {
+    EXPECT_TRUE(c.verified) << "forward " << c.size_bytes << ": " << c.error;
+  }
+  for (const ReverseCheck& c : CheckRegions(*initiator.buffer, o.sizes_bytes,
+                                            l.reverse_verify_offsets, slice, 2,
+                                            ReverseSeed(o.seed))) {
+    EXPECT_TRUE(c.verified) << "reverse " << c.size_bytes << ": " << c.error;
   }
 }
 
@@ -176,7 +199,7 @@ TEST(BidirectionalSweep, BothDirectionsVerifyInEitherOrder) {
 // initiator's fill of its forward source overwrites what the target wrote
 // back, and the reverse check fails (or, with one seed, proves nothing).
 TEST(BidirectionalSweep, SharedVerifyRegionsWouldHideTheReverseDirection) {
-  SweepOptions o = Options({4096}, 1, true, true);
+  SweepOptions o = Options({4096}, 1, false, true);
   BufferLayout l = PlanLayout(o.sizes_bytes, true, true);
   ASSERT_EQ(l.reverse_verify_offsets.size(), 1u);
   EXPECT_GE(l.reverse_verify_offsets[0], l.verify_offsets[0] + 4096);
@@ -191,6 +214,54 @@ TEST(BidirectionalSweep, SharedVerifyRegionsWouldHideTheReverseDirection) {
   ASSERT_EQ(shared.size(), 1u);
   EXPECT_FALSE(shared[0].verified);
   EXPECT_THAT(shared[0].error, HasSubstr("data mismatch at 4096 B, QP 0"));
+}
+
+// A re-test on reused memory: an earlier test of the same pair and sizes
+// (the controller sends seed 1 every time) left its pattern in the target's
+// verify regions; the re-test's WRITEs never land. Its verify must fail, by
+// either of two defences: the pattern of a test depends on the target's
+// registration (TestSeed), and the target poisons its regions when it opens
+// (PoisonRegions). Each alone is checked.
+TEST(Verify, ADroppedVerifyWriteFailsEvenWhenTheBufferHoldsAnOldPattern) {
+  SweepOptions o = Options({4096, 65536}, 2, false, true);
+  o.seed = 1;
+  BufferLayout l = PlanLayout(o.sizes_bytes, true);
+  const uint64_t slice = TargetSliceBytes(l, 0);
+  Side target(slice, 2, kTargetKey), initiator(slice, 2, kInitiatorKey);
+  auto run = [&](bool drop) {
+    const uint64_t seed = TestSeed(o.seed, target.Slices());  // as both agents derive it
+    auto nic = NicFor(initiator, target, o.tx_depth);
+    nic->drop_data = drop;
+    LocalSlices local{initiator.buffer.get(), slice, initiator.key};
+    ExpectAllOk(Sweep(*nic, o, MakeEndpoint(local, {nullptr, nullptr}, target.Slices(),
+                                            l.verify_offsets, seed)),
+                2);
+    return CheckRegions(*target.buffer, o.sizes_bytes, l.verify_offsets, slice, 2, seed);
+  };
+  for (const ReverseCheck& c : run(false)) EXPECT_TRUE(c.verified) << c.error;  // the first test
+  // The re-test registers the range again (another rkey), no poison.
+  target.key = kTargetKey + 1;
+  for (const ReverseCheck& c : run(true)) {
+    EXPECT_FALSE(c.verified) << c.size_bytes << ": passed on the first test's pattern";
+    EXPECT_THAT(c.error, HasSubstr("data mismatch"));
+  }
+  // The first test again, then a re-test under the same rkey but poisoned
+  // as a target opens.
+  target.key = kTargetKey;
+  for (const ReverseCheck& c : run(false)) EXPECT_TRUE(c.verified) << c.error;
+  ASSERT_TRUE(PoisonRegions(*target.buffer, o.sizes_bytes, l.verify_offsets, slice, 2, o.seed).ok());
+  for (const ReverseCheck& c : run(true)) {
+    EXPECT_FALSE(c.verified) << c.size_bytes << ": passed on the first test's pattern";
+  }
+}
+
+// Each size writes a pattern of its own: one size's bytes never pass as
+// another's.
+TEST(Verify, EachSizeHasItsOwnPattern) {
+  EXPECT_NE(SizeSeed(1, 4096), SizeSeed(1, 8192));
+  EXPECT_NE(SizeSeed(1, 4096), SizeSeed(2, 4096));
+  EXPECT_NE(TestSeed(1, {RemoteSlice{0x1000, 0x11, 64}}), TestSeed(1, {RemoteSlice{0x1000, 0x12, 64}}));
+  EXPECT_NE(TestSeed(1, {RemoteSlice{0x1000, 0x11, 64}}), TestSeed(1, {RemoteSlice{0x2000, 0x11, 64}}));
 }
 
 TEST(PlanLayout, ReverseRegionsOnlyForBidirectionalVerifyAndNeverOverlap) {
