@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# lab: nodes=2 timeout=420
+# Bidirectional tests in lock-step (issue 34): the reverse direction (node2 -> node1) rate-limited
+# by a token bucket on node2's egress only (tc tbf on veth2; deploy/lab/shape shapes both ways),
+# the forward one not. A per-size barrier makes both directions start and end each size together:
+# the agent says so, every size of both directions is reported, and the shaped direction's
+# figures stay under its limit at every size. Then the target's agent is killed while the
+# initiator waits for the slow reverse pass: the keep-alive ends the test in seconds (before:
+# up to 600 s per size).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/datapath_lib.sh"
+
+dp_start_agent node1
+dp_start_agent node2
+dp_pair node2 node1 --sizes 64K --iterations 10 || { dp_show; lab_fail "a first pair test"; }
+
+lab_log "each direction alone, unshaped"
+dp_pair node2 node1 --sizes 256K --iterations 200 --json || { dp_show; lab_fail "forward alone"; }
+fwd=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sizes"][-1]["bw_avg_gbps"])' "$DP_DIR/pair.out")
+rate_mbit=$(awk -v g="$fwd" 'BEGIN{r = int(g * 1000 / 4); print (r < 8 ? 8 : r)}')
+echo "  forward alone: $fwd Gb/s; the reverse direction is limited to ${rate_mbit}mbit"
+tc qdisc replace dev veth2 root tbf rate "${rate_mbit}mbit" burst 64kb latency 2s ||
+  lab_fail "tc tbf on veth2"
+trap 'tc qdisc del dev veth2 root 2>/dev/null; dp_cleanup' EXIT
+
+lab_log "the reverse direction alone, shaped"
+dp_pair node1 node2 --sizes 64K,256K --iterations 100 --json || { dp_show; lab_fail "reverse alone"; }
+cp "$DP_DIR/pair.out" "$DP_DIR/alone.json"
+
+lab_log "bidirectional, the reverse direction shaped"
+DP_PAIR_TIMEOUT=300 dp_pair node2 node1 --sizes 64K,256K --iterations 100 --bidirectional --json ||
+  { dp_show; dp_agent_logs node1 node2; lab_fail "the bidirectional pair failed"; }
+python3 - "$DP_DIR/alone.json" "$DP_DIR/pair.out" "$rate_mbit" <<'PY' || lab_fail "bidirectional figures"
+import json, sys
+alone = {int(s["size_bytes"]): s["bw_avg_gbps"] for s in json.load(open(sys.argv[1]))["sizes"]}
+r = json.load(open(sys.argv[2])); limit = int(sys.argv[3]) / 1000 * 1.25
+fwd = {int(s["size_bytes"]): s["bw_avg_gbps"] for s in r["sizes"]}
+rev = {int(s["size_bytes"]): s["bw_avg_gbps"] for s in r.get("reverse_sizes", [])}
+print("  size     forward  reverse  reverse alone (Gb/s)")
+for size in sorted(fwd):
+    print(f"  {size:<8} {fwd[size]:<8.3f} {rev.get(size, 0):<8.3f} {alone.get(size, 0):.3f}")
+assert sorted(rev) == sorted(fwd) == [65536, 262144], (fwd, rev)
+assert all(v > 0 for v in list(fwd.values()) + list(rev.values())), (fwd, rev)
+assert all(v <= limit for v in rev.values()), f"reverse above its limit {limit}: {rev}"
+PY
+grep -q "in lock-step" "$DP_DIR/node1.log" || { dp_agent_logs node1; lab_fail "the initiator does not say the sizes ran in lock-step"; }
+
+lab_log "the target's agent killed while the initiator waits for the reverse pass"
+seen=$(grep -c "established from" "$DP_DIR/node2.log")
+"$GDRBENCH_BIN/gdrbench" pair --insecure --server "${DP_ADDR[node2]}" --client "${DP_ADDR[node1]}" \
+  --sizes 1M --iterations 2000 --bidirectional --qp-timeout 16 >"$DP_DIR/killed.out" 2>&1 &
+cli=$!
+for ((i = 0; i < 300; i++)); do
+  (($(grep -c "established from" "$DP_DIR/node2.log") > seen)) && break
+  sleep 0.1
+done
+(($(grep -c "established from" "$DP_DIR/node2.log") > seen)) ||
+  { cat "$DP_DIR/killed.out"; lab_fail "the sweep never connected"; }
+# The forward pass (unshaped) ends first; the initiator then waits at the size's end barrier
+# for the shaped reverse pass (about four times longer).
+sleep 4
+kill -9 "${DP_PID[node2]}"
+killed_at=$(date +%s.%N)
+wait "$cli"
+rc=$?
+took=$(awk -v a="$killed_at" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}')
+sed 's/^/  /' "$DP_DIR/killed.out"
+echo "  the pair ended ${took} s after the kill, exit $rc"
+((rc != 0)) || lab_fail "the pair passed with its target killed"
+lab_ge 20 "$took" || { dp_agent_logs node1; lab_fail "the pair ended ${took} s after the kill, not within seconds"; }
+grep -q "stopped answering\|error state\|retry" "$DP_DIR/node1.log" ||
+  { dp_agent_logs node1; lab_fail "the initiator's log does not say the peer stopped answering"; }
+kill -0 "${DP_PID[node1]}" || lab_fail "the initiator agent died"
+echo "PASS"
