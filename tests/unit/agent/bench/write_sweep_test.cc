@@ -364,6 +364,16 @@ TEST(Control, AMessageThatArrivesEarlyIsKeptForTheNextWait) {
   ControlMailbox box;
   ASSERT_TRUE(
       WaitControl(initiator, ControlMessage::kReady, {0}, cancelled, 1'000'000'000, &box).ok());
+  // One message at a time: the second is still in the receive CQ.
+  EXPECT_TRUE(box.early.empty());
+  EXPECT_TRUE(WaitControl(initiator, ControlMessage::kReverseDone, {0}, cancelled, 50'000'000, &box)
+                  .ok());
+  EXPECT_EQ(initiator.receives_posted(0), kControlReceives);
+  // Out of order, the one polled before the awaited one goes to the box.
+  ASSERT_TRUE(SendControl(target, 0, ControlMessage::kReverseDone, 1'000'000'000).ok());
+  ASSERT_TRUE(SendControl(target, 0, ControlMessage::kReady, 1'000'000'000).ok());
+  ASSERT_TRUE(
+      WaitControl(initiator, ControlMessage::kReady, {0}, cancelled, 1'000'000'000, &box).ok());
   ASSERT_EQ(box.early.size(), 1u);
   EXPECT_TRUE(WaitControl(initiator, ControlMessage::kReverseDone, {0}, cancelled, 50'000'000, &box)
                   .ok());
