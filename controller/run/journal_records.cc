@@ -122,7 +122,7 @@ void WriteSize(int field, const v1::SizeResult& z, Writer& w) {
 }
 
 size_t SummaryBound(const v1::SweepSummary& m) {
-  size_t n = kFieldOverhead * 22 + m.error().size() + m.memory_kind().size() + m.registration().size() +
+  size_t n = kFieldOverhead * 23 + m.error().size() + m.memory_kind().size() + m.registration().size() +
              m.device().size() + m.gid().size() + m.gid_type().size() + m.local_address().size() +
              m.remote_address().size() + m.perftest_command().size() + m.gid_choice().size();
   for (const auto& z : m.reverse_checks()) n += kFieldOverhead + SizeBound(z);
@@ -153,6 +153,7 @@ void WriteSummary(int field, const v1::SweepSummary& m, Writer& w) {
   w.I64(19, m.cm());
   w.NonEmpty(20, m.gid_choice());
   if (m.has_counters()) w.Message(21, m.counters());
+  w.U64(22, m.sizes_in_lockstep());  // bool: the same varint
   w.End(mark);
 }
 
