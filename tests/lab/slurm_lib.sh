@@ -99,3 +99,11 @@ CONF
 
 # sl_state NODE: "STATE|REASON" as sinfo prints them.
 sl_state() { sinfo -h -N -n "$1" -o '%T|%E'; }
+# sl_idle NODE: idle and not drained. A trailing '*' (slurmd has not answered slurmctld's last
+# ping: a loaded host's guest, seen in CI right after a resume) is not what drain or resume
+# decide, so it counts as idle.
+sl_idle() {
+  local st
+  st=$(sl_state "$1")
+  [[ "$st" == idle\|* || "$st" == idle\*\|* ]]
+}

@@ -46,7 +46,7 @@ sed 's/^/  job: /' "$out/refused.out"
 ((rc == 3)) || { sl_logs; lab_fail "sbatch over the fraction: exit $rc, expected 3 (refused)"; }
 python3 "$here/sweep_check.py" "$out/refused/run.json" blame node node4 || exit 1
 for n in node1 node2 node3 node4; do
-  [[ "$(sl_state "$n")" == idle\|* ]] || lab_fail "refused run: $n is '$(sl_state "$n")', expected idle"
+  sl_idle "$n" || lab_fail "refused run: $n is '$(sl_state "$n")', expected idle"
 done
 [[ ! -e "$SL_DIR/latest/run.json" ]] || lab_fail "the refused run was published"
 [[ -z "$(ls -A "$verdicts" 2>/dev/null)" ]] || lab_fail "the refused run wrote verdicts: $(ls "$verdicts")"
@@ -62,7 +62,7 @@ check_gdrbench_fabric "$verdicts" node3 2>"$out/note" || lab_fail "NHC check fai
 echo "  nhc, corrupt file: $(cat "$out/note")"
 rm -f "$verdicts/node3"
 for n in node1 node2 node3 node4; do
-  [[ "$(sl_state "$n")" == idle\|* ]] || lab_fail "after the refused run: $n is '$(sl_state "$n")'"
+  sl_idle "$n" || lab_fail "after the refused run: $n is '$(sl_state "$n")'"
 done
 
 lab_log "sbatch --wait -N 4 gdrbench-sweep.sbatch"
@@ -80,7 +80,7 @@ for n in node1 node2 node3 node4; do echo "  sinfo $n: $(sl_state "$n")"; done
 st=$(sl_state node4)
 [[ "$st" == drained\|gdrbench:\ node:* ]] || lab_fail "node4 is '$st', expected drained with gdrbench's reason"
 for n in node1 node2 node3; do
-  [[ "$(sl_state "$n")" == idle\|* ]] || lab_fail "$n is '$(sl_state "$n")', expected idle"
+  sl_idle "$n" || lab_fail "$n is '$(sl_state "$n")', expected idle"
 done
 
 # The agents were stopped with SIGTERM at the end of the job.
@@ -130,7 +130,7 @@ got=$("$GDRBENCH_BIN/gdrbench" resume --run "$out/repaired/run.json" --verdicts 
   lab_fail "resume failed: $got"
 echo "  $got"
 [[ "$got" == "resumed node4: passed in run "* ]] || lab_fail "resume after the repair: '$got'"
-[[ "$(sl_state node4)" == idle\|* ]] || lab_fail "node4 is '$(sl_state node4)' after the resume"
+sl_idle node4 || lab_fail "node4 is '$(sl_state node4)' after the resume"
 NHC_DIE=""
 check_gdrbench_fabric "$verdicts" node4 || lab_fail "NHC check still fails node4: $NHC_DIE"
 cp "$out/run/run.json" "$build/slurm-lab-run.json"
