@@ -5,11 +5,27 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
 namespace gdrbench::agent::preflight {
+namespace {
+
+// The fields of `name`'s line in /proc/modules' text ("name size refcount
+// deps state address [(taints)]"); empty when it is not listed.
+std::vector<absl::string_view> ProcModulesFields(absl::string_view mods, const std::string& name) {
+  for (absl::string_view line : absl::StrSplit(mods, '\n')) {
+    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (!fields.empty() && fields[0] == name) return fields;
+  }
+  return {};
+}
+
+std::string Observed(const std::string& letters) { return letters.empty() ? "(none)" : letters; }
+
+}  // namespace
 
 bool ModuleLoaded(const FsRoot& fs, const std::string& name) {
   if (fs.Exists(absl::StrCat("/sys/module/", name, "/initstate")) ||
@@ -17,18 +33,8 @@ bool ModuleLoaded(const FsRoot& fs, const std::string& name) {
     return true;
   }
   auto mods = fs.ReadFile("/proc/modules");
-  if (!mods.ok()) return false;
-  for (absl::string_view line : absl::StrSplit(*mods, '\n')) {
-    if (absl::StartsWith(line, absl::StrCat(name, " "))) return true;
-  }
-  return false;
+  return mods.ok() && !ProcModulesFields(*mods, name).empty();
 }
-
-namespace {
-
-std::string Observed(const std::string& letters) { return letters.empty() ? "(none)" : letters; }
-
-}  // namespace
 
 ModuleTaintReading ReadModuleTaint(const FsRoot& fs, const std::string& name) {
   ModuleTaintReading r;
@@ -49,23 +55,23 @@ ModuleTaintReading ReadModuleTaint(const FsRoot& fs, const std::string& name) {
   // "name size refcount deps state address [(taints)]": the taint field is
   // the only one in parentheses, last, and only there when there are taints;
   // '+' and '-' inside it mark a module being loaded or unloaded.
-  for (absl::string_view line : absl::StrSplit(*mods, '\n')) {
-    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (fields.empty() || fields[0] != name) continue;
-    std::string letters;
-    if (fields.size() >= 7 && absl::StartsWith(fields.back(), "(") && absl::EndsWith(fields.back(), ")")) {
-      for (char c : fields.back().substr(1, fields.back().size() - 2)) {
-        if (c != '+' && c != '-') letters.push_back(c);
-      }
-    } else if (fields.size() < 6) {
-      r.observed = absl::StrCat("its line has ", fields.size(), " fields, not 6 or 7: '", line, "'");
-      return r;
-    }
-    r.letters = letters;
-    r.observed = absl::StrCat(Observed(letters), " ('", line, "')");
+  const std::vector<absl::string_view> fields = ProcModulesFields(*mods, name);
+  if (fields.empty()) {
+    r.observed = absl::StrCat("does not list ", name, " (and ", sys, " is not readable)");
     return r;
   }
-  r.observed = absl::StrCat("does not list ", name, " (and ", sys, " is not readable)");
+  const std::string line = absl::StrJoin(fields, " ");
+  std::string letters;
+  if (fields.size() >= 7 && absl::StartsWith(fields.back(), "(") && absl::EndsWith(fields.back(), ")")) {
+    for (char c : fields.back().substr(1, fields.back().size() - 2)) {
+      if (c != '+' && c != '-') letters.push_back(c);
+    }
+  } else if (fields.size() < 6) {
+    r.observed = absl::StrCat("its line has ", fields.size(), " fields, not 6 or 7: '", line, "'");
+    return r;
+  }
+  r.letters = letters;
+  r.observed = absl::StrCat(Observed(letters), " ('", line, "')");
   return r;
 }
 
