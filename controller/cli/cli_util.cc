@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "controller/cli/exit_codes.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace gdrbench::controller::cli {
@@ -13,7 +14,7 @@ int PrintError(const absl::Status& status) {
     if (c == '\n') c = ' ';
   }
   std::fprintf(stderr, "gdrbench: %s\n", msg.c_str());
-  return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  return status.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitError;
 }
 
 absl::Status UsageIfUnreadable(absl::Status st) {

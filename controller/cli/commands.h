@@ -34,7 +34,9 @@ struct PreflightOptions {
 // Exit code 0 when no check FAILs (WARN and SKIP allowed), 1 when one does.
 int PreflightCommand(const PreflightOptions& options);
 
-// Prints "gdrbench: <message>" on stderr and returns 1 (2 for bad usage).
+// Prints "gdrbench: <message>" on stderr and returns kExitUsage (2) for
+// INVALID_ARGUMENT, else kExitError (4): the command could not run or finish
+// (controller/cli/exit_codes.h).
 int PrintError(const absl::Status& status);
 
 }  // namespace gdrbench::controller::cli

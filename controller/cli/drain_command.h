@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "controller/cli/exit_codes.h"
 #include "controller/server_client/server_client.h"
 
 namespace gdrbench::controller::cli {
@@ -29,15 +30,16 @@ struct DrainOptions {
 };
 
 // Exit codes of `gdrbench drain` and `gdrbench resume`:
-inline constexpr int kDrainOk = 0;        // done (or nothing to do)
-inline constexpr int kDrainFailed = 1;    // a scontrol call failed, the rights are missing, or the run could not be read
-inline constexpr int kDrainUsage = 2;     // bad usage
-inline constexpr int kDrainRefused = 3;   // the run is over --max-fraction: nothing done
+// (controller/cli/exit_codes.h, shared by every subcommand)
+inline constexpr int kDrainOk = kExitPassed;      // done (or nothing to do)
+inline constexpr int kDrainFailed = kExitError;   // a scontrol/kubectl call failed, the rights are missing, or the run could not be read
+inline constexpr int kDrainUsage = kExitUsage;    // bad usage
+inline constexpr int kDrainRefused = kExitRefused;  // the run is over --max-fraction: nothing done
 // `drain --check NODE`: 0 NODE keeps its state, 1 NODE would be drained (the
 // reason on stdout), 2 bad usage, 3 unknown (the run cannot be read or is
 // refused; the reason on stderr): never a drain.
-inline constexpr int kCheckDrain = 1;
-inline constexpr int kCheckUnknown = 3;
+inline constexpr int kCheckDrain = kExitFailed;
+inline constexpr int kCheckUnknown = kExitRefused;
 
 int DrainCommand(const DrainOptions& options);
 int ResumeCommand(const DrainOptions& options);

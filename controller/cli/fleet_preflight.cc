@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "controller/cli/cli_util.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/cli/sweep_output.h"
 #include "controller/inventory/inventory.h"
 #include "google/protobuf/util/json_util.h"
@@ -160,7 +161,7 @@ int FleetPreflightCommand(const FleetPreflightOptions& o) {
   for (const auto& rep : fleet->probe.preflight) failed |= rep.overall() == v1::CHECK_STATUS_FAIL;
   if (o.common.json) {
     std::fputs(FleetPreflightJson(*fleet).c_str(), stdout);
-    return failed ? 1 : 0;
+    return failed ? kExitFailed : kExitPassed;
   }
   std::printf("preflight of %zu nodes (%s): %zu answering\n", fleet->probe.nodes.size(),
               c.inventory.source.c_str(), fleet->answering);
@@ -169,7 +170,7 @@ int FleetPreflightCommand(const FleetPreflightOptions& o) {
     std::printf("\nfindings:\n%s", findings.c_str());
   }
   std::printf("\n%s", analysis::FormatUniformity(fleet->uniformity, fleet->answering).c_str());
-  return failed ? 1 : 0;
+  return failed ? kExitFailed : kExitPassed;
 }
 
 }  // namespace gdrbench::controller::cli

@@ -10,6 +10,7 @@
 #include "controller/analysis/link_flags.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/cli/cli_util.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/run/agent_api.h"
 #include "controller/run/memory_kinds.h"
 #include "controller/run/pair_tester.h"
@@ -290,7 +291,7 @@ int PairCommand(const PairOptions& o) {
   report(result);
   for (const auto& h : result.memory_halves()) report(h);
   // An agent that refused the parameters is bad usage, as a bad flag is.
-  if (failed) return rpc.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  if (failed) return rpc.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "controller/cli/cli_util.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/preflight_table.h"
 
@@ -21,7 +22,7 @@ int PreflightCommand(const PreflightOptions& options) {
   } else {
     std::fputs(FormatPreflight(*report).c_str(), stdout);
   }
-  return report->overall() == v1::CHECK_STATUS_FAIL ? 1 : 0;
+  return report->overall() == v1::CHECK_STATUS_FAIL ? kExitFailed : kExitPassed;
 }
 
 }  // namespace gdrbench::controller::cli

@@ -14,6 +14,7 @@
 #include "controller/analysis/blame.h"
 #include "controller/cli/cli_util.h"
 #include "controller/cli/commands.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/report/capacity_report.h"
 #include "controller/report/report.h"
 #include "controller/run/journal.h"
@@ -177,10 +178,7 @@ absl::StatusOr<std::string> OnlyCluster(ServerClient& c, const std::string& give
 
 int Capacity(const ServerOptions& o) {
   auto days = ParsePeriodDays(o.period);
-  if (!days.ok()) {
-    PrintError(days.status());
-    return 2;
-  }
+  if (!days.ok()) return PrintError(days.status());
   ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
   ASSIGN_OR_RETURN_EXIT(std::string cluster, OnlyCluster(*c, o.cluster));
   v1::GetCapacityReportRequest req;
@@ -266,7 +264,7 @@ int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluste
                             absl::StrCat(r.status().message(), "; the run is kept in ", path,
                                          ": store it later with gdrbench runs upload ", path, " --server ",
                                          server.address)));
-    return 1;
+    return kExitError;
   }
   if (!cluster.empty()) run.set_cluster(cluster);
   *run.mutable_regressions() = r->regressions();

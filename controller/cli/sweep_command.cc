@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "controller/analysis/blame.h"
 #include "controller/cli/cli_util.h"
+#include "controller/cli/exit_codes.h"
 #include "controller/cli/server_commands.h"
 #include "controller/cli/sweep_output.h"
 #include "controller/inventory/inventory.h"
@@ -177,6 +178,19 @@ int DryRun(const SweepOptions& o, const sweep::SweepConfig& c) {
   return 0;
 }
 
+// The sweep could not run at all when no node's agent answered (every
+// NodeInfo empty): a wrong port, a CA that no longer matches, the controller
+// cut off from the fabric. That is kExitError, not a failed cell: the unit's
+// SuccessExitStatus=1 must not hide it. A node that answered and then failed
+// its preflight is a finding (kExitFailed).
+bool NoAgentAnswered(const v1::Run& run) {
+  if (run.nodes().empty()) return false;
+  for (const auto& n : run.nodes()) {
+    if (n.has_collected_at()) return false;
+  }
+  return true;
+}
+
 // SIGINT/SIGTERM cancel the sweep: tests already running finish, the journal
 // is flushed, the run can be resumed, and the exit code is 128 + the signal
 // (as a shell reports a command the signal ended). A second signal kills at
@@ -251,7 +265,7 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
           result.status().message(),
           resumable ? absl::StrCat(": continue with --resume ", c.journal_path)
                     : std::string(": no test ran, nothing to resume; run the sweep again"))));
-      return g_signal != 0 ? 128 + g_signal : 1;
+      return g_signal != 0 ? 128 + g_signal : kExitError;
     }
     return PrintError(result.status());
   }
@@ -265,7 +279,13 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
   std::printf("%s\n", result->summary().c_str());
   std::printf("report: %s\n",
               std::filesystem::absolute(std::filesystem::path(o.out) / "report.html").c_str());
-  const int rc = result->passed() ? 0 : 1;
+  int rc = result->passed() ? kExitPassed : kExitFailed;
+  if (NoAgentAnswered(*result)) {
+    rc = PrintError(absl::UnavailableError(absl::StrCat(
+        "the sweep could not run: none of the ", result->nodes_size(), " agents answered (",
+        result->excluded_nodes().empty() ? std::string("no reason recorded") : result->excluded_nodes(0),
+        result->excluded_nodes_size() > 1 ? ", ..." : "", ")")));
+  }
   *out = std::move(*result);
   return rc;
 }

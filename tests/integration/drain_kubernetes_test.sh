@@ -36,7 +36,7 @@ grep -q "^annotate nodes node4 gdrbench.io/fabric-reason=gdrbench: node: .* --ov
 KUBECTL_CAN=no "$bin/gdrbench" drain --run "$runs/slurm-lab-node4.json" "${k[@]}" >"$work/out" 2>&1
 rc=$?
 echo "may not: exit $rc: $(cat "$work/out")"
-((rc == 1)) && grep -q "patch nodes" "$work/out" || fail "drain without the rights"
+((rc == 4)) && grep -q "patch nodes" "$work/out" || fail "drain without the rights"
 [[ "$(cat "$work/log")" == "auth can-i patch nodes" ]] || fail "kubectl calls without the rights: $(cat "$work/log")"
 
 : >"$work/log"

@@ -203,8 +203,8 @@ def main():
         r = cli("runs", "compare", "base-1", "slow-2", token="read")
         check(r.returncode == 0 and "2 dropped" in r.stdout, "gdrbench runs compare")
         r = cli("baseline", "set", "slow-2", token="read")
-        check(r.returncode == 1 and r.stderr.count("\n") == 1 and "read role" in r.stderr,
-              f"gdrbench baseline set with a read token: exit 1, {r.stderr.strip()}")
+        check(r.returncode == 4 and r.stderr.count("\n") == 1 and "read role" in r.stderr,
+              f"gdrbench baseline set with a read token: exit {r.returncode} (expected 4), {r.stderr.strip()}")
         r = cli("baseline", "set", "slow-2", token="token")
         check(r.returncode == 0, "gdrbench baseline set")
         r = cli("baseline", "show", "--cluster", "lab", token="read")
@@ -212,7 +212,7 @@ def main():
         # The journal's run is the sweep rebuilt (its own summary and times),
         # not the run the sweep stored: a run id names one run (issue 31).
         r = cli("runs", "upload", p("sweep/journal.bin"), "--cluster", "loop", token="token")
-        check(r.returncode == 1 and f"run {run_json['run_id']} was stored at " in r.stderr
+        check(r.returncode == 4 and f"run {run_json['run_id']} was stored at " in r.stderr
               and "with other content" in r.stderr,
               f"gdrbench runs upload JOURNAL of a stored run with other content: exit {r.returncode}, {r.stderr.strip()}")
         r = cli("runs", "upload", p("sweep/run.json"), "--cluster", "loop", token="token")
