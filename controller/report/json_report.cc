@@ -46,12 +46,16 @@ absl::StatusOr<v1::Run> LoadRunJson(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   v1::Run run;
+  // Unknown fields are refused, as gdrbench-server's HTTP upload refuses them
+  // (server/api/http_json.cc): a field this build does not know would be
+  // dropped without a word, from a report or from the run the CLI uploads.
   google::protobuf::util::JsonParseOptions o;
-  o.ignore_unknown_fields = true;
+  o.ignore_unknown_fields = false;
   auto st = google::protobuf::util::JsonStringToMessage(ss.str(), &run, o);
   if (!st.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("run file ", path, ": not a gdrbench run JSON: ", st.message().as_string()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "run file ", path, ": not a gdrbench run JSON this build can read whole: ", st.message().as_string(),
+        " (a field it does not know is refused, not dropped: written by a newer gdrbench?)"));
   }
   return run;
 }

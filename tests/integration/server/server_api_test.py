@@ -215,6 +215,21 @@ def main():
         check(r.returncode == 4 and f"run {run_json['run_id']} was stored at " in r.stderr
               and "with other content" in r.stderr,
               f"gdrbench runs upload JOURNAL of a stored run with other content: exit {r.returncode}, {r.stderr.strip()}")
+        # One rule for a field this build does not know, CLI and HTTP alike: refused, named, nothing stored.
+        extra = json.load(open(p("sweep/run.json")))
+        extra["run_id"] = "extra-field-1"
+        extra["pairs"][0]["frobnicate"] = 1
+        with open(p("extra.json"), "w") as f:
+            json.dump(extra, f)
+        r = cli("runs", "upload", p("extra.json"), "--cluster", "loop", token="token")
+        check(r.returncode == 2 and "frobnicate: Cannot find field" in r.stderr,
+              f"gdrbench runs upload of a run with an unknown field: exit {r.returncode}, {r.stderr.strip()}")
+        code, body = sl.curl(url + "/api/v1/runs", token=sl.TOKENS["write"], method="POST",
+                             data=json.dumps(extra), cacert=ca)
+        check(code == 400 and "frobnicate: Cannot find field" in body["error"]["message"],
+              f"REST upload of a run with an unknown field: {code} ({body['error']['message'][:120]})")
+        r = cli("runs", "show", "extra-field-1", token="read")
+        check(r.returncode == 4 and "not stored" in r.stderr, f"the run with the unknown field was not stored: {r.stderr}")
         r = cli("runs", "upload", p("sweep/run.json"), "--cluster", "loop", token="token")
         check(r.returncode == 0 and "already stored" in r.stdout,
               f"gdrbench runs upload of the same run: idempotent by run id ({r.stdout.strip()})")

@@ -457,9 +457,7 @@ v1::Run LoadRun(const std::string& name) {
   std::stringstream ss;
   ss << in.rdbuf();
   v1::Run run;
-  google::protobuf::util::JsonParseOptions o;
-  o.ignore_unknown_fields = true;
-  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ss.str(), &run, o).ok()) << name;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ss.str(), &run).ok()) << name;  // every field known
   return run;
 }
 
