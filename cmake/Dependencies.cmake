@@ -36,6 +36,8 @@ if(GDRBENCH_WITH_SERVICES)
   pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
   pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
   pkg_check_modules(CPPHTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+  # POST /api/v1/runs streamed into the ingest (server/api/run_json_stream.h): a push JSON parser
+  pkg_check_modules(YAJL REQUIRED IMPORTED_TARGET yajl)
 endif()
 
 if(GDRBENCH_BUILD_TESTS)

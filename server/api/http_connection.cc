@@ -159,6 +159,10 @@ void GatedServer::RaiseBacklog(int backlog) {
 
 uint64_t GatedServer::AdmittedBodyLimit() { return t_stream ? t_stream->decoded_limit() : 0; }
 
+void GatedServer::CloseAfterResponse() {
+  if (t_stream) t_stream->CloseAfterResponse();
+}
+
 void GatedServer::InstallHooks() {
   // The gate: before the body is read (httplib routes after this returns
   // Unhandled, and reads the body only then).

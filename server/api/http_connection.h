@@ -67,6 +67,9 @@ class GatedServer : public httplib::Server {
   // The decoded-body limit the gate admitted for the request being served
   // on this thread (0 when it has no body).
   static uint64_t AdmittedBodyLimit();
+  // Ends the connection this thread serves after the response: a handler
+  // that stopped reading a body part way (the rest of it is still unread).
+  static void CloseAfterResponse();
   const HttpLimits& limits() const { return options_.limits; }
 
   struct Stops;  // the two eventfds every wait polls

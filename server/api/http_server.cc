@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,8 @@
 #include "server/api/http_auth.h"
 #include "server/api/http_connection.h"
 #include "server/api/http_json.h"
+#include "server/api/run_json_stream.h"
+#include "server/history/ingest.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::server::api {
@@ -140,21 +143,27 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
   auto streams = std::make_shared<std::atomic<int>>(0);
   const int max_streams = cfg.limits.max_event_streams;
 
+  // The token's role for a route: the principal, or the refusal answered.
+  auto authorize = [&auth, &counters](const httplib::Request& req, httplib::Response& res,
+                                      Role role) -> std::optional<Principal> {
+    const std::string authorization = req.get_header_value("Authorization");
+    const std::string cookie = req.get_header_value("Cookie");
+    const std::string marker = req.get_header_value(kRequestHeader);
+    auto who = AuthenticateHttp(auth, {req.method, authorization, cookie, marker}, role);
+    if (!who.ok()) {
+      ++counters.requests_refused;
+      spdlog::warn("HTTP {} {} from {} refused: {}", req.method, req.path, req.remote_addr,
+                   std::string(who.status().message()));
+      if (absl::IsUnauthenticated(who.status())) res.set_header("WWW-Authenticate", "Bearer");
+      SendError(res, who.status());
+      return std::nullopt;
+    }
+    return *who;
+  };
   // Guards a route: the token's role, then the handler.
-  auto guard = [&auth, &counters](Role role, auto fn) {
-    return [&auth, &counters, role, fn](const httplib::Request& req, httplib::Response& res) {
-      const std::string authorization = req.get_header_value("Authorization");
-      const std::string cookie = req.get_header_value("Cookie");
-      const std::string marker = req.get_header_value(kRequestHeader);
-      auto who = AuthenticateHttp(auth, {req.method, authorization, cookie, marker}, role);
-      if (!who.ok()) {
-        ++counters.requests_refused;
-        spdlog::warn("HTTP {} {} from {} refused: {}", req.method, req.path, req.remote_addr,
-                     std::string(who.status().message()));
-        if (absl::IsUnauthenticated(who.status())) res.set_header("WWW-Authenticate", "Bearer");
-        return SendError(res, who.status());
-      }
-      fn(req, res, *who);
+  auto guard = [authorize](Role role, auto fn) {
+    return [authorize, role, fn](const httplib::Request& req, httplib::Response& res) {
+      if (auto who = authorize(req, res, role)) fn(req, res, *who);
     };
   };
   using Req = const httplib::Request&;
@@ -167,16 +176,36 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
     res.set_content(*text, "text/plain; version=0.0.4; charset=utf-8");
   }));
 
-  svr.Post("/api/v1/runs", guard(Role::kWrite, [&h, &counters](Req req, Res res, const Principal& who) {
-    if (absl::Status st = h.DrainRefusal(); !st.ok()) return SendError(res, st);
-    v1::Run run;
-    absl::Status parsed = BodyWithinLimit(req);
-    if (parsed.ok()) parsed = JsonToMessage(req.body, &run);
-    if (auto st = parsed; !st.ok()) {
-      ++counters.uploads_rejected;
+  // A run's JSON streamed into the ingest as it is read (run_json_stream.h):
+  // memory bounded by one pair or matrix, not by the body.
+  svr.Post("/api/v1/runs", [&h, &counters, authorize](Req req, Res res, const httplib::ContentReader& read) {
+    auto who = authorize(req, res, Role::kWrite);
+    if (!who) return GatedServer::CloseAfterResponse();
+    if (absl::Status st = h.DrainRefusal(); !st.ok()) {
+      GatedServer::CloseAfterResponse();
       return SendError(res, st);
     }
-    auto r = h.StoreRun(run);
+    RunJsonStream body;
+    absl::Status parsed;
+    const bool whole = read([&](const char* data, size_t n) {
+      parsed = body.Feed(std::string_view(data, n));
+      return parsed.ok();
+    });
+    if (parsed.ok() && !whole) {
+      ++counters.uploads_rejected;
+      return;  // the stream cut it short (limit, deadline): the error handler answers from its fault
+    }
+    if (parsed.ok()) parsed = body.Finish();
+    if (!parsed.ok()) {
+      ++counters.uploads_rejected;
+      if (!whole) GatedServer::CloseAfterResponse();
+      return SendError(res, parsed);
+    }
+    std::unique_ptr<history::Ingester> ingest = h.NewUpload();
+    absl::Status fed = body.Replay([&](const v1::RunChunk& c) {
+      return c.has_header() ? ingest->Begin(c.header()) : ingest->Add(c);
+    });
+    absl::StatusOr<v1::UploadRunResponse> r = fed.ok() ? ingest->Finish() : absl::StatusOr<v1::UploadRunResponse>(fed);
     if (!r.ok()) {
       ++counters.uploads_rejected;
     } else if (r->already_stored()) {
@@ -185,13 +214,14 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
       ++counters.uploads_stored;
       res.status = 201;
     }
-    spdlog::info("HTTP upload of {} by {}: {}", run.run_id(), who.name,
+    spdlog::info("HTTP upload of {} by {} ({} pairs, {} matrices, largest element {} bytes): {}",
+                 body.header().run_id(), who->name, body.pairs(), body.matrices(), body.largest_element_bytes(),
                  r.ok() ? (r->already_stored() ? "already stored" : "stored") : std::string(r.status().message()));
     if (!r.ok()) return SendError(res, r.status());
     const int status = res.status == 201 ? 201 : 200;
     Send(res, r);
     res.status = status;
-  }));
+  });
   svr.Get("/api/v1/runs", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::ListRunsRequest>(req);
     if (!r.ok()) return SendError(res, r.status());
