@@ -324,6 +324,11 @@ absl::Status Ingester::AddCells(const v1::MatrixCells& mc) {
     if (!v1::ResultStatus_IsValid(c.status()) || c.status() == v1::RESULT_STATUS_UNSPECIFIED) {
       return Bad(absl::StrCat(where(), ": status ", c.status(), " is not a result status"));
     }
+    // A cell's only strings (RunFields.CellStringsAreTheOnesIngestChecks keeps it so).
+    if (!c.verdict().empty() || !c.reason().empty()) {
+      if (absl::Status st = ValidateText(c.verdict(), "verdict"); !st.ok()) return Bad(absl::StrCat(where(), ": ", st.message()));
+      if (absl::Status st = ValidateText(c.reason(), "reason"); !st.ok()) return Bad(absl::StrCat(where(), ": ", st.message()));
+    }
     for (double v : {c.bw_avg_gbps(), c.expected_gbps(), c.baseline_gbps()}) {
       if (!std::isfinite(v) || v < 0 || v > 1e5) {
         return Bad(absl::StrCat(where(), ": bandwidth ", v, " is not 0 to 100000 Gb/s"));
@@ -397,6 +402,10 @@ absl::Status Ingester::AddPairs(const v1::PairChunk& chunk) {
   }
   std::string bytes;
   if (!chunk.SerializeToString(&bytes)) return absl::InternalError("cannot serialize a pair chunk");
+  // Their strings reach the dashboard and reports as the header's do.
+  if (absl::Status st = ValidateSerializedStrings(v1::PairChunk::descriptor(), bytes); !st.ok()) {
+    return Bad(absl::StrCat("the pair chunk from pair ", pairs_, ": ", st.message()));
+  }
   RETURN_IF_ERROR(writer_->AddPairChunk(static_cast<uint32_t>(chunk.pairs_size()), bytes));
   pairs_ += chunk.pairs_size();
   return absl::OkStatus();

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/history/export.h"
 #include "server/history/ingest.h"
 #include "server/metrics/metrics.h"
 #include "server/sweeps/sweep_manager.h"
@@ -69,6 +70,68 @@ TEST(RunFields, HostileStringsAreRefusedNamingTheField) {
     EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.says;
     EXPECT_THAT(std::string(st.message()), HasSubstr(c.says));
   }
+}
+
+// The strings inside an upload's pair and cell chunks are checked as the
+// header's are (issue 31, item 5), naming the pair or cell and the field.
+TEST(RunFields, StringsInsidePairAndCellChunksAreRefusedNamingThem) {
+  struct Case {
+    std::function<void(v1::Run*)> mutate;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {[](v1::Run* r) { r->mutable_pairs(2)->set_reason("x\x1b[2Jy"); },
+       "the pair chunk from pair 0: pairs[2].reason 'x\\x1b[2Jy' has the control character \\x1b"},
+      {[](v1::Run* r) { r->mutable_pairs(5)->mutable_sizes(0)->set_error(std::string(20000, 'e')); },
+       "pairs[5].sizes[0].error: 20000 bytes, more than 16384"},
+      {[](v1::Run* r) { r->mutable_pairs(0)->mutable_src()->set_nic_device("mlx5_0\r\n"); },
+       "pairs[0].src.nic_device 'mlx5_0\\x0d\\x0a'"},
+      {[](v1::Run* r) { r->mutable_matrices(0)->mutable_cells(1)->set_verdict("pass\x7f"); },
+       "cell 1 of rail 0 size 65536 B: verdict 'pass\\x7f' has the control character \\x7f"},
+      {[](v1::Run* r) { r->mutable_matrices(1)->mutable_cells(0)->set_reason(std::string(17000, 'r')); },
+       "cell 0 of rail 0 size 1048576 B: reason: 17000 bytes, more than 16384"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    auto store = testing::OpenTestStore("chunk_strings_" + std::to_string(n++));
+    ASSERT_TRUE(store.ok()) << store.status();
+    v1::Run bad = testing::FakeRun({});
+    ASSERT_GE(bad.pairs_size(), 6);
+    ASSERT_GE(bad.matrices_size(), 2);
+    ASSERT_EQ(bad.matrices(1).size_bytes(), 1048576u);
+    c.mutate(&bad);
+    auto r = history::StoreRun(**store, bad, {});
+    ASSERT_FALSE(r.ok()) << c.says;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.says));
+    auto listed = (*store)->FindRun(bad.run_id());
+    ASSERT_TRUE(listed.ok());
+    EXPECT_FALSE(listed->has_value()) << c.says << ": stored anyway";
+  }
+  auto store = testing::OpenTestStore("chunk_strings_ok");
+  ASSERT_TRUE(store.ok());
+  EXPECT_TRUE(history::StoreRun(**store, testing::FakeRun({}), {}).ok());
+}
+
+// A cell is checked field by field by hand (8 M cells must not pay for
+// reflection): its string fields must stay the two ingest checks.
+TEST(RunFields, CellStringsAreTheOnesIngestChecks) {
+  std::vector<std::string> strings;
+  const auto* d = v1::MatrixCell::descriptor();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const auto* f = d->field(i);
+    if (f->type() == google::protobuf::FieldDescriptor::TYPE_STRING ||
+        f->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+      strings.push_back(f->name());
+    }
+  }
+  EXPECT_THAT(strings, ::testing::UnorderedElementsAre("verdict", "reason"))
+      << "a string or message field was added to MatrixCell: check it in Ingester::AddCells";
+}
+
+TEST(RunFields, ASerializedChunkThatIsNotOneIsDataLoss) {
+  EXPECT_TRUE(absl::IsDataLoss(history::ValidateSerializedStrings(v1::PairChunk::descriptor(), "\x0a\xff\xff")));
+  EXPECT_TRUE(history::ValidateSerializedStrings(v1::PairChunk::descriptor(), "").ok());
 }
 
 // A real run (tests/testdata/runs/slurm-lab-node4.json, README there) names
