@@ -321,6 +321,53 @@ def queue_flood(port, write):
     text = r.read().decode()
     queued = [line for line in text.splitlines() if line.startswith('gdrbench_sweeps_queued{cluster="lab"}')]
     check(queued and float(queued[0].split()[-1]) <= 4, f"/metrics: {queued}")
+    return jobs
+
+
+def event_stream_cap(port, token, jobs, cap=64):
+    """Server-sent event streams of a sweep that keeps running (the tarpit holds its
+    probe): 64 stay open at once (the default --http limit, http_gate.h), spread
+    over 4 client addresses; the 65th is refused with 429 naming the limit and
+    holds no thread; once one closes, a new one is served."""
+    running = None
+    for job in sorted(jobs):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        c.request("GET", f"/api/v1/sweeps/{job}", headers={"Authorization": f"Bearer {token}"})
+        r = c.getresponse()
+        state = json.loads(r.read()).get("state", "") if r.status == 200 else ""
+        c.close()
+        if state == "SWEEP_STATE_RUNNING":
+            running = job
+            break
+    check(running is not None, f"a running sweep to watch among {len(jobs)} jobs")
+    request = (f"GET /api/v1/sweeps/{running}/events HTTP/1.1\r\nHost: x\r\n"
+               f"Authorization: Bearer {token}\r\n\r\n").encode()
+
+    def open_stream(source):
+        s = connect(port, source)
+        s.sendall(request)
+        return s, status_of(s)
+
+    streams = [open_stream(f"127.0.0.{30 + i % 4}") for i in range(cap)]
+    served = sum(1 for _, code in streams if code == 200)
+    check(served == cap, f"{cap} event streams open at once: {served} answered 200")
+    s, code = open_stream("127.0.0.40")
+    s.close()
+    check(code == 429, f"the event stream past {cap}: {code} (expected 429)")
+    code, took = timed_get(port, "/healthz")
+    check(code == 200 and took < 1, f"/healthz with {cap} event streams open ({took:.2f} s)")
+    streams[0][0].close()
+    deadline = time.time() + 5
+    code = 0
+    while time.time() < deadline and code != 200:
+        s, code = open_stream("127.0.0.41")
+        if code != 200:
+            s.close()
+            time.sleep(0.2)
+    check(code == 200, f"after one closed, a new event stream is served ({code})")
+    s.close()
+    for st, _ in streams[1:]:
+        st.close()
 
 
 def main():
@@ -439,7 +486,8 @@ def main():
         check(code == 200 and took < 1, f"/healthz after the attack ({took:.2f} s)")
         streamed_upload(port, pid, write, run_pb2, sweep_pb2, json_format)
         stalled_grpc_upload(server, write, run_pb2, sweep_pb2, controller_pb2, controller_pb2_grpc, json_format, port)
-        queue_flood(port, write)
+        jobs = queue_flood(port, write)
+        event_stream_cap(port, write, jobs)
     finally:
         rc = server.stop()
     for pit, _ in pits:
