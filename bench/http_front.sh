@@ -24,6 +24,7 @@ token=bench-write-token-0123456789abcdef
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ulimit -n 4096
 
+# shellcheck disable=SC2046  # pkg-config prints a list of flags
 cc -O2 -Wall -o "$work/mhd_probe" "$here/http_front/mhd_probe.c" $(pkg-config --cflags --libs libmicrohttpd)
 mport=$(free_port)
 "$work/mhd_probe" "$mport" "$token" >"$work/mhd.log" 2>&1 &

@@ -5,7 +5,8 @@
 // HTTP query strings through FieldsToMessage). Invariants: no crash, no
 // hang; an error reaches the client as at most limits::kMaxErrorMessageBytes
 // (plus the marker of a cut); a page never holds more than asked for.
-//   input '{...': a v1.Run as JSON (seeds: real run.json files)
+//   input '{...': a v1.Run as JSON, streamed as the HTTP upload streams it
+//                 (server/api/run_json_stream.h; seeds: real run.json files)
 //   otherwise   : byte 0 picks the call, the rest is its input
 #include <unistd.h>
 
@@ -21,6 +22,8 @@
 #include "common/rpc/status.h"
 #include "server/api/handler.h"
 #include "server/api/http_json.h"
+#include "server/api/run_json_stream.h"
+#include "server/history/ingest.h"
 
 namespace {
 
@@ -106,10 +109,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   if (++uploads % 500 == 0) (void)s->store->DeleteRunsBefore(INT64_MAX);  // keep the store small
   if (data[0] == '{') {
-    v1::Run run;
-    absl::Status st = api::JsonToMessage(std::string(reinterpret_cast<const char*>(data), size), &run);
+    // As POST /api/v1/runs takes it: streamed in pieces (their size from the
+    // input's length), each pair and matrix parsed as it completes, then the
+    // chunks replayed into an upload.
+    api::RunJsonStream body;
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    const size_t piece = 1 + size % 61;
+    absl::Status st;
+    for (size_t i = 0; i < size && st.ok(); i += piece) st = body.Feed(text.substr(i, piece));
+    if (st.ok()) st = body.Finish();
     Sent(st);
-    if (st.ok()) Sent(h.StoreRun(run));
+    if (!st.ok()) return 0;
+    std::unique_ptr<gdrbench::server::history::Ingester> ingest = h.NewUpload();
+    st = body.Replay([&](const v1::RunChunk& c) { return c.has_header() ? ingest->Begin(c.header()) : ingest->Add(c); });
+    Sent(st);
+    if (st.ok()) Sent(ingest->Finish());
     return 0;
   }
   const uint8_t* p = data + 1;
