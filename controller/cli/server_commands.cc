@@ -176,6 +176,19 @@ absl::StatusOr<std::string> OnlyCluster(ServerClient& c, const std::string& give
                                         : absl::StrCat("the server has several clusters: give --cluster (", names, ")"));
 }
 
+// The sweep's own closing lines, from a stored run.json: the same reports and
+// counts as when the sweep wrote them (tests/integration/report_counts_test.py).
+int ReportRun(const ServerOptions& o) {
+  ASSIGN_OR_RETURN_EXIT(v1::Run run, report::LoadRunJson(o.path));
+  auto written = report::WriteReports(run, o.out);
+  if (!written.ok()) return PrintError(written.status());
+  std::fputs(report::RenderMatrixText(run).c_str(), stdout);
+  for (const auto& b : run.blame()) std::printf("blame %s: %s\n", analysis::BlameLabel(b).c_str(), b.reason().c_str());
+  std::printf("%s\n", run.summary().c_str());
+  std::printf("report: %s\n", (std::filesystem::absolute(std::filesystem::path(o.out)) / "report.html").c_str());
+  return run.passed() ? kExitPassed : kExitFailed;
+}
+
 int Capacity(const ServerOptions& o) {
   auto days = ParsePeriodDays(o.period);
   if (!days.ok()) return PrintError(days.status());
@@ -326,8 +339,15 @@ void AddServerSubcommands(CLI::App& app, ServerOptions& o, std::function<int()>*
   get->add_option("--cluster", o.cluster, "cluster name")->required();
   get->callback([&o, dispatch] { *dispatch = [&o] { return BaselineShow(o); }; });
 
-  CLI::App* rep = app.add_subcommand("report", "reports gdrbench-server computes over a cluster's history");
+  CLI::App* rep = app.add_subcommand(
+      "report", "a run's reports again from its run.json, or what gdrbench-server computes over a cluster's history");
   rep->require_subcommand(1);
+  CLI::App* again = rep->add_subcommand(
+      "run", "write a run's reports (report.html, summary.md, pairs.csv, junit.xml, run.json) from its run.json; "
+             "exit 1 when it did not pass");
+  again->add_option("run", o.path, "run.json of a sweep")->required()->check(CLI::ExistingFile);
+  again->add_option("--out", o.out, "folder for the reports")->required();
+  again->callback([&o, dispatch] { *dispatch = [&o] { return ReportRun(o); }; });
   CLI::App* cap = rep->add_subcommand(
       "capacity", "per rail and leaf group: delivered bandwidth against the link rate, trend, weakest links");
   AddConnection(cap, o);

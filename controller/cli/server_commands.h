@@ -29,6 +29,8 @@ struct ServerOptions {
   std::string period = "30d";
   std::string format = "text";
   uint32_t weakest = 20;
+  // report run
+  std::string out;
 };
 
 // "30d", "4w" or "30" (days) -> days; INVALID_ARGUMENT otherwise (1 to 3660 days).

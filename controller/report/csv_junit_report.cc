@@ -24,49 +24,6 @@ namespace {
 // A ratio column: empty when it was not measured (0).
 std::string RatioField(double r) { return r > 0 ? absl::StrFormat("%.4g", r) : ""; }
 
-}  // namespace
-
-std::string RenderCsv(const v1::Run& run) {
-  internal::CellIndex index(run);
-  std::string out =
-      "run_id,round,src,src_nic,dst,dst_nic,rail,memory,size_bytes,status,bw_avg_gbps,bw_peak_gbps,"
-      "msg_rate_mpps,expected_gbps,verdict,attempts,reason,src_memory_used,dst_memory_used,dst_rail,"
-      "staged_bw_avg_gbps,gpu_host_ratio,staged_host_ratio\n";
-  for (const auto& p : run.pairs()) {
-    const std::string ratios = absl::StrCat(RatioField(p.gpu_host_ratio()), ",", RatioField(p.staged_host_ratio()));
-    // `r` is the pair's result or one of its memory halves (--memory with a
-    // list: the later kinds, a row per size each, their memory column naming
-    // the kind). The matrices and their verdicts are the first kind's: a
-    // half's verdict column is empty (its gdr blame is in the run's blame).
-    auto rows = [&](const v1::PairResult& r, bool half) {
-      auto row = [&](uint64_t size, v1::ResultStatus st, double avg, double peak, double rate, double staged,
-                     const std::string& reason) {
-        const v1::MatrixCell* c =
-            half ? nullptr : index.Find(p.src().node(), p.dst().node(), p.rail(), analysis::DstRail(p), size);
-        absl::StrAppend(&out, CsvField(run.run_id()), ",", p.round(), ",", CsvField(p.src().node()), ",",
-                        CsvField(p.src().nic_device()), ",", CsvField(p.dst().node()), ",",
-                        CsvField(p.dst().nic_device()), ",", p.rail(), ",", CsvField(r.src().memory()),
-                        ",", size, ",", StatusName(st), ",", absl::StrFormat("%.6g", avg), ",",
-                        absl::StrFormat("%.6g", peak), ",", absl::StrFormat("%.6g", rate), ",",
-                        absl::StrFormat("%.6g", p.expected_gbps()), ",", c ? c->verdict() : "", ",",
-                        p.attempts(), ",", CsvField(reason), ",", CsvField(internal::MemoryUsed(r.src())), ",",
-                        CsvField(internal::MemoryUsed(r.dst())), ",", analysis::DstRail(p), ",",
-                        staged > 0 ? absl::StrFormat("%.6g", staged) : "", ",", ratios, "\n");
-      };
-      if (r.sizes().empty()) row(0, r.status(), 0, 0, 0, 0, r.reason());
-      for (const auto& s : r.sizes()) {
-        row(s.size_bytes(), r.status() == v1::RESULT_STATUS_OK ? s.status() : r.status(), s.bw_avg_gbps(),
-            s.bw_peak_gbps(), s.msg_rate_mpps(), s.staged_bw_avg_gbps(), s.error().empty() ? r.reason() : s.error());
-      }
-    };
-    rows(p, false);
-    for (const auto& h : p.memory_halves()) rows(h, true);
-  }
-  return out;
-}
-
-namespace {
-
 // One test case per tested link (src, dst, lane): an outlier retest of a low
 // cell replaces its first result (the retest is what the verdict counts), so
 // a CI gate sees as many tests as the matrix has cells.
@@ -86,7 +43,67 @@ std::vector<const v1::PairResult*> LastResultPerLink(const v1::Run& run) {
   return out;
 }
 
+
 }  // namespace
+
+std::string RenderCsv(const v1::Run& run) {
+  internal::CellIndex index(run);
+  std::string out =
+      "run_id,round,src,src_nic,dst,dst_nic,rail,memory,size_bytes,status,bw_avg_gbps,bw_peak_gbps,"
+      "msg_rate_mpps,expected_gbps,verdict,attempts,reason,src_memory_used,dst_memory_used,dst_rail,"
+      "staged_bw_avg_gbps,gpu_host_ratio,staged_host_ratio,superseded_by_round\n";
+  // A link measured again (an outlier retest) has one reading the matrix
+  // counts, the last (analysis/matrix.cc): only its rows carry the cell's
+  // verdict; an earlier reading's rows name the round that replaced it, so
+  // counting the verdict column gives the run's counts.
+  std::map<const v1::PairResult*, uint32_t> superseded;
+  {
+    std::map<std::tuple<std::string, std::string, uint64_t>, const v1::PairResult*> seen;
+    for (const auto& p : run.pairs()) {
+      auto key = std::make_tuple(p.src().node(), p.dst().node(), analysis::LaneKey(p.rail(), analysis::DstRail(p)));
+      auto [it, fresh] = seen.try_emplace(key, &p);
+      if (!fresh) {
+        superseded[it->second] = p.round();
+        it->second = &p;
+      }
+    }
+  }
+  for (const auto& p : run.pairs()) {
+    const auto replaced = superseded.find(&p);
+    const std::string replaced_by = replaced == superseded.end() ? "" : absl::StrCat(replaced->second);
+    const std::string ratios = absl::StrCat(RatioField(p.gpu_host_ratio()), ",", RatioField(p.staged_host_ratio()));
+    // `r` is the pair's result or one of its memory halves (--memory with a
+    // list: the later kinds, a row per size each, their memory column naming
+    // the kind). The matrices and their verdicts are the first kind's: a
+    // half's verdict column is empty (its gdr blame is in the run's blame).
+    auto rows = [&](const v1::PairResult& r, bool half) {
+      auto row = [&](uint64_t size, v1::ResultStatus st, double avg, double peak, double rate, double staged,
+                     const std::string& reason) {
+        const v1::MatrixCell* c = half || !replaced_by.empty()
+                                      ? nullptr
+                                      : index.Find(p.src().node(), p.dst().node(), p.rail(), analysis::DstRail(p), size);
+        absl::StrAppend(&out, CsvField(run.run_id()), ",", p.round(), ",", CsvField(p.src().node()), ",",
+                        CsvField(p.src().nic_device()), ",", CsvField(p.dst().node()), ",",
+                        CsvField(p.dst().nic_device()), ",", p.rail(), ",", CsvField(r.src().memory()),
+                        ",", size, ",", StatusName(st), ",", absl::StrFormat("%.6g", avg), ",",
+                        absl::StrFormat("%.6g", peak), ",", absl::StrFormat("%.6g", rate), ",",
+                        absl::StrFormat("%.6g", p.expected_gbps()), ",", c ? c->verdict() : "", ",",
+                        p.attempts(), ",", CsvField(reason), ",", CsvField(internal::MemoryUsed(r.src())), ",",
+                        CsvField(internal::MemoryUsed(r.dst())), ",", analysis::DstRail(p), ",",
+                        staged > 0 ? absl::StrFormat("%.6g", staged) : "", ",", ratios, ",", replaced_by, "\n");
+      };
+      if (r.sizes().empty()) row(0, r.status(), 0, 0, 0, 0, r.reason());
+      for (const auto& s : r.sizes()) {
+        row(s.size_bytes(), r.status() == v1::RESULT_STATUS_OK ? s.status() : r.status(), s.bw_avg_gbps(),
+            s.bw_peak_gbps(), s.msg_rate_mpps(), s.staged_bw_avg_gbps(), s.error().empty() ? r.reason() : s.error());
+      }
+    };
+    rows(p, false);
+    for (const auto& h : p.memory_halves()) rows(h, true);
+  }
+  return out;
+}
+
 
 std::string RenderJUnit(const v1::Run& run) {
   internal::CellIndex index(run);
@@ -175,8 +192,11 @@ std::string RenderJUnit(const v1::Run& run) {
   if (left_out) ++failures;
   const size_t total = tests.size() + halves + (left_out ? 1 : 0);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  // <testsuites> has no skipped attribute in Jenkins' junit-10.xsd (the
+  // schema its JUnit and xUnit plugins read; tests/testdata/junit): only
+  // <testsuite> carries it.
   absl::StrAppend(&out, "<testsuites name=\"gdrbench\" tests=\"", total, "\" failures=\"",
-                  failures, "\" errors=\"", errors, "\" skipped=\"", skipped, "\">\n");
+                  failures, "\" errors=\"", errors, "\">\n");
   absl::StrAppend(&out, "  <testsuite name=\"gdrbench sweep ", XmlEscape(run.run_id()), " (",
                   XmlEscape(run.mode()), ")\" tests=\"", total, "\" failures=\"", failures,
                   "\" errors=\"", errors, "\" skipped=\"", skipped, "\" time=\"",
