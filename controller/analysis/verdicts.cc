@@ -206,7 +206,7 @@ void Summarize(const std::vector<std::string>& excluded, Outcome* out) {
   if (out->cells == 0) parts.push_back("no cell was measured");
   if (out->low) parts.push_back(absl::StrCat(out->low, " low"));
   if (out->fail) parts.push_back(absl::StrCat(out->fail, " failed"));
-  if (out->skipped) parts.push_back(absl::StrCat(out->skipped, " skipped"));
+  if (out->skipped) parts.push_back(absl::StrCat(out->skipped, " not run"));  // one word in every report (issue 32)
   if (out->memory_halves_bad) {
     parts.push_back(absl::StrCat(out->memory_halves_bad, " memory half(s) of later --memory kinds failed"));
   }

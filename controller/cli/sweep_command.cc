@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "controller/analysis/blame.h"
+#include "controller/analysis/left_out.h"
 #include "controller/cli/cli_util.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/server_commands.h"
@@ -277,6 +278,7 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
     std::printf("blame %s: %s\n", analysis::BlameLabel(b).c_str(), b.reason().c_str());
   }
   std::printf("%s\n", result->summary().c_str());
+  std::fputs(analysis::FormatLeftOut(*result).c_str(), stdout);  // each cause once, with its remedy
   std::printf("report: %s\n",
               std::filesystem::absolute(std::filesystem::path(o.out) / "report.html").c_str());
   int rc = result->passed() ? kExitPassed : kExitFailed;

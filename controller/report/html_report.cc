@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "controller/analysis/lane.h"
 #include "controller/report/heatmap_html.h"
+#include "controller/analysis/left_out.h"
 #include "controller/report/report.h"
 #include "controller/report/report_util.h"
 
@@ -150,6 +151,11 @@ std::string RenderHtml(const v1::Run& run) {
   absl::StrAppend(&out, "<h1>gdrbench sweep ", HtmlEscape(run.run_id()), "</h1>\n");
   absl::StrAppend(&out, "<p><span class=\"verdict ", run.passed() ? "pass\">PASS" : "fail\">FAIL",
                   "</span> ", HtmlEscape(run.summary()), "</p>\n");
+  // Nodes left out: each cause once, with its remedy (the per-node reasons folded below).
+  for (const auto& g : analysis::GroupLeftOut(run)) {
+    absl::StrAppend(&out, "<p class=\"cause\"><b>", g.nodes.size(), " node(s) ", HtmlEscape(g.cause), "</b>: ",
+                    HtmlEscape(absl::StrJoin(g.nodes, ", ")), ". Remedy: ", HtmlEscape(g.remedy), "</p>\n");
+  }
   absl::StrAppend(&out, "<p class=\"muted\">mode ", HtmlEscape(run.mode()), " &middot; ",
                   run.pairs_size(), " pair tests &middot; ", HtmlEscape(internal::TestedMemory(run)),
                   " &middot; ",
@@ -173,9 +179,10 @@ std::string RenderHtml(const v1::Run& run) {
     out += "</table>\n";
   }
   if (!run.excluded_nodes().empty()) {
-    out += "<h2>Nodes left out</h2><ul>\n";
+    absl::StrAppend(&out, "<h2>Nodes left out</h2><details><summary>", run.excluded_nodes_size(),
+                    " node(s), each with its reason</summary><ul>\n");
     for (const auto& e : run.excluded_nodes()) absl::StrAppend(&out, "<li>", HtmlEscape(e), "</li>\n");
-    out += "</ul>\n";
+    out += "</ul></details>\n";
   }
   if (!run.blame().empty()) {
     out += "<h2>Blame</h2>\n<table><tr><th>kind</th><th>subject</th><th>Gb/s</th><th>reason</th></tr>\n";

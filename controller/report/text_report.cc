@@ -1,9 +1,13 @@
 // The terminal matrix and the Markdown summary.
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "controller/analysis/lane.h"
+#include "controller/analysis/left_out.h"
 #include "controller/report/report.h"
 #include "controller/report/report_util.h"
 
@@ -209,6 +213,15 @@ std::string RenderMatrixText(const v1::Run& run) {
 std::string RenderMarkdown(const v1::Run& run) {
   std::string out = absl::StrCat("# gdrbench sweep ", run.run_id(), "\n\n");
   absl::StrAppend(&out, "**", run.passed() ? "PASS" : "FAIL", "** — ", run.summary(), "\n\n");
+  // Nodes left out: each cause once, with its count and remedy, first
+  // (the per-node reasons are in "Nodes left out", folded).
+  if (std::string causes = analysis::FormatLeftOut(run); !causes.empty()) {
+    for (const auto& line : absl::StrSplit(absl::StripTrailingAsciiWhitespace(causes), '\n')) {
+      const absl::string_view l = absl::StripLeadingAsciiWhitespace(line);
+      absl::StrAppend(&out, absl::StartsWith(l, "remedy: ") ? "  - " : "- ", l, "\n");
+    }
+    out += "\n";
+  }
   const auto vms = internal::VerdictMatrices(run);
   absl::StrAppend(&out, "- mode: ", run.mode(), ", nodes: ", vms.empty() ? 0 : vms[0]->nodes_size(),
                   ", pair tests: ", run.pairs_size(), "\n");
@@ -238,9 +251,10 @@ std::string RenderMarkdown(const v1::Run& run) {
     out += "\n";
   }
   if (!run.excluded_nodes().empty()) {
-    out += "## Nodes left out\n\n";
+    absl::StrAppend(&out, "## Nodes left out\n\n<details><summary>", run.excluded_nodes_size(),
+                    " node(s), each with its reason</summary>\n\n");
     for (const auto& e : run.excluded_nodes()) absl::StrAppend(&out, "- ", e, "\n");
-    out += "\n";
+    out += "\n</details>\n\n";
   }
   if (std::string flagged = FlaggedLinks(run); !flagged.empty()) {
     absl::StrAppend(&out, "## Links flagged by their counters\n\n", flagged, "\n");

@@ -348,14 +348,14 @@ TEST(Verdicts, SkippedCellsAreSkippedNotFailedAndBlameNobody) {
   EXPECT_EQ(o.skipped, 4u);
   EXPECT_EQ(o.fail, 0u);
   EXPECT_TRUE(o.blame.empty()) << BlameList(o)[0];
-  EXPECT_EQ(o.summary, "FAIL: 2/6 cells pass; 4 skipped, 1 node(s) left out (n2)");
+  EXPECT_EQ(o.summary, "FAIL: 2/6 cells pass; 4 not run, 1 node(s) left out (n2)");
   EXPECT_EQ(set.VerdictMatrices()[0]->at(2, 0).verdict, Verdict::kNone);
 
   // Both nodes of a pair left out: both named, neither blamed over the other.
   auto both = Full(2, 1, [](auto, auto, auto) { return kSkip; });
   auto b = Judge(both, DefaultPolicy(), nullptr, {"a: preflight FAIL (x)", "b: preflight FAIL (x)"});
   EXPECT_TRUE(b.blame.empty());
-  EXPECT_EQ(b.summary, "FAIL: 0/2 cells pass; 2 skipped, 2 node(s) left out (a, b)");
+  EXPECT_EQ(b.summary, "FAIL: 0/2 cells pass; 2 not run, 2 node(s) left out (a, b)");
 }
 
 TEST(Verdicts, ExcludedNodesFailTheRun) {
