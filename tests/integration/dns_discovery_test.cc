@@ -41,7 +41,7 @@ TEST(DnsDiscovery, ANameWithoutAddressIsOneLineNamingIt) {
   TempDir out;
   CommandResult r = RunCommand({Cli(), "sweep", "--agents", "dns:no-such-agent.invalid",
                                 "--insecure", "--out", out.path()});
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 4) << r.err;  // could not run (controller/cli/exit_codes.h)
   EXPECT_THAT(r.err, HasSubstr("--agents: dns:no-such-agent.invalid: 'no-such-agent.invalid'"));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }

@@ -33,7 +33,7 @@ got=$("$bin/gdrbench" drain --server "$srv" --insecure --run-id "$id" --check no
 "$bin/gdrbench" drain --server "$srv" --insecure --run-id "$id" --check node1 || fail "node1 would be drained"
 "$bin/gdrbench" drain --server "$srv" --insecure --cluster nowhere --dry-run 2>"$work/err"
 rc=$?
-if ((rc != 1)) || ! grep -q "no run on $srv for cluster nowhere" "$work/err"; then
+if ((rc != 4)) || ! grep -q "no run on $srv for cluster nowhere" "$work/err"; then
   fail "no run (exit $rc): $(cat "$work/err")"
 fi
 # The guard on the server path: 1 of 4 nodes is over 0.2.
