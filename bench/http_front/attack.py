@@ -6,7 +6,6 @@ gdrbench-server and against libmicrohttpd (mhd_probe.c) in the same session."""
 import json
 import os
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "integration",
@@ -23,15 +22,7 @@ def main():
     code, took = ht.raw(port, b"POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n"
                               b"Authorization: Bearer " + token.encode() + b"\r\n\r\n")
     out["content_length_1gib_with_token"] = f"{code} in {took:.2f} s"
-    peak = [ht.rss_mb(pid)]
-    done = threading.Event()
-
-    def sample():
-        while not done.wait(0.1):
-            peak[0] = max(peak[0], ht.rss_mb(pid))
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    rss = ht.RssPeak(pid)
     t0 = time.time()
     slow = ht.SlowClients(port, 300, [f"127.0.0.{i}" for i in range(2, 12)])
     flood = ht.ChunkedFlood(port, "127.0.0.12")
@@ -49,9 +40,8 @@ def main():
     out["slow_closed_by_server_at_15s"] = slow.closed_by_server
     out["slow_answered_408"] = slow.answers_408
     slow.close()
-    done.set()
-    sampler.join()
-    out["rss_above_idle_mb"] = round(peak[0] - out["idle_rss_mb"], 1)
+    rss.stop()
+    out["rss_above_idle_mb"] = round(rss.peak - out["idle_rss_mb"], 1)
     print(json.dumps(out))
 
 

@@ -31,6 +31,27 @@ def rss_mb(pid):
     return 0.0
 
 
+class RssPeak:
+    """The highest VmRSS of `pid`, sampled every `period` s until stop()."""
+
+    def __init__(self, pid, period=0.1):
+        self.pid, self.idle = pid, rss_mb(pid)
+        self.peak = self.idle
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, args=(period,), daemon=True)
+        self.thread.start()
+
+    def run(self, period):
+        while not self.done.wait(period):
+            self.peak = max(self.peak, rss_mb(self.pid))
+
+    def stop(self):
+        """Stops sampling; returns the peak's growth over the start, in MB."""
+        self.done.set()
+        self.thread.join()
+        return self.peak - self.idle
+
+
 def connect(port, source="127.0.0.1", timeout=5):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind((source, 0))
@@ -119,16 +140,7 @@ def streamed_upload(port, pid, write, run_pb2, sweep_pb2, json_format, mib=64):
     whole["pairs"] = []
     head = json.dumps(whole)
     body = (head[:-1] + ', "pairs": [' + pairs + "]}").encode() if head.endswith("}") else None
-    idle = rss_mb(pid)
-    peak = [idle]
-    done = threading.Event()
-
-    def sample():
-        while not done.wait(0.05):
-            peak[0] = max(peak[0], rss_mb(pid))
-
-    t = threading.Thread(target=sample, daemon=True)
-    t.start()
+    rss = RssPeak(pid, 0.05)
     t0 = time.time()
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     c.request("POST", "/api/v1/runs", body=body,
@@ -137,9 +149,7 @@ def streamed_upload(port, pid, write, run_pb2, sweep_pb2, json_format, mib=64):
     answer = r.read()
     took = time.time() - t0
     c.close()
-    done.set()
-    t.join()
-    grew = peak[0] - idle
+    grew = rss.stop()
     size_mb = len(body) / MB
     print(f"streamed upload of {size_mb:.0f} MiB ({n} pairs): {r.status} in {took:.1f} s, RSS {grew:+.1f} MB")
     check(r.status == 201 and f'"pairs": "{n}"' in answer.decode().replace('"pairs":"', '"pairs": "'),
@@ -447,15 +457,7 @@ def main():
             h.close()
 
         # 300 slow connections and a 1 GiB chunked body without a token.
-        rss_peak = [idle]
-        sampling = threading.Event()
-
-        def sample():
-            while not sampling.wait(0.1):
-                rss_peak[0] = max(rss_peak[0], rss_mb(pid))
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
+        rss = RssPeak(pid)
         t_slow = time.time()
         slow = SlowClients(port, 300, [f"127.0.0.{i}" for i in range(2, 12)])
         flood = ChunkedFlood(port, "127.0.0.12")
@@ -477,10 +479,9 @@ def main():
               f"the 300 slow connections were closed at the header deadline ({slow.closed_by_server} in {took:.1f} s)")
         check(slow.answers_408 == 300, f"each was answered 408 ({slow.answers_408})")
         slow.close()
-        sampling.set()
-        sampler.join()
-        grew = rss_peak[0] - idle
-        print(f"RSS peak {rss_peak[0]:.1f} MB ({grew:+.1f} MB above idle)")
+        rss.stop()
+        grew = rss.peak - idle  # against the idle of the server's start, not the sampler's
+        print(f"RSS peak {rss.peak:.1f} MB ({grew:+.1f} MB above idle)")
         check(grew < 300, f"RSS stayed under 300 MB above idle ({grew:.1f} MB)")
         code, took = timed_get(port, "/healthz")
         check(code == 200 and took < 1, f"/healthz after the attack ({took:.2f} s)")
