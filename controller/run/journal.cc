@@ -10,27 +10,19 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/bounded_read.h"
 #include "common/status.h"
 #include "controller/run/journal_records.h"
 
 namespace gdrbench::controller::run {
 namespace {
 
-constexpr char kMagic[] = "gdrbench-journal 2\n";
-constexpr size_t kMagicLen = sizeof(kMagic) - 1;
-constexpr uint32_t kMaxRecord = 64 << 20;
-// A journal is read whole: 1024 nodes x 8 rails is about 1 GB (bench/results).
-constexpr size_t kMaxJournalBytes = size_t{64} << 30;
-constexpr char kHeader = 'H', kPlan = 'P', kTest = 'T';
+using journal_records::kHeader;
+using journal_records::kMagic;
+using journal_records::kPlan;
+using journal_records::kTest;
+constexpr size_t kMagicLen = kMagic.size();
 
 uint32_t Checksum(const char* p, size_t n) { return journal_records::FrameChecksum(p, n); }
-
-uint32_t GetU32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  return v;
-}
 
 // `buf` holds, from `at` on, 8 placeholder bytes and then a frame's body:
 // fills in its length and checksum.
@@ -63,110 +55,6 @@ absl::Status WriteAll(int fd, std::vector<iovec>& iov, const std::string& path) 
       iov[first].iov_len -= done;
     }
   }
-  return absl::OkStatus();
-}
-
-// Calls `body(pos, data, len)` for each whole frame from `pos` on. Only the
-// very last frame may be damaged (a write cut short): it ends the walk with
-// torn_tail; damage before it is DATA_LOSS. A `body` error stops the walk.
-template <typename Fn>
-absl::Status ForEachFrame(const std::string& data, size_t pos, const std::string& path, JournalContents* out,
-                          Fn&& body) {
-  out->valid_bytes = pos;
-  while (pos < data.size()) {
-    if (data.size() - pos < 8) {
-      out->torn_tail = true;
-      break;
-    }
-    const uint32_t len = GetU32(data.data() + pos);
-    const uint32_t sum = GetU32(data.data() + pos + 4);
-    if (len > kMaxRecord || data.size() - pos - 8 < len) {
-      out->torn_tail = true;
-      break;
-    }
-    const char* p = data.data() + pos + 8;
-    absl::Status st = Checksum(p, len) == sum ? body(pos, p, len) : absl::DataLossError("bad checksum");
-    if (!st.ok()) {
-      if (pos + 8 + len == data.size() && absl::IsDataLoss(st)) {
-        out->torn_tail = true;
-        break;
-      }
-      return absl::Status(st.code(), absl::StrCat("journal ", path, ": record at byte ", pos, ": ", st.message()));
-    }
-    pos += 8 + len;
-    out->valid_bytes = pos;
-  }
-  return absl::OkStatus();
-}
-
-// Format 1: every frame a JournalRecord, the first one the header.
-absl::Status ReadFormat1(const std::string& data, const std::string& path, JournalContents* out) {
-  out->format = 1;
-  bool have_header = false;
-  RETURN_IF_ERROR(ForEachFrame(data, 0, path, out, [&](size_t, const char* p, uint32_t len) -> absl::Status {
-    v1::JournalRecord rec;
-    if (!rec.ParseFromArray(p, static_cast<int>(len))) return absl::DataLossError("not a record");
-    if (!have_header) {
-      if (!rec.has_header()) return absl::DataLossError("no header record");
-      out->header = std::move(*rec.mutable_header());
-      have_header = true;
-    } else if (rec.has_pair()) {
-      out->pairs.push_back(std::move(*rec.mutable_pair()));
-    }
-    return absl::OkStatus();
-  }));
-  if (!have_header) return absl::DataLossError(absl::StrCat("journal ", path, ": empty or no header"));
-  return absl::OkStatus();
-}
-
-// The number of frames from `pos` on, by their lengths alone (no checksum):
-// what a reserve needs.
-size_t CountFrames(const std::string& data, size_t pos) {
-  size_t n = 0;
-  while (data.size() - pos >= 8) {
-    const uint32_t len = GetU32(data.data() + pos);
-    if (len > kMaxRecord || data.size() - pos - 8 < len) break;
-    pos += 8 + len;
-    ++n;
-  }
-  return n;
-}
-
-absl::Status ReadFormat2(const std::string& data, const std::string& path, JournalContents* out) {
-  out->format = 2;
-  // Every frame after the header and the plan is a test.
-  const size_t frames = CountFrames(data, kMagicLen);
-  out->pairs.reserve(frames > 2 ? frames - 2 : 0);
-  int parts = 0;  // header, then plan
-  RETURN_IF_ERROR(
-      ForEachFrame(data, kMagicLen, path, out, [&](size_t, const char* p, uint32_t len) -> absl::Status {
-        if (len < 1) return absl::DataLossError("empty record");
-        const char kind = p[0];
-        const int n = static_cast<int>(len - 1);
-        const char expect = parts == 0 ? kHeader : parts == 1 ? kPlan : kTest;
-        if (kind != expect) {
-          return absl::DataLossError(absl::StrCat("a '", std::string(1, kind), "' record where '",
-                                                  std::string(1, expect), "' belongs"));
-        }
-        if (kind == kHeader) {
-          if (!out->header.ParseFromArray(p + 1, n)) return absl::DataLossError("bad header");
-          ++parts;
-        } else if (kind == kPlan) {
-          if (!out->plan.ParseFromArray(p + 1, n)) return absl::DataLossError("bad plan");
-          ++parts;
-        } else {
-          v1::JournalTest t;
-          if (!t.ParseFromArray(p + 1, n)) return absl::DataLossError("bad test record");
-          out->pairs.emplace_back();
-          absl::Status st = journal_records::ToPairResult(std::move(t), out->plan, &out->pairs.back());
-          if (!st.ok()) {
-            out->pairs.pop_back();
-            return st;
-          }
-        }
-        return absl::OkStatus();
-      }));
-  if (parts < 2) return absl::DataLossError(absl::StrCat("journal ", path, ": no header and plan"));
   return absl::OkStatus();
 }
 
@@ -207,7 +95,7 @@ absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Create(const std::
   {
     JournalWriter::Shard* sh = w->ThisThreadShard();
     std::lock_guard<std::mutex> lock(sh->mu);
-    sh->pending.assign(kMagic, kMagicLen);
+    sh->pending.assign(kMagic);
   }
   RETURN_IF_ERROR(w->WriteFrame(kHeader, header));
   RETURN_IF_ERROR(w->WriteFrame(kPlan, plan));
@@ -393,15 +281,5 @@ void JournalWriter::FlusherLoop() {
   }
 }
 
-absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
-  // One read(2) into a buffer of the file's size (a stringstream copied the
-  // file twice, in 4 KiB steps).
-  absl::StatusOr<std::string> file = ReadBoundedFile(path, kMaxJournalBytes);
-  if (!file.ok()) return absl::Status(file.status().code(), absl::StrCat("journal ", file.status().message()));
-  const std::string& data = *file;
-  JournalContents out;
-  RETURN_IF_ERROR(HasMagic(data) ? ReadFormat2(data, path, &out) : ReadFormat1(data, path, &out));
-  return out;
-}
 
 }  // namespace gdrbench::controller::run

@@ -39,6 +39,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -134,6 +135,50 @@ class JournalWriter {
   std::thread flusher_;
 };
 
+// What a read of a journal found besides its test records.
+struct JournalSummary {
+  uint32_t format = 0;          // 1 or 2
+  v1::JournalHeader header;
+  v1::JournalPlan plan;         // format 2
+  uint64_t tests = 0;           // test records handed to on_test
+  uint64_t valid_bytes = 0;     // bytes of whole, checksummed records
+  bool torn_tail = false;       // a partial record followed them ...
+  uint64_t dropped_bytes = 0;   // ... of this many bytes (Reopen cuts them off)
+};
+
+// A format-1 record carries no plan indices.
+inline constexpr uint32_t kNoNodeIndex = UINT32_MAX;
+
+struct JournalVisitor {
+  // Once the header (format 1) or the header and the plan (format 2) are
+  // read, before the first test. May be empty. An error stops the read and
+  // is returned as it is.
+  std::function<absl::Status(const JournalSummary&)> on_start;
+  // Each test record, rebuilt into the whole PairResult the runner handed
+  // over; `src`/`dst` index summary.plan.nodes (kNoNodeIndex in format 1).
+  // The message is reused for the next record: copy what you keep. An error
+  // stops the read and is returned as it is.
+  std::function<absl::Status(const v1::PairResult&, uint32_t src, uint32_t dst)> on_test;
+};
+
+// Reads `path` front to back in a fixed buffer (a few MiB, or one record if
+// larger): memory does not grow with the journal. What is wrong, and what is
+// done about it (tests/unit/controller/run/journal_test.cc pins each):
+//   NOT_FOUND / PERMISSION_DENIED naming the path;
+//   DATA_LOSS naming the path and the record's byte offset: the header (or
+//     the plan) missing; a record before the last one whose checksum or
+//     contents are bad; a record that names a node or rail the plan lacks;
+//     a frame length beyond 64 MiB with bytes after it (a garbled length; a
+//     cut write cannot make one);
+//   recovered and said so (torn_tail, dropped_bytes): the last record cut
+//     short (fewer bytes left than its length, or under 8) or, ending at the
+//     file's end, failing its checksum (a machine crash can leave zeros).
+// Thread safety: none needed (no shared state); the callbacks run on the
+// caller's thread.
+absl::StatusOr<JournalSummary> StreamJournal(const std::string& path, const JournalVisitor& visit);
+
+// The whole journal in memory (StreamJournal keeping every record): for
+// small journals and tests. A resume or an upload of a large run streams.
 struct JournalContents {
   uint32_t format = 0;          // 1 or 2
   v1::JournalHeader header;
@@ -143,9 +188,7 @@ struct JournalContents {
   bool torn_tail = false;       // a partial record followed them
 };
 
-// NOT_FOUND naming the path; DATA_LOSS when the header (or the plan) is
-// missing, a record in the middle is corrupt, or a record names a node or
-// rail the plan does not have.
+// Errors as StreamJournal.
 absl::StatusOr<JournalContents> ReadJournal(const std::string& path);
 
 }  // namespace gdrbench::controller::run

@@ -237,7 +237,7 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   return absl::OkStatus();
 }
 
-absl::Status ToPairResult(v1::JournalTest&& t, const v1::JournalPlan& plan, v1::PairResult* out) {
+absl::Status ToPairResult(const v1::JournalTest& t, const v1::JournalPlan& plan, v1::PairResult* out) {
   const auto nodes = static_cast<uint32_t>(plan.nodes_size());
   const uint32_t dst_rail = t.has_dst_rail() ? t.dst_rail() : t.rail();
   if (t.src() >= nodes || t.dst() >= nodes ||
@@ -247,25 +247,40 @@ absl::Status ToPairResult(v1::JournalTest&& t, const v1::JournalPlan& plan, v1::
                                             t.has_dst_rail() ? absl::StrCat(" -> ", dst_rail) : "",
                                             ", outside the journal's plan of ", nodes, " nodes"));
   }
+  // Every field assigned, none cleared first: `out`'s strings, sizes and
+  // sub-messages from the record before are reused (a Clear deletes the
+  // sub-messages; new/delete of them was a sixth of a resume's read).
   FillEndpoint(plan.nodes(static_cast<int>(t.src())), t.rail(), out->mutable_src());
   FillEndpoint(plan.nodes(static_cast<int>(t.dst())), dst_rail, out->mutable_dst());
   out->set_rail(t.rail());
-  if (t.has_dst_rail()) out->set_dst_rail(dst_rail);
+  if (t.has_dst_rail()) {
+    out->set_dst_rail(dst_rail);
+  } else {
+    out->clear_dst_rail();
+  }
   out->set_round(t.round());
   out->set_status(t.status());
-  out->mutable_reason()->swap(*t.mutable_reason());
-  out->mutable_sizes()->Swap(t.mutable_sizes());
-  // Sub-messages change owner (both on the heap): no copy, no new message.
-  if (t.has_summary()) out->set_allocated_summary(t.release_summary());
+  out->set_reason(t.reason());
+  *out->mutable_sizes() = t.sizes();
+  if (t.has_summary()) {
+    *out->mutable_summary() = t.summary();
+  } else {
+    out->clear_summary();
+  }
   out->set_attempts(t.attempts());
-  if (t.has_started_at()) out->set_allocated_started_at(t.release_started_at());
+  if (t.has_started_at()) {
+    *out->mutable_started_at() = t.started_at();
+  } else {
+    out->clear_started_at();
+  }
   out->set_duration_ns(t.duration_ns());
   out->set_expected_gbps(t.has_expected_gbps() ? t.expected_gbps()
                                                : PlanExpectedGbps(plan, t.src(), t.dst(), t.rail(), dst_rail));
-  out->mutable_reverse_sizes()->Swap(t.mutable_reverse_sizes());
+  *out->mutable_reverse_sizes() = t.reverse_sizes();
   v1::Endpoint* s = out->mutable_src();
-  s->set_memory_kind(t.has_src_memory_kind() ? t.src_memory_kind() : out->summary().memory_kind());
-  s->set_registration(t.has_src_registration() ? t.src_registration() : out->summary().registration());
+  const v1::SweepSummary& sum = t.summary();
+  s->set_memory_kind(t.has_src_memory_kind() ? t.src_memory_kind() : sum.memory_kind());
+  s->set_registration(t.has_src_registration() ? t.src_registration() : sum.registration());
   out->mutable_dst()->set_memory_kind(t.has_dst_memory_kind() ? t.dst_memory_kind() : s->memory_kind());
   out->mutable_dst()->set_registration(t.has_dst_registration() ? t.dst_registration() : s->registration());
   return absl::OkStatus();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -13,6 +14,19 @@
 #include "gdrbench/v1/run.pb.h"
 
 namespace gdrbench::controller::run::journal_records {
+
+// The file format's constants (journal.h): the first line of format 2, the
+// largest frame body either side accepts, and the kinds of frame.
+inline constexpr std::string_view kMagic = "gdrbench-journal 2\n";
+inline constexpr uint32_t kMaxRecord = 64 << 20;
+inline constexpr char kHeader = 'H', kPlan = 'P', kTest = 'T';
+
+// A frame's little-endian u32 (its length or checksum).
+inline uint32_t GetU32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
 
 // Appends the JournalTest wire bytes of `pair` (src/dst: its nodes' plan
 // indices). `plan_expected_gbps`: what FillIdentity computed; the pair's own
@@ -22,9 +36,11 @@ namespace gdrbench::controller::run::journal_records {
 absl::Status AppendTest(const v1::PairResult& pair, uint32_t src, uint32_t dst, double plan_expected_gbps,
                         const v1::JournalPlan& plan, std::string* out);
 
-// The PairResult `test` was written from (moves out of `test`). DATA_LOSS
-// when it names a node or rail the plan does not have.
-absl::Status ToPairResult(v1::JournalTest&& test, const v1::JournalPlan& plan, v1::PairResult* out);
+// The PairResult `test` was written from. `out`: a fresh message or the one
+// the previous call filled (every field a record carries is assigned, so
+// nothing of the record before survives, and its allocations are reused).
+// DATA_LOSS when it names a node or rail the plan does not have.
+absl::Status ToPairResult(const v1::JournalTest& test, const v1::JournalPlan& plan, v1::PairResult* out);
 
 // The plan's rate for a test (FillIdentity's rule over the plan's link rates):
 // src's port of `rail`, dst's of `dst_rail` (`rail` but in cross-rail runs).

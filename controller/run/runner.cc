@@ -143,7 +143,46 @@ constexpr int64_t kQuickTestNs = 1'000'000;
 
 }  // namespace
 
-absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_done) {
+bool DoneTests::Key(uint32_t round, uint32_t src, uint32_t dst, uint32_t rail, uint32_t dst_rail,
+                    uint64_t* key) const {
+  if (src >= nodes_ || dst >= nodes_ || rail >= rails_ || dst_rail >= rails_) return false;
+  // Mixed radix, the round the most significant digit.
+  unsigned __int128 k = round;
+  k = ((k * nodes_ + src) * nodes_ + dst) * rails_ * rails_ + rail * rails_ + dst_rail;
+  if (k > UINT64_MAX) return false;
+  *key = static_cast<uint64_t>(k);
+  return true;
+}
+
+absl::Status DoneTests::Add(uint32_t round, uint32_t src, uint32_t dst, uint32_t rail, uint32_t dst_rail) {
+  uint64_t key = 0;
+  if (!Key(round, src, dst, rail, dst_rail, &key)) {
+    return absl::OutOfRangeError(absl::StrCat("finished test of round ", round, ", node ", src, " -> ", dst,
+                                              ", rail ", rail, " -> ", dst_rail, ": outside a plan of ", nodes_,
+                                              " nodes and ", rails_, " rails (or its round past a 64-bit key)"));
+  }
+  keys_.push_back(key);
+  sealed_ = false;
+  return absl::OkStatus();
+}
+
+void DoneTests::Seal() {
+  std::sort(keys_.begin(), keys_.end());
+  keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
+  keys_.shrink_to_fit();
+  sealed_ = true;
+}
+
+bool DoneTests::Contains(uint32_t round, uint32_t src, uint32_t dst, uint32_t rail, uint32_t dst_rail) const {
+  uint64_t key = 0;
+  if (!sealed_ || !Key(round, src, dst, rail, dst_rail, &key)) return false;
+  return std::binary_search(keys_.begin(), keys_.end(), key);
+}
+
+absl::Status SweepRunner::Run(const DoneTests& already_done) {
+  if (!already_done.empty() && !already_done.sealed()) {
+    return absl::FailedPreconditionError("the finished tests of a resume were not sealed (DoneTests::Seal)");
+  }
   const auto& sched = plan_.schedule;
   // Every schedule that runs is checked: no NIC and no GPU in two tests of a
   // round (incast: but a target's, shared by its fan-in senders).
@@ -201,9 +240,8 @@ absl::Status SweepRunner::Run(const std::unordered_set<std::string>& already_don
     for (uint32_t i = 0; i < tests.size(); ++i) {
       const auto& t = tests[i];
       if (!already_done.empty() &&
-          already_done.count(TestKey(static_cast<uint32_t>(r) + options_.round_offset,
-                                     plan_.nodes[t.src].name,
-                                     plan_.nodes[t.dst].name, t.rail, t.TargetRail()))) {
+          already_done.Contains(static_cast<uint32_t>(r) + options_.round_offset, t.src, t.dst, t.rail,
+                                t.TargetRail())) {
         ++prog.tests_done;
         ++prog.tests_resumed;
         continue;

@@ -4,7 +4,6 @@
 #include <ctime>
 #include <mutex>
 #include <random>
-#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -163,33 +162,109 @@ absl::StatusOr<Agents> ConnectAgents(const SweepConfig& c, const inventory::Inve
   return a;
 }
 
+// Everything one RunSweep call accumulates while tests finish.
+class Collector {
+ public:
+  Collector(const run::Plan& plan, const SweepConfig& config, const SweepHooks& hooks)
+      : config_(config), hooks_(hooks), matrices_(Names(plan), plan.schedule_options.bidirectional) {}
+  void set_journal(run::JournalWriter* journal) { journal_ = journal; }
+
+  // Called by the runner from its workers at once: the journal (before the
+  // result counts as done).
+  absl::Status Record(const v1::PairResult& r, const schedule::Test& t) {
+    return journal_ != nullptr ? journal_->Append(r, t.src, t.dst) : absl::OkStatus();
+  }
+  // Called by the runner, serialized, after Record succeeded (`t`: the
+  // plan's node indices, the matrices' too).
+  absl::Status OnResult(const v1::PairResult& r, const schedule::Test& t) {
+    matrices_.Add(r, t.src, t.dst);
+    if (config_.keep_pairs) pairs_.push_back(r);
+    if (hooks_.on_result) hooks_.on_result(r);
+    return absl::OkStatus();
+  }
+  // A result from the journal (resume): not journaled again, not reported.
+  void Take(const v1::PairResult& r, uint32_t src, uint32_t dst) {
+    matrices_.Add(r, src, dst);
+    if (config_.keep_pairs) pairs_.push_back(r);
+  }
+
+  analysis::MatrixSet& matrices() { return matrices_; }
+  std::vector<v1::PairResult>& pairs() { return pairs_; }
+
+ private:
+  static std::vector<std::string> Names(const run::Plan& plan) {
+    std::vector<std::string> names;
+    for (const auto& n : plan.nodes) names.push_back(n.name);
+    return names;
+  }
+
+  const SweepConfig& config_;
+  const SweepHooks& hooks_;
+  run::JournalWriter* journal_ = nullptr;
+  analysis::MatrixSet matrices_;
+  std::vector<v1::PairResult> pairs_;
+};
+
 // The journal of this run: a new one, or the interrupted one reopened.
 struct Journal {
   v1::JournalHeader header;
   std::unique_ptr<run::JournalWriter> writer;  // null: no journal
-  std::vector<v1::PairResult> resumed;
-  std::unordered_set<std::string> done;        // TestKey of every resumed test
+  run::DoneTests done;                         // every resumed test
 };
 
-absl::StatusOr<Journal> OpenJournal(const SweepConfig& c, const run::Plan& plan) {
+uint32_t MaxRails(const run::Plan& plan) {
+  size_t rails = 1;
+  for (const auto& n : plan.nodes) rails = std::max({rails, n.rails.size(), n.rail_gbps.size()});
+  return static_cast<uint32_t>(rails);
+}
+
+// Resume: the journal streamed (nothing of it held but the matrices'
+// cells, the finished tests' keys and, with keep_pairs, the pairs), each
+// finished test handed to `collect`.
+absl::Status ReadResumed(const SweepConfig& c, const run::Plan& plan, Collector& collect, Journal* j) {
+  j->done = run::DoneTests(static_cast<uint32_t>(plan.nodes.size()), MaxRails(plan));
+  run::JournalVisitor v;
+  v.on_start = [&](const run::JournalSummary& s) -> absl::Status {
+    if (s.header.plan_fingerprint() != plan.fingerprint) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "resume ", c.journal_path, ": the journal was written for plan ", s.header.plan_fingerprint(),
+          ", this sweep makes plan ", plan.fingerprint,
+          ": resume with the same inventory and options (and the same nodes answering)"));
+    }
+    j->done.Reserve(s.header.tests());
+    return absl::OkStatus();
+  };
+  v.on_test = [&](const v1::PairResult& p, uint32_t src, uint32_t dst) -> absl::Status {
+    if (src == run::kNoNodeIndex) {  // format 1: by name
+      const int s = collect.matrices().NodeIndex(p.src().node()), d = collect.matrices().NodeIndex(p.dst().node());
+      if (s < 0 || d < 0) {
+        return absl::DataLossError(absl::StrCat("resume ", c.journal_path, ": a test of ", p.src().node(), " -> ",
+                                                p.dst().node(), ", a node outside this plan"));
+      }
+      src = static_cast<uint32_t>(s);
+      dst = static_cast<uint32_t>(d);
+    }
+    collect.Take(p, src, dst);
+    const absl::Status added =
+        j->done.Add(p.round(), src, dst, p.rail(), p.has_dst_rail() ? p.dst_rail() : p.rail());
+    return added.ok() ? added
+                      : absl::DataLossError(absl::StrCat("resume ", c.journal_path, ": ", added.message()));
+  };
+  ASSIGN_OR_RETURN(run::JournalSummary in, run::StreamJournal(c.journal_path, v));
+  j->done.Seal();
+  j->header = std::move(in.header);
+  ASSIGN_OR_RETURN(j->writer, run::JournalWriter::Reopen(c.journal_path, in.valid_bytes, run::DescribePlan(plan),
+                                                         c.journal_options));
+  spdlog::info("resuming run {}: {} tests already done{}", j->header.run_id(), in.tests,
+               in.torn_tail ? absl::StrCat(" (a torn last record of ", in.dropped_bytes, " bytes was dropped)") : "");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Journal> OpenJournal(const SweepConfig& c, const run::Plan& plan, Collector& collect) {
   Journal j;
   if (c.resume) {
     if (c.journal_path.empty()) return absl::InvalidArgumentError("resume: no journal path given");
-    ASSIGN_OR_RETURN(run::JournalContents in, run::ReadJournal(c.journal_path));
-    if (in.header.plan_fingerprint() != plan.fingerprint) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "resume ", c.journal_path, ": the journal was written for plan ",
-          in.header.plan_fingerprint(), ", this sweep makes plan ", plan.fingerprint,
-          ": resume with the same inventory and options (and the same nodes answering)"));
-    }
-    j.header = std::move(in.header);
-    j.resumed = std::move(in.pairs);
-    for (const auto& p : j.resumed) j.done.insert(run::TestKey(p));
-    ASSIGN_OR_RETURN(j.writer,
-                     run::JournalWriter::Reopen(c.journal_path, in.valid_bytes, run::DescribePlan(plan),
-                                                c.journal_options));
-    spdlog::info("resuming run {}: {} tests already done{}", j.header.run_id(), j.resumed.size(),
-                 in.torn_tail ? " (a torn last record was dropped)" : "");
+    RETURN_IF_ERROR(ReadResumed(c, plan, collect, &j));
     return j;
   }
   j.header.set_run_id(c.run_id.empty() ? NewRunId() : c.run_id);
@@ -206,50 +281,6 @@ absl::StatusOr<Journal> OpenJournal(const SweepConfig& c, const run::Plan& plan)
   }
   return j;
 }
-
-// Everything one RunSweep call accumulates while tests finish.
-class Collector {
- public:
-  Collector(const run::Plan& plan, const SweepConfig& config, const SweepHooks& hooks,
-            run::JournalWriter* journal)
-      : config_(config), hooks_(hooks), journal_(journal),
-        matrices_(Names(plan), plan.schedule_options.bidirectional) {}
-
-  // Called by the runner from its workers at once: the journal (before the
-  // result counts as done).
-  absl::Status Record(const v1::PairResult& r, const schedule::Test& t) {
-    return journal_ != nullptr ? journal_->Append(r, t.src, t.dst) : absl::OkStatus();
-  }
-  // Called by the runner, serialized, after Record succeeded (`t`: the
-  // plan's node indices, the matrices' too).
-  absl::Status OnResult(const v1::PairResult& r, const schedule::Test& t) {
-    matrices_.Add(r, t.src, t.dst);
-    if (config_.keep_pairs) pairs_.push_back(r);
-    if (hooks_.on_result) hooks_.on_result(r);
-    return absl::OkStatus();
-  }
-  // A result from the journal (resume): not journaled again, not reported.
-  void Take(const v1::PairResult& r) {
-    matrices_.Add(r);
-    if (config_.keep_pairs) pairs_.push_back(r);
-  }
-
-  analysis::MatrixSet& matrices() { return matrices_; }
-  std::vector<v1::PairResult>& pairs() { return pairs_; }
-
- private:
-  static std::vector<std::string> Names(const run::Plan& plan) {
-    std::vector<std::string> names;
-    for (const auto& n : plan.nodes) names.push_back(n.name);
-    return names;
-  }
-
-  const SweepConfig& config_;
-  const SweepHooks& hooks_;
-  run::JournalWriter* journal_;
-  analysis::MatrixSet matrices_;
-  std::vector<v1::PairResult> pairs_;
-};
 
 void Report(const SweepHooks& h, Phase phase, uint32_t pass = 0, const run::Progress* p = nullptr) {
   if (!h.on_progress) return;
@@ -393,13 +424,11 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
                                              probe.infos.size(), " answered), before its first test"));
   }
   ASSIGN_OR_RETURN(run::Plan plan, run::MakePlan(probe.nodes, r.memory, c.schedule, r.params));
-  ASSIGN_OR_RETURN(Journal journal, OpenJournal(c, plan));
+  Collector collect(plan, c, hooks);
+  ASSIGN_OR_RETURN(Journal journal, OpenJournal(c, plan, collect));
+  collect.set_journal(journal.writer.get());
   const std::string& run_id = journal.header.run_id();
-
-  Collector collect(plan, c, hooks, journal.writer.get());
-  for (const auto& p : journal.resumed) collect.Take(p);
-  if (hooks.on_start) hooks.on_start(SweepStart{run_id, plan, journal.resumed.size()});
-  journal.resumed.clear();
+  if (hooks.on_start) hooks.on_start(SweepStart{run_id, plan, journal.done.size()});
 
   // The tests.
   run::AgentPairTesterOptions to;
