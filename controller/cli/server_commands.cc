@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -235,22 +236,37 @@ absl::StatusOr<v1::Run> LoadRunOrJournal(const std::string& path) {
   char first = 0;
   in >> first;
   if (first == '{') return report::LoadRunJson(path);
-  ASSIGN_OR_RETURN(run::JournalContents j, run::ReadJournal(path));
-  std::set<std::string> seen;
-  std::vector<std::string> names(j.header.nodes().begin(), j.header.nodes().end());
-  analysis::MatrixSet set(names, j.header.params().bidirectional());
-  for (const auto& p : j.pairs) set.Add(p);
-  v1::VerdictPolicy policy = analysis::DefaultPolicy();
-  analysis::Outcome outcome = analysis::Judge(set, policy, nullptr, {});
+  // Streamed: each record goes into the matrices and the run once (the
+  // whole journal held as well doubled the memory of a large run's upload).
   v1::Run run;
+  std::unique_ptr<analysis::MatrixSet> set;
+  run::JournalVisitor v;
+  v.on_start = [&](const run::JournalSummary& s) {
+    std::vector<std::string> names(s.header.nodes().begin(), s.header.nodes().end());
+    set = std::make_unique<analysis::MatrixSet>(std::move(names), s.header.params().bidirectional());
+    if (s.header.tests() > 0) run.mutable_pairs()->Reserve(static_cast<int>(s.header.tests()));
+    return absl::OkStatus();
+  };
+  v.on_test = [&](const v1::PairResult& p, uint32_t src, uint32_t dst) {
+    // The header's node list is the plan's (format 2's indices index it).
+    if (src == run::kNoNodeIndex || src >= set->nodes().size() || dst >= set->nodes().size()) {
+      set->Add(p);
+    } else {
+      set->Add(p, src, dst);
+    }
+    *run.add_pairs() = p;
+    return absl::OkStatus();
+  };
+  ASSIGN_OR_RETURN(run::JournalSummary j, run::StreamJournal(path, v));
+  v1::VerdictPolicy policy = analysis::DefaultPolicy();
+  analysis::Outcome outcome = analysis::Judge(*set, policy, nullptr, {});
   run.set_run_id(j.header.run_id());
   *run.mutable_started_at() = j.header.started_at();
   *run.mutable_finished_at() = j.header.started_at();
   run.set_mode(j.header.mode());
   *run.mutable_params() = j.header.params();
   *run.mutable_policy() = policy;
-  for (auto& p : j.pairs) *run.add_pairs() = std::move(p);
-  analysis::FillRun(set, outcome, &run);
+  analysis::FillRun(*set, outcome, &run);
   analysis::FlagLinks(policy, &run);
   run.set_summary(absl::StrCat("from the journal (", run.pairs_size(), " of ", j.header.tests(),
                                " tests finished, default verdict policy): ", run.summary()));
