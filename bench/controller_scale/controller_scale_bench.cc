@@ -6,10 +6,17 @@
 //
 //   gdrbench-controller-bench [--nodes 1024] [--rails 8] [--bidirectional]
 //                             [--journal /tmp/j.bin | --no-journal] [--parallel 2]
-//                             [--read-back]
+//                             [--read-back] [--keep-journal] [--read-only]
+//                             [--sweep-library [--keep-pairs]]
 // Prints one JSON object. --read-back: the journal is then read as a resume
-// reads it (ReadJournal, every record back into a whole PairResult), timed
-// apart from the run.
+// reads it (StreamJournal: every record back into a whole PairResult, into
+// fresh matrices and the finished tests' keys, nothing else held), timed
+// apart from the run. --read-only: no run; the --journal a run left
+// (--keep-journal) is read back alone, so the process's peak RSS
+// (max_rss_mb; /usr/bin/time -v) is the read-back's own. --sweep-library:
+// the whole workflow as `gdrbench sweep` runs it (sweep::RunSweep: preflight,
+// plan, journal, tests, retests, verdicts, the v1::Run), --keep-pairs as the
+// CLI keeps them (SweepConfig::keep_pairs), printing its time and peak RSS.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -23,6 +30,7 @@
 #include "controller/run/journal.h"
 #include "controller/run/probe.h"
 #include "controller/run/runner.h"
+#include "controller/sweep/sweep.h"
 
 namespace run = gdrbench::controller::run;
 namespace analysis = gdrbench::controller::analysis;
@@ -42,6 +50,92 @@ double CpuSeconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+long MaxRssMb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;
+}
+
+// What a resume's read of the journal did.
+struct ReadBack {
+  double s = 0, cpu_s = 0;
+  uint64_t tests = 0, journal_bytes = 0;
+  size_t done_keys = 0;
+  bool torn_tail = false;
+};
+
+// Reads `path` as the sweep library's resume does (controller/sweep: every
+// finished test into the matrices and the keys of the tests not to run
+// again; nothing else kept).
+absl::StatusOr<ReadBack> ReadJournalBack(const std::string& path) {
+  ReadBack out;
+  auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = CpuSeconds();
+  std::unique_ptr<analysis::MatrixSet> matrices;
+  run::DoneTests done;
+  run::JournalVisitor v;
+  v.on_start = [&](const run::JournalSummary& s) {
+    std::vector<std::string> names;
+    uint32_t rails = 1;
+    for (const auto& n : s.plan.nodes()) {
+      names.push_back(n.name());
+      rails = std::max(rails, static_cast<uint32_t>(n.rails_size()));
+    }
+    matrices = std::make_unique<analysis::MatrixSet>(std::move(names), s.header.params().bidirectional());
+    done = run::DoneTests(static_cast<uint32_t>(s.plan.nodes_size()), rails);
+    done.Reserve(s.header.tests());
+    return absl::OkStatus();
+  };
+  v.on_test = [&](const v1::PairResult& p, uint32_t src, uint32_t dst) {
+    matrices->Add(p, src, dst);
+    return done.Add(p.round(), src, dst, p.rail(), p.has_dst_rail() ? p.dst_rail() : p.rail());
+  };
+  auto summary = run::StreamJournal(path, v);
+  if (!summary.ok()) return summary.status();
+  done.Seal();
+  out.s = Since(t0);
+  out.cpu_s = CpuSeconds() - cpu0;
+  out.tests = summary->tests;
+  out.torn_tail = summary->torn_tail;
+  out.done_keys = done.size();
+  out.journal_bytes = std::filesystem::file_size(path);
+  return out;
+}
+
+// The sweep library over the fake cluster (--sweep-library).
+int SweepLibrary(run::FakeCluster& cluster, const gdrbench::controller::inventory::Inventory& inv,
+                 uint32_t parallel, bool keep_pairs, const std::string& journal_path) {
+  namespace sweep = gdrbench::controller::sweep;
+  sweep::SweepConfig c;
+  c.inventory = inv;
+  c.agents = cluster.agents();
+  c.params.clear_sizes_bytes();
+  c.params.add_sizes_bytes(kSizeBytes);
+  c.params.set_iterations(1000);
+  c.parallel = parallel;
+  c.keep_pairs = keep_pairs;
+  c.journal_path = journal_path;
+  auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = CpuSeconds();
+  auto result = sweep::RunSweep(c);
+  const double wall = Since(t0), cpu = CpuSeconds() - cpu0;
+  if (!result.ok()) {
+    std::fprintf(stderr, "sweep: %s\n", std::string(result.status().message()).c_str());
+    return 1;
+  }
+  // What the v1::Run's matrices hold in memory (a MatrixCell message per
+  // tested cell), and the pairs when kept.
+  size_t matrices_bytes = 0, pairs_bytes = 0;
+  for (const auto& m : result->matrices()) matrices_bytes += m.SpaceUsedLong();
+  for (const auto& p : result->pairs()) pairs_bytes += p.SpaceUsedLong();
+  std::printf("{\"mode\":\"sweep-library\",\"nodes\":%zu,\"keep_pairs\":%s,\"pairs\":%d,\"matrices\":%d,"
+              "\"wall_s\":%.3f,\"cpu_s\":%.3f,\"max_rss_mb\":%ld,\"run_matrices_mb\":%.1f,\"run_pairs_mb\":%.1f,"
+              "\"summary\":\"%.60s\"}\n",
+              inv.nodes.size(), keep_pairs ? "true" : "false", result->pairs_size(), result->matrices_size(), wall,
+              cpu, MaxRssMb(), matrices_bytes / 1e6, pairs_bytes / 1e6, result->summary().c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,7 +152,25 @@ int main(int argc, char** argv) {
   app.add_option("--journal", journal_path);
   app.add_flag("--no-journal", no_journal);
   app.add_flag("--read-back", read_back, "time reading the journal back (a resume's first step)");
+  bool keep_journal = false, read_only = false, sweep_library = false, keep_pairs = false;
+  app.add_flag("--sweep-library", sweep_library, "the whole sweep::RunSweep workflow instead of the runner alone");
+  app.add_flag("--keep-pairs", keep_pairs, "--sweep-library: keep every PairResult (as `gdrbench sweep` does)");
+  app.add_flag("--keep-journal", keep_journal, "leave the journal file (for --read-only)");
+  app.add_flag("--read-only", read_only, "no run: read back the --journal an earlier run kept");
   CLI11_PARSE(app, argc, argv);
+  if (read_only) {
+    auto rb = ReadJournalBack(journal_path);
+    if (!rb.ok()) {
+      std::fprintf(stderr, "read back: %s\n", std::string(rb.status().message()).c_str());
+      return 1;
+    }
+    std::printf("{\"journal_bytes\":%llu,\"read_back_s\":%.3f,\"read_back_cpu_s\":%.3f,\"read_back_tests\":%llu,"
+                "\"done_keys\":%zu,\"torn_tail\":%s,\"max_rss_mb\":%ld}\n",
+                static_cast<unsigned long long>(rb->journal_bytes), rb->s, rb->cpu_s,
+                static_cast<unsigned long long>(rb->tests), rb->done_keys, rb->torn_tail ? "true" : "false",
+                MaxRssMb());
+    return 0;
+  }
 
   run::FakeCluster cluster(nodes, rails, 400);
   cluster.SetSizes({kSizeBytes});  // the agents answer the size asked (AnswerBounds drops others)
@@ -76,6 +188,11 @@ int main(int argc, char** argv) {
     inv.nodes.push_back(std::move(n));
   }
 
+  if (sweep_library) {
+    const int rc = SweepLibrary(cluster, inv, parallel, keep_pairs, no_journal ? "" : journal_path);
+    if (!no_journal && !keep_journal) std::filesystem::remove(journal_path);
+    return rc;
+  }
   const double cpu0 = CpuSeconds();
   auto t0 = std::chrono::steady_clock::now();
   run::ProbeOptions po;
@@ -144,22 +261,21 @@ int main(int argc, char** argv) {
   uint64_t journal_bytes = 0;
   double read_s = 0, read_cpu_s = 0;
   size_t read_pairs = 0;
+  const long run_rss_mb = MaxRssMb();
   if (journal) {
     journal.reset();
     journal_bytes = std::filesystem::file_size(journal_path);
     if (read_back) {
-      auto t4 = std::chrono::steady_clock::now();
-      const double cpu4 = CpuSeconds();
-      auto contents = run::ReadJournal(journal_path);
-      read_s = Since(t4);
-      read_cpu_s = CpuSeconds() - cpu4;
-      if (!contents.ok()) {
-        std::fprintf(stderr, "read back: %s\n", std::string(contents.status().message()).c_str());
+      auto rb = ReadJournalBack(journal_path);
+      if (!rb.ok()) {
+        std::fprintf(stderr, "read back: %s\n", std::string(rb.status().message()).c_str());
         return 1;
       }
-      read_pairs = contents->pairs.size();
+      read_s = rb->s;
+      read_cpu_s = rb->cpu_s;
+      read_pairs = rb->tests;
     }
-    std::filesystem::remove(journal_path);
+    if (!keep_journal) std::filesystem::remove(journal_path);
   }
   const size_t tests = plan->schedule.tests();
   std::printf(
@@ -168,12 +284,12 @@ int main(int argc, char** argv) {
       " \"read_back_s\":%.3f,\"read_back_cpu_s\":%.3f,\"read_back_pairs\":%zu,\n"
       " \"probe_s\":%.3f,\"schedule_s\":%.3f,\"run_s\":%.3f,\"analysis_s\":%.3f,\"total_s\":%.3f,"
       "\"cpu_s\":%.3f,\n \"per_test_overhead_us\":%.3f,\"per_test_cpu_us\":%.3f,\n"
-      " \"open_targets_left\":%lld,\"blame\":[",
+      " \"run_max_rss_mb\":%ld,\"max_rss_mb\":%ld,\"open_targets_left\":%lld,\"blame\":[",
       nodes, rails, bidirectional ? "true" : "false", parallel, plan->schedule.rounds(), tests,
       outcome.cells, static_cast<unsigned long long>(cluster.rpcs()),
       static_cast<unsigned long long>(journal_bytes), static_cast<double>(journal_bytes) / tests, read_s,
       read_cpu_s, read_pairs, probe_s, schedule_s, run_s, analysis_s, total_s,
-      cpu, 1e6 * run_s / tests, 1e6 * run_cpu / tests,
+      cpu, 1e6 * run_s / tests, 1e6 * run_cpu / tests, run_rss_mb, MaxRssMb(),
       static_cast<long long>(cluster.open_targets()));
   for (size_t i = 0; i < outcome.blame.size() && i < 10; ++i) {
     std::printf("%s\"%s %s\"", i ? "," : "", outcome.blame[i].kind().c_str(),
