@@ -48,6 +48,10 @@ inline constexpr uint32_t kMaxQpTimeout = 31;                // 5 bits; 0 would 
 inline constexpr uint32_t kMaxInline = 1024;
 inline constexpr uint64_t kMaxBufferBytes = 16ull << 30;     // per test, all QPs
 inline constexpr int kMaxGidIndex = 255;
+// Service level (perftest -S, NCCL_IB_SL): 4 bits; traffic class (perftest
+// --tclass / -T, NCCL_IB_TC): the GRH's 8 bits (DSCP << 2 | ECN).
+inline constexpr uint32_t kMaxServiceLevel = 15;
+inline constexpr uint32_t kMaxTrafficClass = 255;
 
 // perftest -a: 2 B .. 8 MiB, powers of two.
 inline constexpr uint64_t kAllSizesMin = 2;
@@ -65,7 +69,11 @@ inline constexpr char kDefaultPairSizes[] = "all";
 // A sweep (`gdrbench sweep`, v1.SweepSpec): what a test runs.
 inline constexpr std::array<uint64_t, 2> kDefaultSweepSizes = {64ull << 10, 1ull << 20};
 inline constexpr uint64_t kDefaultSweepIterations = 1000;  // unless a duration is given
-inline constexpr uint64_t kDefaultPatternSeed = 1;         // SweepParams.seed (verify pattern)
+// SweepParams.seed (the verify pattern's) of a sweep or a `gdrbench pair`:
+// 0 = drawn at random, per run (a sweep: each test's seed derived from it and
+// the test, controller/run/pair_tester.h TestSeed) or per test (pair); every
+// test's seed is recorded (PairResult.verify_seed) so it can be run again.
+inline constexpr uint64_t kDefaultPatternSeed = 0;
 inline constexpr char kDefaultMode[] = "all-pairs";
 inline constexpr char kDefaultConnection[] = "auto";  // rdma_cm when the port has an IP
 // The schedule.

@@ -82,16 +82,28 @@ const v1::SizeResult* ReverseFor(const v1::PairResult& r, uint64_t size) {
 }
 
 // The perftest line and the verdict.
-std::string Footer(const v1::PairResult& r) {
+std::string Footer(const v1::PairResult& r, bool bidirectional) {
   std::string out;
+  if (bidirectional && r.has_summary() && !r.sizes().empty()) {
+    absl::StrAppend(&out, r.summary().sizes_in_lockstep()
+                              ? " both directions in lock-step: each size started and ended together (a barrier "
+                                "before and after it, as perftest's duplex mode)\n"
+                              : " NOT in lock-step: the directions' sizes overlapped freely, so a direction that "
+                                "finished first left the other unloaded (its figures and the sum may be "
+                                "inflated)\n");
+  }
+  if (r.verify_seed() != 0) absl::StrAppend(&out, " verify seed: ", r.verify_seed(), " (--seed runs it again)\n");
   if (!r.summary().perftest_command().empty()) {
     absl::StrAppend(&out, " perftest equivalent: ", r.summary().perftest_command(), "\n");
   }
+  bool counters = false;
   for (const auto* pc : {&r.src_counters(), &r.dst_counters()}) {
     if (pc->device().empty() && pc->absent().empty()) continue;  // not sampled
     absl::StrAppend(&out, " counters ", pc == &r.src_counters() ? "client " : "server ",
                     report::DescribePortCounters(*pc), "\n");
+    counters = true;
   }
+  if (counters) absl::StrAppend(&out, " (", report::kPortCountersCaveat, ")\n");
   absl::StrAppend(&out, " result: ", v1::ResultStatus_Name(r.status()),
                   r.reason().empty() ? "" : absl::StrCat(": ", r.reason()),
                   r.link_flag().empty() ? "" : absl::StrCat(", but ", r.link_flag()), "\n");
@@ -191,7 +203,7 @@ std::string FormatPairTable(const v1::PairResult& r, bool bidirectional) {
   std::string out = absl::StrCat(Banner(r), "\n");
   bool latency = false;
   for (const auto& s : r.sizes()) latency = latency || s.has_latency();
-  if (latency) return absl::StrCat(out, LatencyTable(r), Footer(r));
+  if (latency) return absl::StrCat(out, LatencyTable(r), Footer(r, false));
   bool verify = false;
   for (const auto& s : r.sizes()) verify = verify || s.verified() || s.verify_first_bad_offset();
   bool staged = false;
@@ -219,7 +231,7 @@ std::string FormatPairTable(const v1::PairResult& r, bool bidirectional) {
     }
     absl::StrAppend(&out, line, "\n");
   }
-  return absl::StrCat(out, Footer(r));
+  return absl::StrCat(out, Footer(r, bidirectional));
 }
 
 int PairCommand(const PairOptions& o) {

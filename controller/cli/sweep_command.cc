@@ -175,6 +175,7 @@ int DryRun(const SweepOptions& o, const sweep::SweepConfig& c) {
     PrintPlanJson(*plan, sweep::Estimate(c), basis, stdout);
   } else {
     PrintPlanText(*plan, sweep::Estimate(c), basis, stdout);
+    if (std::string qos = sweep::DescribeQos(c, sweep::kFlagNames); !qos.empty()) std::printf("qos: %s\n", qos.c_str());
   }
   return 0;
 }
@@ -251,6 +252,9 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
     }
   };
   hooks.on_result = [&](const v1::PairResult& r) { progress.Result(r); };
+  if (std::string qos = sweep::DescribeQos(c, sweep::kFlagNames); !qos.empty()) {
+    std::fprintf(stderr, "qos: %s\n", qos.c_str());
+  }
   absl::StatusOr<v1::Run> result = [&] {
     CancelOnSignals signals(&cancel);
     return sweep::RunSweep(c, hooks);

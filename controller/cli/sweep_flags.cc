@@ -18,7 +18,9 @@ void AddPairOnlyFlags(CLI::App* c, SweepFlags& f) {
                 "host, hugepage, gpu[:<i|BDF>], gpu-staged[:<i|BDF>] (gpu: the NIC's rail GPU), or a "
                 "list (host,gpu): one test per kind, back to back")
       ->capture_default_str();
-  c->add_option("--seed", f.seed, "verify pattern seed")->capture_default_str();
+  c->add_option("--seed", f.seed,
+                "verify pattern seed; 0: a random one per test (the result's verify_seed says which)")
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -57,6 +59,18 @@ void AddSweepFlags(CLI::App* c, SweepFlags& f, SweepFlagSet set) {
   c->add_option("--cm", f.cm, "connection: auto (rdma_cm when the port has an IP), rdma_cm, oob (no IPoIB)")
       ->capture_default_str();
   c->add_option("--gid-index", f.gid_index, "GID index of both ends (perftest -x); default chosen");
+  c->add_option("--sl", f.sl,
+                absl::StrCat("service level 0 .. ", limits::kMaxServiceLevel,
+                             " (perftest -S, NCCL_IB_SL): out of band only, rdma_cm refuses it; default 0",
+                             sweep ? " or the inventory's qos.sl" : ""));
+  c->add_option("--tclass", f.tclass,
+                absl::StrCat("traffic class 0 .. ", limits::kMaxTrafficClass,
+                             " (perftest --tclass, NCCL_IB_TC; DSCP << 2): the GRH out of band, the TOS with "
+                             "rdma_cm; default 0 out of band, rdma_cm's default_roce_tos",
+                             sweep ? ", or the inventory's qos.tclass" : ""));
+  c->add_flag("--disable-pcie-relaxed", f.disable_pcie_relaxed,
+              "register buffers without PCIe relaxed ordering (perftest --disable_pcie_relaxed; relaxed "
+              "ordering is perftest's and NCCL's default)");
   if (!sweep) {
     c->add_option("--test", f.test, "write_bw, or write_lat (ib_write_lat's ping-pong, latency in us)")
         ->capture_default_str();
@@ -85,6 +99,22 @@ absl::StatusOr<v1::SweepParams> ToSweepParams(const SweepFlags& f) {
   ASSIGN_OR_RETURN(v1::ConnectionMode cm, sweep::ParseConnectionMode(f.cm, names.cm));
   p.set_cm(cm);
   if (f.gid_index != -1) p.set_gid_index(f.gid_index);
+  p.set_disable_pcie_relaxed(f.disable_pcie_relaxed);
+  // Range-checked here: a negative value (other than unset) or one past
+  // 32 bits must not wrap into range.
+  if (f.sl != -1) {
+    if (f.sl < 0 || f.sl > limits::kMaxServiceLevel) {
+      return Bad(names.sl, " ", f.sl, ": give 0 .. ", limits::kMaxServiceLevel, " (the service level, perftest -S)");
+    }
+    p.set_sl(static_cast<uint32_t>(f.sl));
+  }
+  if (f.tclass != -1) {
+    if (f.tclass < 0 || f.tclass > limits::kMaxTrafficClass) {
+      return Bad(names.tclass, " ", f.tclass, ": give 0 .. ", limits::kMaxTrafficClass,
+                 " (the traffic class, DSCP << 2 | ECN, perftest --tclass)");
+    }
+    p.set_tclass(static_cast<uint32_t>(f.tclass));
+  }
   if (f.test == "write_bw") {
     p.set_test(v1::TEST_KIND_WRITE_BW);
   } else if (f.test == "write_lat") {

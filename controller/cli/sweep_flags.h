@@ -32,11 +32,14 @@ struct SweepFlags {
   std::string memory = "host";   // pair: host | hugepage | gpu:<i|BDF> | gpu-staged:<i|BDF>
   bool bidirectional = false;
   bool verify = false;
-  uint64_t seed = sweep_limits::kDefaultPatternSeed;
+  uint64_t seed = sweep_limits::kDefaultPatternSeed;  // 0: a random one per test
   uint32_t qp_timeout = sweep_limits::kDefaultQpTimeout;  // perftest -u: 4.096 us x 2^N
   std::string cm{sweep_limits::kDefaultConnection};       // auto | rdma_cm | oob
   int gid_index = -1;            // perftest -x; -1: chosen by both ends (out of band)
   std::string test = "write_bw"; // write_bw | write_lat (ib_write_lat's ping-pong)
+  bool disable_pcie_relaxed = false;  // perftest --disable_pcie_relaxed
+  int64_t sl = -1;               // perftest -S; -1: unset (0, or the inventory's qos.sl)
+  int64_t tclass = -1;           // perftest --tclass; -1: unset (as sl)
 };
 
 // Which command the flags are for. kSweep: sizes and iterations default to

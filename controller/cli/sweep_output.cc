@@ -144,7 +144,11 @@ std::string ResultLine(const v1::PairResult& r) {
   if (r.expected_gbps() > 0) {
     of_link = absl::StrFormat(" (%.0f%% of %.4g Gb/s)", 100 * largest->bw_avg_gbps() / r.expected_gbps(), r.expected_gbps());
   }
-  return absl::StrCat(line, absl::StrFormat("%.3g Gb/s at %s%s, OK", largest->bw_avg_gbps(), size, of_link));
+  // A bidirectional test whose directions were not held together says so:
+  // its reverse figures may be inflated.
+  const bool unsynced = !r.reverse_sizes().empty() && !r.summary().sizes_in_lockstep();
+  return absl::StrCat(line, absl::StrFormat("%.3g Gb/s at %s%s, OK", largest->bw_avg_gbps(), size, of_link),
+                      unsynced ? " (directions NOT in lock-step)" : "");
 }
 
 void ProgressPrinter::Result(const v1::PairResult& r) {

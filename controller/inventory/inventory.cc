@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "common/sweep_limits.h"
 #include "common/bounded_read.h"
 #include "common/limits.h"
 #include "common/printable.h"
@@ -298,6 +299,20 @@ absl::StatusOr<std::vector<Node>> NodesFromDns(absl::string_view spec, int defau
   return nodes;
 }
 
+absl::StatusOr<Qos> GetQos(const Ctx& ctx, const YAML::Node& n) {
+  RETURN_IF_ERROR(CheckKeys(ctx, n, "qos", {"sl", "tclass"}));
+  Qos q;
+  if (n["sl"]) {
+    ASSIGN_OR_RETURN(uint64_t v, GetUint(ctx, n["sl"], "qos.sl", sweep_limits::kMaxServiceLevel));
+    q.sl = static_cast<uint32_t>(v);
+  }
+  if (n["tclass"]) {
+    ASSIGN_OR_RETURN(uint64_t v, GetUint(ctx, n["tclass"], "qos.tclass", sweep_limits::kMaxTrafficClass));
+    q.tclass = static_cast<uint32_t>(v);
+  }
+  return q;
+}
+
 absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::string_view source,
                                              const Resolver& resolver) {
   Ctx ctx(source);
@@ -309,7 +324,7 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
         absl::StrCat(source, ":", e.mark.line + 1, ": YAML syntax error: ", e.msg));
   }
   RETURN_IF_ERROR(CheckKeys(ctx, root, "",
-                            {"port", "link_gbps", "memory", "tls", "rails", "expect", "nodes"}));
+                            {"port", "link_gbps", "memory", "tls", "rails", "expect", "qos", "nodes"}));
   Inventory inv;
   inv.source = std::string(source);
   int port = kDefaultAgentPort;
@@ -325,6 +340,9 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
   if (root["memory"]) {
     ASSIGN_OR_RETURN(inv.memory, GetString(ctx, root["memory"], "memory"));
     RETURN_IF_ERROR(CheckMemory(ctx, root["memory"], inv.memory));
+  }
+  if (root["qos"]) {
+    ASSIGN_OR_RETURN(inv.qos, GetQos(ctx, root["qos"]));
   }
   if (root["tls"]) {
     const YAML::Node t = root["tls"];

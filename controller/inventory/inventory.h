@@ -23,6 +23,10 @@
 //       rails: [...]
 //     - dns: agents.gdrbench.svc.cluster.local   # one node per A/AAAA
 //                               # record (NAME[:PORT]); named by its agent
+//   qos:                        # the fabric's class for test traffic, as
+//     sl: 3                     # NCCL_IB_SL / NCCL_IB_TC: the tests' service
+//     tclass: 106               # level (0..15, out of band only) and traffic
+//                               # class (0..255); --sl / --tclass override
 //   expect:                     # fleet expectations (expectations.h)
 //     gpus: 8
 //     rails: 8
@@ -81,6 +85,13 @@ struct Node {
   RailLabel spine_group{};
 };
 
+// The fabric's default service level and traffic class for the tests
+// (inventory `qos:`); unset: the sweep's (0, or rdma_cm's default TOS).
+struct Qos {
+  std::optional<uint32_t> sl;      // 0 .. 15
+  std::optional<uint32_t> tclass;  // 0 .. 255
+};
+
 struct Inventory {
   std::vector<Node> nodes;
   rpc::ClientTlsConfig tls;
@@ -88,6 +99,7 @@ struct Inventory {
   std::string memory = "host";
   std::string source;              // file name, "--agents" or "--hostlist"
   Expectations expect;             // what every node must have (expect:)
+  Qos qos;                         // qos:
 };
 
 // INVALID_ARGUMENT "<source>:<line>: <field>: <problem>" for schema errors,

@@ -253,7 +253,7 @@ std::string RenderHtml(const v1::Run& run) {
   if (!flagged.empty()) {
     absl::StrAppend(&out, "<h2>Links flagged by their counters</h2>\n<table><tr><th>pair</th><th>rail</th>"
                           "<th>flag</th><th>counters (initiator, target)</th></tr>\n",
-                    flagged, "</table>\n");
+                    flagged, "</table>\n<p>", kPortCountersCaveat, ".</p>\n");
   }
   if (!failing.empty()) {
     absl::StrAppend(&out, "<h2>Failing cells</h2>\n<table><tr><th>pair</th><th>rail</th><th>verdict</th>"

@@ -35,6 +35,10 @@ std::string RenderMemoryKindsText(const v1::Run& run);
 // sent_pkts +26000, rcvd_pkts +25000; link_downed: went back from 3 to 0
 // (...)", or why there are none ("not sampled" from an agent that sent none).
 std::string DescribePortCounters(const v1::PortCounters& counters);
+// Said wherever port counters are reported: they are the port's, not the
+// test's.
+inline constexpr char kPortCountersCaveat[] =
+    "port counters count every QP on the port: other tests' and other tenants' traffic is included";
 
 // Writes run.json, pairs.csv, summary.md, report.html and junit.xml into
 // `dir` (created if missing). Returns the paths written. INTERNAL /

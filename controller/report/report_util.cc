@@ -102,6 +102,29 @@ std::string MemoryUsed(const v1::Endpoint& e) {
   return e.registration().empty() ? e.memory_kind() : absl::StrCat(e.memory_kind(), " (", e.registration(), ")");
 }
 
+std::string LockstepNote(const v1::Run& run) {
+  if (!run.params().bidirectional()) return "";
+  size_t tests = 0;
+  std::vector<std::string> apart;
+  for (const auto& p : run.pairs()) {
+    if (p.status() != v1::RESULT_STATUS_OK || p.reverse_sizes().empty()) continue;
+    ++tests;
+    if (!p.summary().sizes_in_lockstep()) {
+      apart.push_back(absl::StrCat(p.src().node(), "<->", p.dst().node(), " rail ", p.rail()));
+    }
+  }
+  if (tests == 0) return "";
+  if (apart.empty()) {
+    return absl::StrCat("both directions of all ", tests, " bidirectional tests in lock-step (each size started "
+                        "and ended together)");
+  }
+  const size_t shown = std::min<size_t>(apart.size(), 5);
+  return absl::StrCat(apart.size(), " of ", tests, " bidirectional tests NOT in lock-step (a direction that "
+                      "finished first left the other unloaded: their reverse and summed figures may be "
+                      "inflated): ", absl::StrJoin(apart.begin(), apart.begin() + static_cast<long>(shown), ", "),
+                      apart.size() > shown ? absl::StrCat(" and ", apart.size() - shown, " more") : "");
+}
+
 std::string TestedMemory(const v1::Run& run) {
   std::map<std::string, size_t> used;  // "gpu (ibv_reg_dmabuf_mr)" -> tests (either end)
   size_t tests = 0;

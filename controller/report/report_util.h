@@ -28,6 +28,13 @@ std::string MatrixSizeName(const v1::BandwidthMatrix& m);
 // results (a run kept without them) it says what was asked.
 std::string TestedMemory(const v1::Run& run);
 
+// Bidirectional runs: whether both directions of each test ran every size
+// together (SweepSummary.sizes_in_lockstep): "both directions of all 6
+// bidirectional tests in lock-step ..." or "2 of 6 bidirectional tests NOT
+// in lock-step ...: a<->b rail 0, ...". Empty for a one-direction run or one
+// without OK bidirectional pair results (nothing to say either way).
+std::string LockstepNote(const v1::Run& run);
+
 // The run's nodes as a report shows them: the inventory's name, the agent's
 // host, versions and HCA firmware, the preflight's overall status. From
 // Run.preflight[i] and Run.nodes[i] (inventory node i, sweep.h).

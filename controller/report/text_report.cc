@@ -207,6 +207,7 @@ std::string RenderMatrixText(const v1::Run& run) {
     }
     out += "\n";
   }
+  if (std::string note = internal::LockstepNote(run); !note.empty()) absl::StrAppend(&out, note, "\n");
   return out + RenderIncastText(run) + RenderMemoryKindsText(run);
 }
 
@@ -226,8 +227,8 @@ std::string RenderMarkdown(const v1::Run& run) {
   absl::StrAppend(&out, "- mode: ", run.mode(), ", nodes: ", vms.empty() ? 0 : vms[0]->nodes_size(),
                   ", pair tests: ", run.pairs_size(), "\n");
   absl::StrAppend(&out, "- ", internal::TestedMemory(run),
-                  run.params().bidirectional() ? "; bidirectional" : "; one direction per test",
-                  "\n");
+                  run.params().bidirectional() ? "; bidirectional" : "; one direction per test", "\n");
+  if (std::string note = internal::LockstepNote(run); !note.empty()) absl::StrAppend(&out, "- ", note, "\n");
   const auto& p = run.policy();
   absl::StrAppend(&out, "- verdicts: pass >= ", absl::StrFormat("%.0f", 100 * p.min_fraction_of_link()),
                   " % of link rate; fleet-relative k = ", p.mad_k(), " x MAD and -",
@@ -257,7 +258,7 @@ std::string RenderMarkdown(const v1::Run& run) {
     out += "\n</details>\n\n";
   }
   if (std::string flagged = FlaggedLinks(run); !flagged.empty()) {
-    absl::StrAppend(&out, "## Links flagged by their counters\n\n", flagged, "\n");
+    absl::StrAppend(&out, "## Links flagged by their counters\n\n", flagged, "\n_", kPortCountersCaveat, "._\n\n");
   }
   if (!run.blame().empty()) {
     out += "## Blame\n\n| kind | subject | evidence Gb/s | reason |\n|---|---|---|---|\n";

@@ -199,7 +199,7 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   const std::string& src_kind = p.src().memory_kind();
   const std::string& src_reg = p.src().registration();
   // The bound: every field at its largest.
-  size_t bound = 17 * kFieldOverhead + p.reason().size() + src_kind.size() + src_reg.size() +
+  size_t bound = 18 * kFieldOverhead + p.reason().size() + src_kind.size() + src_reg.size() +
                  p.dst().memory_kind().size() + p.dst().registration().size();
   for (const auto& z : p.sizes()) bound += kFieldOverhead + SizeBound(z);
   for (const auto& z : p.reverse_sizes()) bound += kFieldOverhead + SizeBound(z);
@@ -218,6 +218,7 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   for (const auto& z : p.sizes()) WriteSize(v1::JournalTest::kSizesFieldNumber, z, w);
   if (p.has_summary()) WriteSummary(v1::JournalTest::kSummaryFieldNumber, p.summary(), w);
   if (p.attempts()) w.Varint(v1::JournalTest::kAttemptsFieldNumber, p.attempts());
+  w.U64(v1::JournalTest::kVerifySeedFieldNumber, p.verify_seed());
   if (p.has_started_at()) WriteTimestamp(v1::JournalTest::kStartedAtFieldNumber, p.started_at(), w);
   w.I64(v1::JournalTest::kDurationNsFieldNumber, p.duration_ns());
   // Present even when 0 (optional): the plan's rate is not this pair's.
@@ -268,6 +269,7 @@ absl::Status ToPairResult(const v1::JournalTest& t, const v1::JournalPlan& plan,
     out->clear_summary();
   }
   out->set_attempts(t.attempts());
+  out->set_verify_seed(t.verify_seed());
   if (t.has_started_at()) {
     *out->mutable_started_at() = t.started_at();
   } else {

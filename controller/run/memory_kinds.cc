@@ -74,7 +74,13 @@ absl::Status RunPairTestPerKind(const PairSide& initiator, const PairSide& targe
   for (size_t k = 1; k < kinds.size(); ++k) {
     v1::PairResult* half = r->add_memory_halves();
     CopyIdentity(*r, half);
-    absl::Status st = RunKind(initiator, target, kinds[k], p, bidirectional, o, half, on_answer);
+    // Each kind's test its own verify seed (from the first's when that was
+    // given; drawn otherwise).
+    PairTestOptions ko = o;
+    if (const uint64_t first_seed = o.verify_seed ? o.verify_seed : p.seed(); first_seed != 0) {
+      ko.verify_seed = DeriveSeed(first_seed, k);
+    }
+    absl::Status st = RunKind(initiator, target, kinds[k], p, bidirectional, ko, half, on_answer);
     if (first.ok()) first = st;
   }
   analysis::FillMemoryRatios(r);

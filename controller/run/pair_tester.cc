@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <random>
 
 #include "absl/container/inlined_vector.h"
 
@@ -16,6 +17,22 @@
 
 namespace gdrbench::controller::run {
 namespace {
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// This test's verify seed (PairTestOptions::verify_seed).
+uint64_t VerifySeed(const v1::SweepParams& p, const PairTestOptions& o) {
+  if (o.verify_seed != 0) return o.verify_seed;
+  if (p.seed() != 0) return p.seed();
+  std::random_device rd;
+  const uint64_t drawn = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return drawn != 0 ? drawn : 1;
+}
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -186,6 +203,11 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   v1::OpenTargetRequest& open = requests.open;
   v1::RunWriteSweepRequest& sweep = requests.sweep;
   FillOpen(target, p, bidirectional, o, &open);
+  // Each test verifies a pattern of its own (set after the params, which
+  // are kept between tests of one plan).
+  const uint64_t seed = p.verify() ? VerifySeed(p, o) : p.seed();
+  open.mutable_params()->set_seed(seed);
+  if (p.verify()) r->set_verify_seed(seed);
   // The answer too is this thread's (agent_api.h: OpenTarget fills it).
   thread_local v1::OpenTargetResponse answered;
   const v1::OpenTargetResponse* opened = &answered;
@@ -199,6 +221,7 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   Assign(r->mutable_dst()->mutable_memory_kind(), opened->memory_kind());
   Assign(r->mutable_dst()->mutable_registration(), opened->registration());
   FillSweep(initiator, p, bidirectional, o, *opened, &sweep);
+  sweep.mutable_params()->set_seed(seed);
   // What the stream's answers leave behind. The callback captures only this
   // (one pointer: std::function keeps it inline, no allocation per test).
   struct Stream {
@@ -259,7 +282,7 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   if (swept && (p.verify() || bidirectional)) {
     v1::VerifyTargetRequest vr;
     vr.set_target_id(opened->target_id());
-    vr.set_seed(p.seed());
+    vr.set_seed(seed);
     *vr.mutable_sizes_bytes() = p.sizes_bytes();
     auto verified = target.agent->VerifyTarget(vr);
     answer(true, verified.status());
@@ -316,6 +339,18 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
   }
   finish();
   return first_error;
+}
+
+uint64_t DeriveSeed(uint64_t base, uint64_t salt) {
+  const uint64_t s = Mix(base ^ Mix(salt));
+  return s != 0 ? s : 1;
+}
+
+uint64_t TestSeed(uint64_t run_seed, const schedule::Test& t, uint32_t round, uint32_t attempt) {
+  uint64_t s = DeriveSeed(run_seed, t.src);
+  s = DeriveSeed(s, t.dst);
+  s = DeriveSeed(s, (uint64_t{t.rail} << 32) | t.TargetRail());
+  return DeriveSeed(s, (uint64_t{round} << 32) | attempt);
 }
 
 void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
@@ -439,6 +474,7 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
   auto on_answer = [&](bool is_target, const absl::Status& st) { NoteAnswer(is_target ? t.dst : t.src, st); };
   PairTestOptions o = options_.test;
   o.params_id = plan.id;  // every kind's test runs the plan's params
+  if (plan.params.verify()) o.verify_seed = TestSeed(plan.params.seed(), t, spec.round, spec.attempt);
   // Why `kind` cannot run on this pair: a GPU kind on a rail without a GPU.
   auto unavailable = [&](absl::string_view kind) -> std::string {
     if (!absl::StartsWith(kind, "gpu")) return "";

@@ -52,7 +52,19 @@ struct PairTestOptions {
   // Plan::id), so this thread's requests keep their copy of them between
   // tests instead of copying them again. 0: copied for every test.
   uint64_t params_id = 0;
+  // Tests with verify: the pattern seed sent to both agents and recorded in
+  // PairResult.verify_seed. 0: params.seed() when it is not 0, else one drawn
+  // at random for this test.
+  uint64_t verify_seed = 0;
 };
+
+// A seed derived from `base` and `salt` (splitmix64's finaliser over both,
+// a bijection of the salt for one base), never 0.
+uint64_t DeriveSeed(uint64_t base, uint64_t salt);
+// A sweep test's verify seed: the run's seed (Run.params.seed) with the
+// test's identity (initiator, target, rails, round) and attempt, so every
+// test of a run, each retry and each retest pass gets its own.
+uint64_t TestSeed(uint64_t run_seed, const schedule::Test& test, uint32_t round, uint32_t attempt);
 
 // Runs one test of `params` (sizes, iterations, qps, verify, seed; memory
 // and direction come from the sides and `bidirectional`). Fills status,
@@ -75,6 +87,7 @@ struct PairTestSpec {
   const Plan* plan = nullptr;
   schedule::Test test;
   uint32_t round = 0;
+  uint32_t attempt = 1;  // 1 for the first, 2 for the first retry, ...
 };
 
 class PairTester {

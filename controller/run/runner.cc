@@ -273,6 +273,7 @@ absl::Status SweepRunner::Run(const DoneTests& already_done) {
         uint32_t attempts = 0;
         for (;;) {
           ++attempts;
+          spec.attempt = attempts;
           tester_.Run(spec, &result);
           if (result.status() == v1::RESULT_STATUS_OK || attempts > options_.retries) break;
           spdlog::info("retrying {}->{} rail {}{}: {}", result.src().node(), result.dst().node(), t.rail,

@@ -19,15 +19,16 @@ const FieldNames kSpecFields = {
     "sweep_mode", "fan_in", "params.sizes_bytes", "params.iterations", "params.duration_ns",
     "params.warmup_iterations", "params.qps", "params.tx_depth", "params.post_list",
     "params.qp_timeout", "params.cm", "params.gid_index", "params.test", "memory_kinds",
-    "quick_rounds", "retest_low", "parallel", "policy"};
+    "quick_rounds", "retest_low", "parallel", "policy", "params.sl", "params.tclass"};
 const FieldNames kLegacySpecFields = {
     "mode", "fan_in", "sizes", "iterations", "duration_s", "params.warmup_iterations", "qps",
     "params.tx_depth", "params.post_list", "params.qp_timeout", "cm", "params.gid_index",
-    "params.test", "memory", "quick_rounds", "retest_low", "parallel", "policy"};
+    "params.test", "memory", "quick_rounds", "retest_low", "parallel", "policy", "params.sl",
+    "params.tclass"};
 const FieldNames kFlagNames = {
     "--mode", "--fan-in", "--sizes", "--iterations", "--duration", "--warmup", "--qps",
     "--tx-depth", "--post-list", "--qp-timeout", "--cm", "--gid-index", "--test", "--memory",
-    "--quick-rounds", "--retest-low", "--parallel", "verdict policy"};
+    "--quick-rounds", "--retest-low", "--parallel", "verdict policy", "--sl", "--tclass"};
 
 namespace {
 
@@ -107,6 +108,23 @@ absl::Status ValidateQueues(const v1::SweepParams& p, const FieldNames& n) {
   if (p.qp_timeout() < limits::kMinQpTimeout || p.qp_timeout() > limits::kMaxQpTimeout) {
     return Bad(n.qp_timeout, " ", p.qp_timeout(), ": give ", limits::kMinQpTimeout, " .. ",
                limits::kMaxQpTimeout, " (4.096 us x 2^N; perftest's ", limits::kDefaultQpTimeout, ")");
+  }
+  return absl::OkStatus();
+}
+
+// Service level and traffic class (perftest -S / --tclass).
+absl::Status ValidateQos(const v1::SweepParams& p, const FieldNames& n) {
+  if (p.has_sl() && p.sl() > limits::kMaxServiceLevel) {
+    return Bad(n.sl, " ", p.sl(), ": give 0 .. ", limits::kMaxServiceLevel, " (the service level, perftest -S)");
+  }
+  if (p.has_sl() && p.sl() != 0 && p.cm() == v1::CONNECTION_MODE_RDMA_CM) {
+    return Bad(n.sl, " ", p.sl(), " with ", n.cm, " rdma_cm: rdma_cm takes the service level from the path "
+               "(InfiniBand) or the traffic class (RoCE); give ", n.tclass, ", or connect out of band (", n.cm,
+               " oob) to set the service level");
+  }
+  if (p.has_tclass() && p.tclass() > limits::kMaxTrafficClass) {
+    return Bad(n.tclass, " ", p.tclass(), ": give 0 .. ", limits::kMaxTrafficClass,
+               " (the traffic class, DSCP << 2 | ECN, perftest --tclass)");
   }
   return absl::OkStatus();
 }
@@ -216,6 +234,7 @@ absl::Status ValidateParams(const v1::SweepParams& p, const FieldNames& n) {
   if (!v1::TestKind_IsValid(p.test())) {
     return Bad(n.test, " ", p.test(), ": give TEST_KIND_WRITE_BW or TEST_KIND_WRITE_LAT");
   }
+  if (absl::Status st = ValidateQos(p, n); !st.ok()) return st;
   if (p.test() == v1::TEST_KIND_WRITE_LAT && p.bidirectional()) {
     return Bad(n.test, " write_lat is a ping-pong: not bidirectional");
   }

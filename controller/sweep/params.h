@@ -24,7 +24,7 @@ namespace gdrbench::controller::sweep {
 // name, the value and the bound.
 struct FieldNames {
   absl::string_view mode, fan_in, sizes, iterations, duration, warmup, qps, tx_depth, post_list,
-      qp_timeout, cm, gid_index, test, memory, quick_rounds, retest_low, parallel, policy;
+      qp_timeout, cm, gid_index, test, memory, quick_rounds, retest_low, parallel, policy, sl, tclass;
 };
 // The typed fields of v1.SweepSpec: "sweep_mode", "params.qps", ...
 extern const FieldNames kSpecFields;
@@ -59,8 +59,10 @@ absl::string_view MemoryKindName(v1::MemoryKind kind);
 // iterations and duration_ns (neither: the agent's default iterations; a
 // sweep's spec needs one, spec.h), warm-up and iterations at most 10^8, qps
 // 1 .. 64, tx depth 1 .. 8192, post list 1 .. 64, QP timeout 1 .. 31, GID
-// index 0 .. 255, cm and test within their enums. INVALID_ARGUMENT "NAME
-// VALUE: BOUND" with `names`.
+// index 0 .. 255, cm and test within their enums, service level 0 .. 15 and
+// not with cm RDMA_CM (rdma_cm takes it from the path or the traffic class;
+// with cm AUTO the agent refuses it where it picks rdma_cm), traffic class
+// 0 .. 255. INVALID_ARGUMENT "NAME VALUE: BOUND" with `names`.
 absl::Status ValidateParams(const v1::SweepParams& params, const FieldNames& names);
 
 }  // namespace gdrbench::controller::sweep

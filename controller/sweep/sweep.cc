@@ -33,6 +33,12 @@ std::string NewRunId() {
   return absl::StrFormat("%s-%04x", buf, rd() & 0xffff);
 }
 
+uint64_t DrawSeed() {
+  std::random_device rd;
+  const uint64_t seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return seed != 0 ? seed : 1;
+}
+
 google::protobuf::Timestamp Now() {
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                 std::chrono::system_clock::now().time_since_epoch())
@@ -90,6 +96,21 @@ struct Resolved {
   v1::SweepParams params;
 };
 
+// The inventory's qos: for what the params leave unset (a flag or the
+// request's params win). Its service level cannot go over rdma_cm.
+absl::Status ApplyInventoryQos(const inventory::Inventory& inv, v1::SweepParams* p) {
+  if (!p->has_sl() && inv.qos.sl) {
+    if (*inv.qos.sl != 0 && p->cm() == v1::CONNECTION_MODE_RDMA_CM) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          inv.source, ": qos.sl ", *inv.qos.sl, " with rdma_cm: rdma_cm takes the service level from the "
+          "path (InfiniBand) or the traffic class (RoCE); connect out of band, or give the service level 0"));
+    }
+    p->set_sl(*inv.qos.sl);
+  }
+  if (!p->has_tclass() && inv.qos.tclass) p->set_tclass(*inv.qos.tclass);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
   auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
   Resolved r;
@@ -117,6 +138,7 @@ absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
   }
   if (c.parallel == 0) return bad("parallel must be at least 1");
   r.params = c.params;
+  RETURN_IF_ERROR(ApplyInventoryQos(r.inventory, &r.params));
   if (r.params.sizes_bytes().empty()) return bad("no message sizes");
   if (r.params.qps() == 0) return bad("qps must be at least 1");
   r.params.set_memory(r.memory);
@@ -386,6 +408,27 @@ absl::StatusOr<MeasuredCost> MeasureCost(const v1::Run& run) {
   return m;
 }
 
+std::string DescribeQos(const SweepConfig& c, const FieldNames& names) {
+  const v1::SweepParams& p = c.params;
+  const inventory::Qos& q = c.inventory.qos;
+  auto one = [&](absl::string_view what, bool given, uint32_t value, const std::optional<uint32_t>& inv,
+                 absl::string_view name, absl::string_view key) -> std::string {
+    if (given) {
+      return absl::StrCat(what, " ", value, " (", name,
+                          inv && *inv != value ? absl::StrCat(", over the inventory's qos.", key, " ", *inv) : "",
+                          ")");
+    }
+    if (inv) return absl::StrCat(what, " ", *inv, " (the inventory's qos.", key, ")");
+    return "";
+  };
+  std::vector<std::string> parts;
+  for (std::string part : {one("service level", p.has_sl(), p.sl(), q.sl, names.sl, "sl"),
+                           one("traffic class", p.has_tclass(), p.tclass(), q.tclass, names.tclass, "tclass")}) {
+    if (!part.empty()) parts.push_back(std::move(part));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 absl::StatusOr<run::Plan> PlanWithoutAgents(const SweepConfig& c) {
   ASSIGN_OR_RETURN(Resolved r, Resolve(c));
   return run::MakePlan(run::NodesFromInventory(r.inventory), r.memory, c.schedule, r.params);
@@ -424,10 +467,17 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
                                              probe.infos.size(), " answered), before its first test"));
   }
   ASSIGN_OR_RETURN(run::Plan plan, run::MakePlan(probe.nodes, r.memory, c.schedule, r.params));
+  // The run's verify seed, drawn unless given (after the fingerprint, which
+  // a resume must match): recorded in the journal's header and Run.params; a
+  // resume takes the header's.
+  if (!c.resume && plan.params.seed() == 0) plan.params.set_seed(DrawSeed());
   Collector collect(plan, c, hooks);
   ASSIGN_OR_RETURN(Journal journal, OpenJournal(c, plan, collect));
+  if (c.resume && journal.header.params().seed() != 0) plan.params.set_seed(journal.header.params().seed());
   collect.set_journal(journal.writer.get());
   const std::string& run_id = journal.header.run_id();
+  if (plan.params.verify()) spdlog::info("run {}: verify seed {} (each test's is derived from it)", run_id, plan.params.seed());
+  if (std::string qos = DescribeQos(c); !qos.empty()) spdlog::info("run {}: {}", run_id, qos);
   if (hooks.on_start) hooks.on_start(SweepStart{run_id, plan, journal.done.size()});
 
   // The tests.

@@ -74,6 +74,7 @@
 #include "controller/run/probe.h"
 #include "controller/run/runner.h"
 #include "controller/schedule/schedule.h"
+#include "controller/sweep/params.h"
 #include "gdrbench/v1/preflight.pb.h"
 #include "gdrbench/v1/run.pb.h"
 #include "gdrbench/v1/sweep.pb.h"
@@ -107,8 +108,10 @@ struct SweepConfig {
   schedule::ScheduleOptions schedule;
 
   // Test parameters: sizes, iterations or duration, warm-up, QPs, tx depth,
-  // verify, seed. `memory` and `bidirectional` are set from the fields
-  // below and schedule.bidirectional.
+  // verify, seed (the run's: 0 = drawn when it starts; each test's derived
+  // from it, run::TestSeed), sl and tclass (unset: the inventory's qos:).
+  // `memory` and `bidirectional` are set from the fields below and
+  // schedule.bidirectional.
   v1::SweepParams params = DefaultParams();
   std::string memory;        // host | hugepage | gpu | gpu-staged; empty = inventory.memory
   double link_gbps = 0;      // > 0: every port's expected rate, overriding the agents'
@@ -159,7 +162,7 @@ struct SweepConfig {
 
   // The test parameters of a sweep whose request leaves them out
   // (common/sweep_limits.h): 64K and 1M, 1000 iterations, 1 QP, tx depth
-  // 128, post list 1, QP timeout 14, seed 1, cm auto.
+  // 128, post list 1, QP timeout 14, seed 0 (drawn per run), cm auto.
   static v1::SweepParams DefaultParams();
   static v1::VerdictPolicy DefaultPolicy();
 };
@@ -210,6 +213,13 @@ struct FleetPreflight {
   size_t answering = 0;    // nodes whose agent answered GetNodeInfo
 };
 absl::StatusOr<FleetPreflight> RunFleetPreflight(const SweepConfig& config);
+
+// Where the tests' service level and traffic class come from, for the
+// plan's text and the log: "service level 3 (the inventory's qos.sl),
+// traffic class 106 (--tclass, over the inventory's qos.tclass 96)"; empty
+// when neither the params nor the inventory set them. `names` names the
+// params' fields (the flags, for the CLI).
+std::string DescribeQos(const SweepConfig& config, const FieldNames& names = kSpecFields);
 
 // The inputs of the duration estimate (schedule::EstimateScheduleSeconds).
 schedule::EstimateParams Estimate(const SweepConfig& config);

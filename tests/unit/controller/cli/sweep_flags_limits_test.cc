@@ -42,5 +42,46 @@ TEST(SweepFlagLimits, TheLimitsThemselvesPass) {
   EXPECT_TRUE(ToSweepParams(f).ok());
 }
 
+// Issue 34: --sl, --tclass and --disable-pcie-relaxed, with perftest's
+// bounds; a negative value never wraps into range.
+TEST(SweepFlagLimits, ServiceLevelAndTrafficClassAreBounded) {
+  SweepFlags f;
+  f.sl = 16;
+  EXPECT_THAT(Refused(f), HasSubstr("--sl 16: give 0 .. 15"));
+  f = {};
+  f.sl = -2;
+  EXPECT_THAT(Refused(f), HasSubstr("--sl -2: give 0 .. 15"));
+  f = {};
+  f.tclass = 256;
+  EXPECT_THAT(Refused(f), HasSubstr("--tclass 256: give 0 .. 255"));
+  f = {};
+  f.tclass = int64_t{1} << 32;
+  EXPECT_THAT(Refused(f), HasSubstr("--tclass 4294967296: give 0 .. 255"));
+  f = {};
+  f.sl = 1;
+  f.cm = "rdma_cm";
+  EXPECT_THAT(Refused(f), HasSubstr("--sl 1 with --cm rdma_cm"));
+}
+
+TEST(SweepFlagLimits, QosFlagsReachTheParams) {
+  SweepFlags f;
+  f.sizes = "64K";
+  auto unset = ToSweepParams(f);
+  ASSERT_TRUE(unset.ok()) << unset.status();
+  EXPECT_FALSE(unset->has_sl());
+  EXPECT_FALSE(unset->has_tclass());
+  EXPECT_FALSE(unset->disable_pcie_relaxed());
+  f.sl = 15;
+  f.tclass = 0;
+  f.cm = "oob";
+  f.disable_pcie_relaxed = true;
+  auto set = ToSweepParams(f);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->sl(), 15u);
+  ASSERT_TRUE(set->has_tclass());
+  EXPECT_EQ(set->tclass(), 0u);
+  EXPECT_TRUE(set->disable_pcie_relaxed());
+}
+
 }  // namespace
 }  // namespace gdrbench::controller::cli

@@ -59,5 +59,30 @@ TEST(InventoryKeys, PlansPastTheNodeCapAreOneSentence) {
   }
 }
 
+// Issue 34: the fabric's class for test traffic (NCCL_IB_SL / NCCL_IB_TC),
+// bounded as perftest's -S and --tclass.
+TEST(InventoryKeys, QosGivesTheFabricsServiceLevelAndTrafficClass) {
+  auto inv = ParseInventoryYaml("qos:\n  sl: 3\n  tclass: 106\nnodes:\n  - name: a\n", "inv.yaml");
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_EQ(inv->qos.sl, 3u);
+  EXPECT_EQ(inv->qos.tclass, 106u);
+  auto none = ParseInventoryYaml("nodes:\n  - name: a\n", "inv.yaml");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->qos.sl.has_value());
+  EXPECT_FALSE(none->qos.tclass.has_value());
+  const std::pair<const char*, const char*> bad[] = {
+      {"qos:\n  sl: 16\nnodes:\n  - name: a\n", "inv.yaml:2: qos.sl: expected an integer in 0..15, got '16'"},
+      {"qos:\n  tclass: 256\nnodes:\n  - name: a\n",
+       "inv.yaml:2: qos.tclass: expected an integer in 0..255, got '256'"},
+      {"qos:\n  tclass: -1\nnodes:\n  - name: a\n", "inv.yaml:2: qos.tclass: expected an integer in 0..255"},
+      {"qos:\n  dscp: 26\nnodes:\n  - name: a\n", "inv.yaml:2: qos.dscp: unknown key (allowed: sl, tclass)"},
+  };
+  for (const auto& [yaml, expect] : bad) {
+    auto r = ParseInventoryYaml(yaml, "inv.yaml");
+    ASSERT_FALSE(r.ok()) << yaml;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(expect)) << yaml;
+  }
+}
+
 }  // namespace
 }  // namespace gdrbench::controller::inventory

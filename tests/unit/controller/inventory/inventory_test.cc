@@ -85,8 +85,8 @@ TEST(Inventory, ErrorsNameTheAcceptedKeys) {
        "inv.yaml:2: nodes[0]: expected a mapping with keys address, dns, hostlist, leaf, link_gbps, name, "
        "rails, spine_group, got 'node01'"},
       {"- name: a\n",
-       "inv.yaml:1: inventory: expected a mapping with keys expect, link_gbps, memory, nodes, port, rails, "
-       "tls, got a list"},
+       "inv.yaml:1: inventory: expected a mapping with keys expect, link_gbps, memory, nodes, port, qos, "
+       "rails, tls, got a list"},
       {"tls: on\nnodes:\n  - name: a\n",
        "inv.yaml:1: tls: expected a mapping with keys ca, cert, insecure, key, server_name, got 'on'"},
       {"rails: [mlx5_0]\nnodes:\n  - name: a\n",
