@@ -180,4 +180,15 @@ std::vector<ReverseCheck> CheckRegions(memory::Buffer& buf, const std::vector<ui
   return out;
 }
 
+verbs::DataObjects Initiator::data_objects() const {
+  verbs::DataObjects o;
+  if (ids_.empty() || ids_[0]->verbs == nullptr) return o;
+  o.context = ids_[0]->verbs;
+  o.device = verbs::DeviceName(o.context);
+  o.send_cq = cq_.get();
+  o.recv_cq = recv_cq_.get();
+  for (const auto& id : qps_) o.qps.push_back(id->qp);
+  return o;
+}
+
 }  // namespace gdrbench::agent::bench

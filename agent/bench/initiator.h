@@ -20,6 +20,7 @@
 #include "agent/bench/write_sweep.h"
 #include "agent/memory/memory.h"
 #include "agent/verbs/cm.h"
+#include "agent/verbs/data_events.h"
 #include "agent/verbs/device_info.h"
 #include "agent/verbs/handles.h"
 #include "common/fs_root.h"
@@ -62,6 +63,8 @@ class Initiator {
   // What RunSweep needs; valid while this object lives.
   SweepEndpoint endpoint();
   VerbsOps& ops() { return *ops_; }
+  // Its CQs and QPs on librdmacm's context of the device (data_events.h).
+  verbs::DataObjects data_objects() const;
 
   // Bidirectional tests: waits for the target's "reverse sweep done"
   // message (control.h), so this side's QPs and buffer stay up while the

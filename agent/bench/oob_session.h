@@ -291,6 +291,7 @@ class OobInitiator final : public InitiatorSession {
     return CheckRegions(*buffer_, o.sizes_bytes, layout_.reverse_verify_offsets, stride_, o.qps,
                         ReverseSeed(TestSeed(o.seed, spec_.remote)));
   }
+  verbs::DataObjects data_objects() const override { return nic_->data_objects(); }
 
  private:
   OobInitiator(const InitiatorSpec& spec, const verbs::PortInfo& port, uint64_t stride)

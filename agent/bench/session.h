@@ -37,6 +37,7 @@
 #include "agent/bench/write_sweep.h"
 #include "agent/memory/memory.h"
 #include "agent/verbs/cm.h"
+#include "agent/verbs/data_events.h"
 #include "agent/verbs/device_info.h"
 #include "agent/verbs/port_events.h"
 
@@ -142,6 +143,9 @@ class InitiatorSession {
                             const std::function<void(const SizeOutcome&)>& on_size) = 0;
   virtual absl::Status WaitReverseDone(const std::atomic<bool>& cancelled, int timeout_ms) = 0;
   virtual std::vector<ReverseCheck> CheckReverse() = 0;
+  // The verbs objects whose async errors end the test (data_events.h);
+  // none (no context) for the fake NIC.
+  virtual verbs::DataObjects data_objects() const { return {}; }
 };
 
 class SessionFactory {
@@ -160,6 +164,13 @@ class SessionFactory {
   virtual std::unique_ptr<verbs::PortWatch> WatchPort(const std::string& device, uint32_t port,
                                                       const std::atomic<bool>& cancelled) {
     return verbs::CancelOnlyWatch(cancelled);
+  }
+  // A flag that stops a test when `cancelled` is set or one of `objects`
+  // reports an error (IBV_EVENT_CQ_ERR, QP fatal: data_events.h), and the
+  // fault. Default (the fake NIC): `cancelled` only.
+  virtual std::unique_ptr<verbs::DataWatch> WatchData(const verbs::DataObjects& objects,
+                                                      const std::atomic<bool>& cancelled) {
+    return verbs::CancelOnlyDataWatch(cancelled);
   }
 };
 

@@ -101,6 +101,7 @@ class CmInitiator final : public InitiatorSession {
     return in_->WaitReverseDone(cancelled, timeout_ms);
   }
   std::vector<ReverseCheck> CheckReverse() override { return in_->CheckReverse(spec_.options); }
+  verbs::DataObjects data_objects() const override { return in_->data_objects(); }
 
  private:
   std::unique_ptr<Initiator> in_;
@@ -115,6 +116,10 @@ class VerbsSessionFactory final : public SessionFactory {
   std::unique_ptr<verbs::PortWatch> WatchPort(const std::string& device, uint32_t port,
                                               const std::atomic<bool>& cancelled) override {
     return port_events_.Watch(device, port, cancelled);
+  }
+  std::unique_ptr<verbs::DataWatch> WatchData(const verbs::DataObjects& objects,
+                                              const std::atomic<bool>& cancelled) override {
+    return data_events_.Watch(objects, cancelled);
   }
 
   absl::StatusOr<verbs::DeviceInfo> ResolveDevice(const std::string& name) override {
@@ -187,6 +192,7 @@ class VerbsSessionFactory final : public SessionFactory {
  private:
   const FsRoot fs_;
   verbs::PortEvents port_events_;  // one thread per device tested on
+  verbs::DataEvents data_events_;  // one thread: the tests' own CQ and QP errors
 };
 
 }  // namespace

@@ -51,6 +51,16 @@ absl::Status VerbsNic::CreateQps(uint32_t qps, const verbs::QpCaps& caps, int se
   return ArmControlReceives(*ops_);
 }
 
+verbs::DataObjects VerbsNic::data_objects() const {
+  verbs::DataObjects o;
+  o.context = ctx_.get();
+  o.device = verbs::DeviceName(o.context);
+  o.send_cq = cq_.get();
+  o.recv_cq = recv_cq_.get();
+  for (const auto& qp : qps_) o.qps.push_back(qp.get());
+  return o;
+}
+
 void VerbsNic::WarmNeighbour(const ibv_ah_attr& ah) {
   if (!ah.is_global || warmed_) return;
   warmed_ = true;

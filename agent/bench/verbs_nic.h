@@ -25,6 +25,7 @@
 #include "agent/bench/oob.h"
 #include "agent/bench/verbs_ops.h"
 #include "agent/memory/memory.h"
+#include "agent/verbs/data_events.h"
 #include "agent/verbs/device_info.h"
 #include "agent/verbs/handles.h"
 
@@ -53,6 +54,8 @@ class VerbsNic {
   VerbsOps& ops() { return *ops_; }
   uint32_t max_inline() const { return max_inline_; }
   ibv_context* context() const { return ctx_.get(); }
+  // Its CQs and QPs on its own context (data_events.h).
+  verbs::DataObjects data_objects() const;
 
  private:
   VerbsNic() = default;

@@ -206,19 +206,28 @@ absl::Status AgentHandler::RunWriteSweep(
     if (!emit(msg)) caller_gone = true;
   };
   // A port that goes down ends the test at once (IBV_EVENT_PORT_ERR), not
-  // after the QP's retries; the same flag carries the caller's cancellation.
+  // after the QP's retries, and so does an error event on the test's own CQs
+  // or QPs (IBV_EVENT_CQ_ERR, QP fatal); the same flag carries the caller's
+  // cancellation. Both watches go before the session does.
+  std::unique_ptr<verbs::DataWatch> data_watch = sessions_->WatchData(in.data_objects(), cancelled);
   std::unique_ptr<verbs::PortWatch> watch =
-      sessions_->WatchPort(r.device(), path.port != 0 ? path.port : 1, cancelled);
+      sessions_->WatchPort(r.device(), path.port != 0 ? path.port : 1, data_watch->stop());
+  auto fault = [&] {
+    std::string f = watch->fault();
+    return f.empty() ? data_watch->fault() : f;
+  };
   const bool latency = options.test == bench::TestKind::kWriteLat;
   size_t ran = latency ? in.RunLatency(ident, watch->stop(), on_size)
                        : in.RunSweep(ident, watch->stop(), on_size);
-  if (std::string fault = watch->fault(); !fault.empty()) {
-    first_error = absl::StrCat(fault, "; ", ran, " of ", options.sizes_bytes.size(), " sizes ran");
+  if (std::string f = fault(); !f.empty()) {
+    first_error = absl::StrCat(f, "; ", ran, " of ", options.sizes_bytes.size(), " sizes ran");
   }
   if (options.bidirectional && !caller_gone && first_error.empty() &&
       ran == options.sizes_bytes.size()) {
     absl::Status w = in.WaitReverseDone(watch->stop(), ReverseWaitMs(options));
-    if (!w.ok()) {
+    if (std::string f = fault(); !w.ok() && !f.empty()) {
+      first_error = absl::StrCat("bidirectional: waiting for the reverse direction: ", f);
+    } else if (!w.ok()) {
       first_error = absl::StrCat("bidirectional: ", w.message());
     } else if (options.verify) {
       for (const bench::ReverseCheck& c : in.CheckReverse()) {
@@ -256,7 +265,10 @@ absl::Status AgentHandler::RunWriteSweep(
                best, v1::ResultStatus_Name(summary.status()), first_error.empty() ? "" : ": ",
                first_error);
   if (!caller_gone) emit(summary_msg);
-  if (!watch->fault().empty()) {
+  const bool port_fault = !watch->fault().empty();
+  watch.reset();
+  data_watch.reset();
+  if (port_fault) {
     // Tearing down QPs whose port is gone waits on the connection manager
     // (seconds in the lab); the test's answer is not held for it.
     background_.Start([s = std::move(*session), device = r.device()]() mutable {

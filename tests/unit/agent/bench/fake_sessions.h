@@ -63,15 +63,37 @@ class FakeSessionFactory final : public SessionFactory {
     return std::unique_ptr<InitiatorSession>(std::move(in));
   }
 
-  // A port fault the test raises: port_down ends the running test as a
-  // real IBV_EVENT_PORT_ERR would (port_events.h).
+  // Faults the test raises: RaisePortDown ends the running test as a real
+  // IBV_EVENT_PORT_ERR would (port_events.h), RaiseDataError as an error
+  // event on the test's own CQ or QP (data_events.h). Either sets the one
+  // stop flag the data loop reads.
+  void RaisePortDown() {
+    port_down = true;
+    stop_any = true;
+  }
+  void RaiseDataError() {
+    data_error = true;
+    stop_any = true;
+  }
   std::unique_ptr<verbs::PortWatch> WatchPort(const std::string&, uint32_t,
                                               const std::atomic<bool>&) override {
     class Watch final : public verbs::PortWatch {
      public:
       explicit Watch(FakeSessionFactory* f) : f_(f) {}
-      const std::atomic<bool>& stop() const override { return f_->port_down; }
+      const std::atomic<bool>& stop() const override { return f_->stop_any; }
       std::string fault() const override { return f_->port_down ? f_->port_fault : ""; }
+
+     private:
+      FakeSessionFactory* f_;
+    };
+    return std::make_unique<Watch>(this);
+  }
+  std::unique_ptr<verbs::DataWatch> WatchData(const verbs::DataObjects&, const std::atomic<bool>&) override {
+    class Watch final : public verbs::DataWatch {
+     public:
+      explicit Watch(FakeSessionFactory* f) : f_(f) {}
+      const std::atomic<bool>& stop() const override { return f_->stop_any; }
+      std::string fault() const override { return f_->data_error ? f_->data_fault : ""; }
 
      private:
       FakeSessionFactory* f_;
@@ -80,7 +102,10 @@ class FakeSessionFactory final : public SessionFactory {
   }
 
   FakeFabric fabric;
+  std::atomic<bool> stop_any{false};
   std::atomic<bool> port_down{false};
+  std::atomic<bool> data_error{false};
+  std::string data_fault = "the send CQ of fake0 overran (IBV_EVENT_CQ_ERR): completions were lost";
   std::string port_fault = "port 1 of fake0 went down (IBV_EVENT_PORT_ERR)";
   bool force_rdma_cm = false;
   int targets_opened = 0;

@@ -118,6 +118,7 @@ TEST_F(Registry, VerifyBeforeTheInitiatorSaysSoAndAFailedOpenHoldsNothing) {
 class Handler : public ::testing::Test {
  protected:
   std::shared_ptr<FakeSessionFactory> factory_ = std::make_shared<FakeSessionFactory>();
+  int data_error_after_size_ = 0;  // ... an error event on its own CQ after that many sizes
   int port_down_after_size_ = 0;  // the initiator's port goes down after that many sizes
   AgentHandler handler_{AgentConfig{.fs_root = "/", .devices = {}}, factory_};
 
@@ -159,7 +160,8 @@ class Handler : public ::testing::Test {
           }
           if (m.has_size()) {
             out.sizes.push_back(m.size());
-            if (port_down_after_size_ == static_cast<int>(out.sizes.size())) factory_->port_down = true;
+            if (port_down_after_size_ == static_cast<int>(out.sizes.size())) factory_->RaisePortDown();
+            if (data_error_after_size_ == static_cast<int>(out.sizes.size())) factory_->RaiseDataError();
           }
           if (m.has_summary()) out.summary = m.summary();
           return true;
@@ -216,6 +218,22 @@ TEST_F(Handler, APortThatGoesDownEndsTheTestWithTheEventNamed) {
   EXPECT_THAT(o.summary.error(), HasSubstr("port 1 of fake0 went down (IBV_EVENT_PORT_ERR); 1 of 3 sizes ran"));
   ASSERT_EQ(o.sizes.size(), 1u);
   EXPECT_EQ(o.sizes[0].status(), v1::RESULT_STATUS_OK);
+}
+
+// Issue 34: an error event on the test's own CQ or QP (IBV_EVENT_CQ_ERR, QP
+// fatal; agent/verbs/data_events.h) ends the test with the event named, as a
+// port fault does, instead of a loop waiting for completions that were lost.
+TEST_F(Handler, AnErrorEventOnTheTestsOwnCqEndsItWithTheEventNamed) {
+  v1::SweepParams p;
+  for (uint64_t s : {4096, 65536, 262144}) p.add_sizes_bytes(s);
+  p.set_iterations(8);
+  p.set_qps(1);
+  data_error_after_size_ = 1;
+  Outcome o = Run(p);
+  EXPECT_EQ(o.summary.status(), v1::RESULT_STATUS_FAILED);
+  EXPECT_THAT(o.summary.error(),
+              HasSubstr("the send CQ of fake0 overran (IBV_EVENT_CQ_ERR): completions were lost; 1 of 3 sizes ran"));
+  ASSERT_EQ(o.sizes.size(), 1u);
 }
 
 TEST_F(Handler, OutOfBandBidirectionalIsVerifiedBothWays) {
