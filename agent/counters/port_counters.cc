@@ -57,9 +57,15 @@ constexpr CounterDef kDefs[] = {
     {"hw_counters/packet_seq_err", Kind::kRetransmit},
     {"hw_counters/implied_nak_seq_err", Kind::kRetransmit},
     {"hw_counters/local_ack_timeout_err", Kind::kRetransmit},
-    // mlx5: RNR NAK retries ran out; adaptive retransmissions (RoCE).
+    // mlx5 (drivers/infiniband/hw/mlx5/counters.c): RNR NAK retries ran out
+    // (retrans_q_cnts); adaptive retransmissions, RoCE (roce_accl_cnts).
     {"hw_counters/rnr_nak_retry_err", Kind::kRetransmit},
     {"hw_counters/roce_adp_retrans", Kind::kRetransmit},
+    // mlx5 extended_err_cnts (firmware with enhanced error q counters): a
+    // requester's completions in error; a responder's refused remote
+    // accesses (a bad rkey or range: another QP's, or this test's).
+    {"hw_counters/req_cqe_error", Kind::kTransportError},
+    {"hw_counters/resp_remote_access_errors", Kind::kTransportError},
     // mlx5 RoCE congestion control (cong_cnts): ECN-marked packets received,
     // CNPs sent by the notification point, CNPs handled / ignored by the
     // reaction point.

@@ -35,6 +35,7 @@ enum class Kind {
   kCongestion,  // ECN marks and CNPs: the fabric is congested, not broken
   kPackets,     // packets sent and received: the denominator of fractions
   kData,        // data sent and received, in 4-byte words (port_xmit_data, port_rcv_data)
+  kTransportError,  // completions in error, refused remote accesses (any QP on the port)
 };
 
 struct CounterDef {

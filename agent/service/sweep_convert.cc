@@ -43,12 +43,15 @@ absl::StatusOr<bench::SweepOptions> ToSweepOptions(const v1::SweepParams& p) {
   }
   o.relaxed_ordering = !p.disable_pcie_relaxed();
   if (p.has_sl()) {
-    if (p.sl() > 15) return absl::InvalidArgumentError(absl::StrCat("service level ", p.sl(), " outside 0 .. 15"));
+    if (p.sl() > lim::kMaxServiceLevel) {
+      return absl::InvalidArgumentError(absl::StrCat("service level ", p.sl(), " outside 0 .. ", lim::kMaxServiceLevel));
+    }
     o.sl = static_cast<uint8_t>(p.sl());
   }
   if (p.has_tclass()) {
-    if (p.tclass() > 255) {
-      return absl::InvalidArgumentError(absl::StrCat("traffic class ", p.tclass(), " outside 0 .. 255"));
+    if (p.tclass() > lim::kMaxTrafficClass) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("traffic class ", p.tclass(), " outside 0 .. ", lim::kMaxTrafficClass));
     }
     o.tclass = static_cast<int>(p.tclass());
   }
@@ -225,6 +228,7 @@ void ToProto(const counters::Delta& d, v1::PortCounters* out) {
       case counters::Kind::kCongestion: o->set_kind(v1::COUNTER_KIND_CONGESTION); break;
       case counters::Kind::kPackets: o->set_kind(v1::COUNTER_KIND_PACKETS); break;
       case counters::Kind::kData: o->set_kind(v1::COUNTER_KIND_DATA); break;
+      case counters::Kind::kTransportError: o->set_kind(v1::COUNTER_KIND_TRANSPORT_ERROR); break;
     }
     o->set_before(c.before);
     o->set_after(c.after);

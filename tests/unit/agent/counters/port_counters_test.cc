@@ -132,5 +132,30 @@ TEST(PortCounters, DataWordsAreSampledAnd32BitSaturationIsSaid) {
   EXPECT_THAT(pkts->note, HasSubstr("saturated"));
 }
 
+// Issue 34 item 10: mlx5's extended error counters (drivers/infiniband/hw/
+// mlx5/counters.c extended_err_cnts) are sampled as transport errors (shown,
+// never counted as retransmissions); rnr_nak_retry_err (retrans_q_cnts) and
+// roce_adp_retrans (roce_accl_cnts) as retransmissions.
+TEST(PortCounters, Mlx5TransportErrorAndRetransmitCountersAreSampled) {
+  ASSERT_NE(FindCounter("hw_counters/req_cqe_error"), nullptr);
+  EXPECT_EQ(FindCounter("hw_counters/req_cqe_error")->kind, Kind::kTransportError);
+  ASSERT_NE(FindCounter("hw_counters/resp_remote_access_errors"), nullptr);
+  EXPECT_EQ(FindCounter("hw_counters/resp_remote_access_errors")->kind, Kind::kTransportError);
+  EXPECT_EQ(FindCounter("hw_counters/rnr_nak_retry_err")->kind, Kind::kRetransmit);
+  EXPECT_EQ(FindCounter("hw_counters/roce_adp_retrans")->kind, Kind::kRetransmit);
+  Sample before{.device = "mlx5_0", .port = 1,
+                .values = {{"hw_counters/req_cqe_error", 7}, {"hw_counters/resp_remote_access_errors", 0}},
+                .taken_ns = 0};
+  Sample after = before;
+  after.values["hw_counters/req_cqe_error"] = 9;
+  after.values["hw_counters/resp_remote_access_errors"] = 1;
+  after.taken_ns = 1;
+  Delta d = Diff(before, after);
+  ASSERT_NE(Find(d, "hw_counters/req_cqe_error"), nullptr);
+  EXPECT_EQ(Find(d, "hw_counters/req_cqe_error")->delta, 2u);
+  EXPECT_EQ(Find(d, "hw_counters/resp_remote_access_errors")->kind, Kind::kTransportError);
+  EXPECT_EQ(Find(d, "hw_counters/resp_remote_access_errors")->delta, 1u);
+}
+
 }  // namespace
 }  // namespace gdrbench::agent::counters
