@@ -62,6 +62,11 @@ enum class ControlMessage : uint32_t {
 };
 inline constexpr uint32_t kControlReceives = 4;
 inline constexpr int64_t kKeepaliveIntervalNs = 1'000'000'000;
+// A keep-alive not acknowledged within this is the peer's death, whatever
+// RC's own retries do: a live peer's kernel ACKs a zero-length WRITE in
+// microseconds (seconds behind a congested queue), while rxe retries a WRITE
+// to a destroyed QP forever at retry count 7.
+inline constexpr int64_t kKeepaliveAnswerNs = 12'000'000'000;
 
 // The barrier before (end = false) or after (end = true) the measured pass
 // of size `index` (sizes are at most kMaxSizes, far below 2^15).
@@ -156,6 +161,7 @@ struct ControlMailbox {
 struct PeerProbe {
   bool outstanding = false;
   int64_t next_ns = 0;
+  int64_t posted_ns = 0;
 
   template <typename Ops>
   absl::Status Step(Ops& ops, int64_t now) {
@@ -172,6 +178,11 @@ struct PeerProbe {
       }
       outstanding = false;
     }
+    if (outstanding && now - posted_ns > kKeepaliveAnswerNs) {
+      return absl::UnavailableError(absl::StrCat(
+          "the peer stopped answering: the keep-alive WRITE on QP 0 was not acknowledged within ",
+          kKeepaliveAnswerNs / 1'000'000'000, " s: its process or its link is gone"));
+    }
     if (!outstanding && now >= next_ns) {
       int rc = ops.PostKeepalive(0);
       if (rc > 0) {
@@ -179,6 +190,7 @@ struct PeerProbe {
             absl::StrCat("posting the keep-alive on QP 0: ", std::strerror(rc)));
       }
       outstanding = rc == 0;
+      posted_ns = now;
       next_ns = now + kKeepaliveIntervalNs;
     }
     return absl::OkStatus();

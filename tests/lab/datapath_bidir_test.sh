@@ -4,9 +4,12 @@
 # by a token bucket on node2's egress only (tc tbf on veth2; deploy/lab/shape shapes both ways),
 # the forward one not. A per-size barrier makes both directions start and end each size together:
 # the agent says so, every size of both directions is reported, and the shaped direction's
-# figures stay under its limit at every size. (A target killed during the wait is not here yet:
-# in its first run the kill landed in the forward pass, where rxe retried 271 times without
-# failing the WRs and the data loop's own stall limit ended the test after 84 s.)
+# figures stay under its limit at every size. Then a target whose agent stops and dies (SIGSTOP,
+# then kill -9) while the initiator waits for the reverse direction: the initiator's keep-alive
+# WRITEs go unanswered, RC's retries end them, and the pair ends in seconds with the reason named.
+# The kill waits for the initiator's port to fall quiet (its forward pass done): a kill during the
+# forward pass is another case (rxe retried 271 times there without failing the WRs; the data
+# loop's stall limit ended the test after 84 s).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 
@@ -44,5 +47,41 @@ assert all(v > 0 for v in list(fwd.values()) + list(rev.values())), (fwd, rev)
 assert all(v <= limit for v in rev.values()), f"reverse above its limit {limit}: {rev}"
 PY
 grep -q "in lock-step" "$DP_DIR/node1.log" || { dp_agent_logs node1; lab_fail "the initiator does not say the sizes ran in lock-step"; }
+
+lab_log "the target's agent killed while the initiator waits for the reverse direction"
+tc qdisc del dev veth2 root || lab_fail "removing the tc tbf of veth2"
+# One 256 KiB size, about 3 s of WRITEs each way at the forward rate alone. Once the data flows,
+# node2's agent is stopped (SIGSTOP): its kernel still ACKs node1's WRITEs, so node1 ends its
+# forward pass and waits at the size's barrier for a reverse pass that no longer posts; node1's
+# port falling quiet (200 ms windows under a fortieth of the forward rate alone, after one above
+# a tenth of it) says it waits. Then the stopped agent is killed.
+iters=$(awk -v g="$fwd" 'BEGIN{n = int(g * 1e9 / 8 * 3 / 262144); print (n < 200 ? 200 : n)}')
+win_bytes=$(awk -v g="$fwd" 'BEGIN{print int(g * 1e9 / 8 * 0.2)}')
+netdev1=$(lab_netdev node1) || lab_fail "node1's netdev"
+tx() { cat "/sys/class/net/$netdev1/statistics/tx_bytes"; }
+DP_PAIR_TIMEOUT=120 dp_pair node2 node1 --sizes 256K --iterations "$iters" --bidirectional &
+pair=$!
+phase=start prev=$(tx)
+for ((i = 0; i < 300; i++)); do
+  sleep 0.2
+  now=$(tx); d=$((now - prev)); prev=$now
+  if [[ $phase == start ]] && ((d * 10 > win_bytes)); then
+    kill -STOP "${DP_PID[node2]}"; phase=stopped
+  elif [[ $phase == stopped ]] && ((d * 40 < win_bytes)); then
+    phase=waiting; break
+  fi
+  kill -0 $pair 2>/dev/null || break
+done
+[[ $phase == waiting ]] || { kill -9 "${DP_PID[node2]}"; wait $pair; dp_show; lab_fail "the initiator never waited for the reverse direction ($phase)"; }
+killed=$(date +%s.%N)
+kill -9 "${DP_PID[node2]}"
+wait $pair
+rc=$?
+took=$(awk -v a="$killed" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}')
+echo "  the pair ended ${took} s after the kill (exit $rc): $(tail -n 1 "$DP_DIR/pair.err")"
+((rc == 1)) || { dp_show; dp_agent_logs node1; lab_fail "the pair's exit status $rc (expected 1: the test failed)"; }
+awk -v t="$took" 'BEGIN{exit !(t <= 20)}' || { dp_show; lab_fail "the pair took ${took} s after the kill (at most 20)"; }
+grep -q "the peer stopped answering" "$DP_DIR/pair.err" ||
+  { dp_show; dp_agent_logs node1; lab_fail "the reason does not name the dead peer"; }
 
 echo "PASS"

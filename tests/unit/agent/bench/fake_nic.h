@@ -108,6 +108,9 @@ class FakeNic {
   // This NIC's process died: nothing it is sent is delivered or ACKed, so
   // the peer's SENDs and keep-alives end with a retry error.
   std::atomic<bool> dead{false};
+  // As rxe at retry count 7: a WRITE to a dead peer is retried forever and
+  // never completes (no retry error ever comes).
+  bool retries_forever = false;
   uint64_t keepalives = 0;
 
   // Observations.
@@ -234,6 +237,8 @@ class FakeNic {
   absl::Status Connect(uint32_t q, const QpTransition& rtr, const QpTransition& rts);
   ibv_qp* qp(uint32_t) const { return nullptr; }
   FakeNic& ops() { return *this; }
+  // No context: nothing for DataEvents to read (session.h WatchData's default).
+  verbs::DataObjects data_objects() const { return {}; }
   uint32_t max_inline() const { return created_caps.max_inline_data; }
   void SetInline(bool on) { inline_on = on; }
   bool connected(uint32_t q) const { return q < peers_.size() && peers_[q].nic != nullptr; }
@@ -276,6 +281,7 @@ class FakeNic {
     FakeNic* peer = fabric_ != nullptr ? (connected(qp) ? peers_[qp].nic : nullptr) : peer_;
     const bool gone = peer == nullptr || peer->dead.load();
     Queue& q = queues_[qp];
+    if (gone && retries_forever) return 0;  // posted; no completion ever
     q.pending.push_back(Wr{now_ + (gone ? kRetryNs : latency_ns_), true, kKeepaliveWrId | qp,
                            wrs++, gone ? IBV_WC_RETRY_EXC_ERR : IBV_WC_SUCCESS});
     q.unreaped += 1;

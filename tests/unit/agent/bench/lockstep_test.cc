@@ -169,6 +169,27 @@ TEST(LockStep, APeerThatDiesDuringTheWaitIsHeardWithinSeconds) {
   (void)t0;
 }
 
+// rxe retries a WRITE to a destroyed QP forever at retry count 7 (the lab's
+// first kill of a waiting target's agent hung the pair until its 120 s
+// timeout): a keep-alive not acknowledged in kKeepaliveAnswerNs is the
+// peer's death all the same.
+TEST(LockStep, APeerWhoseRetriesNeverEndIsHeardByTheKeepalivesDeadline) {
+  FakeNic initiator(1, 8, 100), target(1, 8, 100);
+  FakeNic::Link(initiator, target);
+  ASSERT_TRUE(ArmControlReceives(initiator).ok());
+  initiator.Configure({QpTarget{}}, 4096, 1);
+  initiator.retries_forever = true;
+  target.dead = true;
+  std::atomic<bool> cancelled{false};
+  const int64_t t0 = initiator.now();
+  absl::Status st = WaitControl(initiator, ControlMessage::kReverseDone, {0}, cancelled, 600'000'000'000);
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable) << st;
+  EXPECT_THAT(std::string(st.message()), HasSubstr("the peer stopped answering: the keep-alive WRITE on QP 0 was "
+                                                   "not acknowledged within 12 s"));
+  EXPECT_LT(initiator.now() - t0, kKeepaliveAnswerNs + 2'000'000'000);
+  EXPECT_GE(initiator.now() - t0, kKeepaliveAnswerNs);
+}
+
 // A barrier whose peer died fails the size with the reason, in seconds.
 TEST(LockStep, ABarrierWithADeadPeerFailsTheSize) {
   SweepOptions o = Bidirectional({4096, 8192});
