@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <deque>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 
 namespace gdrbench::controller::topology {
@@ -19,6 +21,13 @@ std::vector<size_t> Fabric::CablesPerTier() const {
     ++per[c.tier];
   }
   return per;
+}
+
+std::string NormalizeGuid(const std::string& text) {
+  std::string hex = absl::AsciiStrToLower(text);
+  if (absl::StartsWith(hex, "0x")) hex = hex.substr(2);
+  if (hex.empty() || hex.size() > 16 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) return "";
+  return "0x" + std::string(16 - hex.size(), '0') + hex;
 }
 
 double LinkGbps(const std::string& link) {

@@ -23,7 +23,10 @@ struct Device {
   std::string id;           // "S-0ff08c43215bae48" / "H-0ff08c4321664e96" (ibnetdiscover's node id)
   DeviceKind kind = DeviceKind::kSwitch;
   std::string description;  // node description: "RMD701091901003 ibp11s0f0", "MF0;...:MQM8700/U1"
-  std::string guid;         // "0xff08c43215bae48": node GUID (switchguid / caguid)
+  std::string guid;         // "0x0ff08c43215bae48": node GUID (switchguid / caguid), NormalizeGuid's form;
+                            // in iblinkinfo --line, the GUID the line names it by (a switch's port 0 GUID)
+  std::string port_guid;    // a host's CA port GUID where the dump gives it ("0x0ff08c4321664e96")
+  std::map<int, std::string> port_names;  // ports a dump names instead of numbering (LLDP: "Ethernet4")
   std::string where;        // "FILE:LINE" of its record; empty when only seen as a peer
   bool recorded() const { return !where.empty(); }
   int tier = -1;            // hosts 0, leaves 1, spines 2, ...; -1: not connected to any host
@@ -59,6 +62,11 @@ struct Fabric {
   // Cables per tier: [0] host<->leaf, [1] leaf<->spine, ...
   std::vector<size_t> CablesPerTier() const;
 };
+
+// A GUID as "0x" and 16 lower-case hex digits ("ff08c4321664e96",
+// "0xFF08C4321664E96" -> "0x0ff08c4321664e96"); "" when `text` is not 1..16
+// hex digits with or without "0x".
+std::string NormalizeGuid(const std::string& text);
 
 // The nominal data rate of an IB link as ibnetdiscover prints it ("4xHDR",
 // "1xNDR", "2xHDR"): width x the lane's nominal rate as the IBTA and vendors

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "controller/topology/cable_book.h"
 
 namespace gdrbench::controller::topology {
 namespace {
@@ -23,12 +24,6 @@ const std::regex kPort(R"re(^\[(\d+)\](\([0-9a-fA-F]+\))?\s+"([^"]+)"\[(\d+)\](\
 const std::regex kLink(R"re(\b(\d+x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR))\b)re");
 // The first quoted string of a port line's comment: the peer's description.
 const std::regex kQuoted(R"re("([^"]*)")re");
-
-struct Seen {
-  PortRef peer;
-  std::string link;
-  std::string where;
-};
 
 class Parser {
  public:
@@ -67,7 +62,10 @@ class Parser {
         absl::StartsWith(line, "rtguid=")) {
       std::string v = line.substr(line.find('=') + 1);
       guid_ = v.substr(0, v.find('('));
-      if (!absl::StartsWith(guid_, "0x")) return Error(absl::StrCat("a GUID is written 0x..., got '", v, "'"));
+      if (!absl::StartsWith(guid_, "0x") || NormalizeGuid(guid_).empty()) {
+        return Error(absl::StrCat("a GUID is written 0x..., got '", v, "'"));
+      }
+      guid_ = NormalizeGuid(guid_);
     }
     return absl::OkStatus();
   }
@@ -107,41 +105,14 @@ class Parser {
     if (p.description.empty() && std::regex_search(comment, q, kQuoted)) p.description = q[1];
     std::smatch l;
     const std::string link = std::regex_search(comment, l, kLink) ? l[1].str() : "";
-    if (auto st = Agree(self, peer); !st.ok()) return st;
-    seen_[self] = Seen{peer, link, where_};
-    claimed_[peer] = Seen{self, link, where_};
-    if (seen_.count(peer)) return absl::OkStatus();  // the peer's record listed this cable already
-    Cable c;
-    c.lower = self;
-    c.upper = peer;
-    c.link = link;
-    c.gbps = LinkGbps(link);
-    c.where = where_;
-    fabric_.cables.push_back(std::move(c));
-    return absl::OkStatus();
-  }
-
-  // Both ends of a cable name each other.
-  absl::Status Agree(const PortRef& self, const PortRef& peer) const {
-    if (auto it = seen_.find(self); it != seen_.end()) {
-      return Error(absl::StrCat(self.device, "[", self.port, "] is listed twice (first at ", it->second.where, ")"));
+    if (m[2].matched && fabric_.devices.at(current_).kind == DeviceKind::kHost) {
+      fabric_.devices.at(current_).port_guid = NormalizeGuid(m[2].str().substr(1, m[2].length() - 2));
     }
-    const std::string claim = absl::StrCat(self.device, "[", self.port, "] says its peer is ", peer.device, "[",
-                                           peer.port, "], but ");
-    if (auto back = seen_.find(peer); back != seen_.end() && !(back->second.peer == self)) {
-      return Error(absl::StrCat(claim, peer.device, "[", peer.port, "] (", back->second.where, ") says ",
-                                back->second.peer.device, "[", back->second.peer.port, "]"));
-    }
-    if (auto by = claimed_.find(self); by != claimed_.end() && !(by->second.peer == peer)) {
-      return Error(absl::StrCat(claim, by->second.peer.device, "[", by->second.peer.port, "] (", by->second.where,
-                                ") says ", self.device, "[", self.port, "] is its peer"));
-    }
-    return absl::OkStatus();
+    return book_.Add(self, peer, link, LinkGbps(link), where_, fabric_.cables);
   }
 
   std::string source_, where_, guid_, current_;
-  std::map<PortRef, Seen> seen_;     // a port -> the peer its own line names
-  std::map<PortRef, Seen> claimed_;  // a port -> the port whose line names it as peer
+  CableBook book_;
   Fabric fabric_;
 };
 

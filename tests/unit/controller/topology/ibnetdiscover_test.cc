@@ -31,14 +31,15 @@ TEST(Ibnetdiscover, ThePublishedDumpIsAThreeTierTree) {
   EXPECT_EQ(f->cables.size(), 18u);
   const Device& leaf = f->devices.at("S-0ff08c43215bae48");
   EXPECT_EQ(leaf.tier, 1);
-  EXPECT_EQ(leaf.guid, "0xff08c43215bae48");
+  EXPECT_EQ(leaf.guid, "0x0ff08c43215bae48");
   EXPECT_EQ(leaf.description, "MF0;rmd70-0101-0919-01ib0:MQM8700/U1");
   EXPECT_EQ(f->devices.at("S-0ff08c432172aa1a").tier, 2);  // L01
   EXPECT_EQ(f->devices.at("S-0ff08c43213b3f30").tier, 3);  // S01
   const Device& host = f->devices.at("H-0ff08c4321664e96");
   EXPECT_EQ(host.tier, 0);
   EXPECT_EQ(host.description, "RMD701091901003 ibp11s0f0");
-  EXPECT_EQ(host.guid, "0xff08c4321664e96");
+  EXPECT_EQ(host.guid, "0x0ff08c4321664e96");
+  EXPECT_EQ(host.port_guid, "0x0ff08c4321664e96");  // the Ca line's [1](ff08c4321664e96)
   EXPECT_THAT(host.where, HasSubstr("superbench-ibnetdiscover.txt:"));
 }
 
