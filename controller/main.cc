@@ -16,6 +16,7 @@
 #include "controller/cli/sweep_command.h"
 #include "controller/cli/sweep_flags.h"
 #include "controller/cli/server_commands.h"
+#include "controller/cli/topology_command.h"
 #include "controller/run/expectations.h"
 
 namespace {
@@ -134,6 +135,9 @@ int main(int argc, char** argv) {
   cli::ServerOptions server;
   std::function<int()> server_cmd;
   cli::AddServerSubcommands(app, server, &server_cmd);
+  cli::TopologyOptions topology;
+  std::function<int()> topology_cmd;
+  cli::AddTopologySubcommands(app, topology, &topology_cmd);
 
   cli::DrainOptions drain;
   CLI::App* drain_cmd = app.add_subcommand(
@@ -181,5 +185,6 @@ int main(int argc, char** argv) {
   if (*drain_cmd) return cli::DrainCommand(drain);
   if (*resume_cmd) return cli::ResumeCommand(resume);
   if (server_cmd) return server_cmd();
+  if (topology_cmd) return topology_cmd();
   return 2;
 }
