@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
+#include "common/sweep_limits.h"
 #include "controller/schedule/schedule.h"
 #include "controller/sweep/sweep.h"
 #include "controller/topology/cover.h"
@@ -71,12 +72,14 @@ int main(int argc, char** argv) {
   if (options.routing == topo::Routing::kEcmp) {
     std::printf("  each uplink loaded with probability >= %.4f\n", plan->ecmp_min_probability);
   }
+  // The sweep's defaults (the sizes `gdrbench sweep` uses without --sizes).
   gdrbench::controller::sweep::SweepConfig defaults;
-  auto est = gdrbench::controller::sweep::Estimate(defaults);
-  est.link_gbps = 400;
+  for (uint64_t size : gdrbench::sweep_limits::kDefaultSweepSizes) defaults.params.add_sizes_bytes(size);
+  defaults.link_gbps = 400;
+  const auto est = gdrbench::controller::sweep::Estimate(defaults);
   const double per_round = gdrbench::controller::schedule::EstimateTestSeconds(est);
-  std::printf("estimated wall time at %.1f s per round (the sweep's default test at 400 Gb/s): cover %.0f s, "
-              "all-pairs (%d rounds) %.0f s\n",
+  std::printf("estimated wall time at %.2f s per round (the sweep's default sizes 64K,1M at 400 Gb/s): cover %.1f "
+              "s, all-pairs (%d rounds) %.0f s\n",
               per_round, per_round * plan->rounds.size(), nodes - 1, per_round * (nodes - 1));
   return 0;
 }
