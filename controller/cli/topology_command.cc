@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 
+#include "controller/cli/cli_util.h"
 #include "controller/cli/commands.h"
 #include "controller/inventory/inventory.h"
 #include "controller/cli/topology_plan.h"
@@ -19,12 +20,12 @@ int TopologyShowCommand(const TopologyOptions& options) {
   std::set<std::string> hosts;
   if (!options.inventory.empty()) {
     auto loaded = inventory::LoadInventoryFile(options.inventory);
-    if (!loaded.ok()) return PrintError(loaded.status());
+    if (!loaded.ok()) return PrintError(UsageIfUnreadable(loaded.status()));
     inv = std::move(*loaded);
     for (const auto& n : inv.nodes) hosts.insert(n.name);
   }
   auto fabric = topology::LoadTopology(options.topology, options.format, hosts);
-  if (!fabric.ok()) return PrintError(fabric.status());
+  if (!fabric.ok()) return PrintError(UsageIfUnreadable(fabric.status()));
   std::string out;
   if (options.inventory.empty()) {
     out = topology::RenderFabric(*fabric, options.topology, nullptr);
@@ -49,11 +50,11 @@ int TopologyPlanCommand(const TopologyOptions& options) {
   std::set<std::string> hosts;
   if (!options.inventory.empty()) {
     auto loaded = inventory::LoadInventoryFile(options.inventory);
-    if (!loaded.ok()) return PrintError(loaded.status());
+    if (!loaded.ok()) return PrintError(UsageIfUnreadable(loaded.status()));
     for (const auto& n : loaded->nodes) hosts.insert(n.name);
   }
   auto fabric = topology::LoadTopology(options.topology, options.format, hosts);
-  if (!fabric.ok()) return PrintError(fabric.status());
+  if (!fabric.ok()) return PrintError(UsageIfUnreadable(fabric.status()));
   auto index = topology::FabricIndex::Build(*fabric);
   if (!index.ok()) return PrintError(index.status());
   topology::CoverOptions cover;

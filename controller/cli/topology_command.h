@@ -1,9 +1,9 @@
 // `gdrbench topology show`: reads a fabric dump (ibnetdiscover,
 // iblinkinfo --line, or a directory of lldpctl -f json files) and prints
 // the model: switches, cables per tier, the inventory's rails not found in
-// it and the host cables no rail claims. Exit 0 when it printed, 1 when a
-// file could not be read, 2 for bad input (the reader's error names the
-// file and line).
+// it and the host cables no rail claims. Exit 0 when it printed, 2 for a
+// file that cannot be read or bad input (the reader's error names the file
+// and line), 4 otherwise.
 #pragma once
 
 #include <functional>

@@ -34,7 +34,7 @@ grep -q 'needs the inventory' <<<"$err" || fail "lldp without an inventory: $err
 set +e
 err=$("$bin" topology show --topology /nonexistent/f.txt 2>&1); rc=$?
 set -e
-[[ $rc == 1 ]] || fail "a missing file: exit $rc ($err)"
+[[ $rc == 2 ]] || fail "a missing file: exit $rc ($err)"
 
 out=$("$bin" topology plan --topology "$data/superbench-ibnetdiscover.txt")
 grep -q '^plan: cover under ftree routing: ' <<<"$out" || fail "plan: $out"
