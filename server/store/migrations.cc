@@ -129,6 +129,21 @@ constexpr std::string_view kV4 = R"sql(
 ALTER TABLE run_pairs ADD COLUMN encoding SMALLINT NOT NULL DEFAULT 0;
 )sql";
 
+// Version 5: each link's recent passing readings (server/history/link_noise.h),
+// one blob per (cluster, rail, size): the readings window of every link of
+// that matrix, updated at ingest. newest_started_us is the start of the
+// newest run folded in: a run uploaded late (older) does not overwrite it.
+constexpr std::string_view kV5 = R"sql(
+CREATE TABLE link_noise (
+  cluster TEXT NOT NULL,
+  rail INTEGER NOT NULL,
+  size_bytes BIGINT NOT NULL,
+  newest_started_us BIGINT NOT NULL,
+  data @BLOB@ NOT NULL,
+  PRIMARY KEY (cluster, rail, size_bytes)
+)@NOROWID@;
+)sql";
+
 int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -152,6 +167,7 @@ const std::vector<Migration>& Migrations() {
     m.push_back({2, "capacity statistics per run, verdict cell counts", Ddl(kV2, Dialect::kSqlite), Ddl(kV2, Dialect::kPostgres)});
     m.push_back({3, "heatmap matrices of the verdict sizes", Ddl(kV3, Dialect::kSqlite), Ddl(kV3, Dialect::kPostgres)});
     m.push_back({4, "pair chunks compressed (zstd)", Ddl(kV4, Dialect::kSqlite), Ddl(kV4, Dialect::kPostgres)});
+    m.push_back({5, "per-link noise windows", Ddl(kV5, Dialect::kSqlite), Ddl(kV5, Dialect::kPostgres)});
     return m;
   }();
   return all;

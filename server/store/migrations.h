@@ -23,6 +23,10 @@
 //   node_stats   (run, node, rail, size_bytes, ok_cells, low_cells,
 //                 failed_cells, median_gbps, tx_median_gbps, rx_median_gbps)
 //                 PRIMARY KEY (node, rail, run): a node's trend, the metrics
+//   link_noise   (cluster, rail, size_bytes, newest_started_us, data)
+//                 (version 5) PRIMARY KEY (cluster, rail, size_bytes): each
+//                 link's window of recent passing readings of that matrix
+//                 (server/history/link_noise.h)
 // Errors: FAILED_PRECONDITION when the store is newer than this binary.
 #pragma once
 

@@ -135,6 +135,16 @@ absl::Status StagedRunWriter::AddMatrixBlob(uint32_t rail, uint64_t size_bytes, 
   return Put(Kind::kBlob, record_);
 }
 
+absl::Status StagedRunWriter::SetLinkNoise(const LinkNoiseRow& n) {
+  record_.clear();
+  AppendBytes(&record_, n.cluster);
+  Append(&record_, n.rail);
+  Append(&record_, n.size_bytes);
+  Append(&record_, n.newest_started_us);
+  AppendBytes(&record_, n.data);
+  return Put(Kind::kNoise, record_);
+}
+
 // Every record, in the order staged, into `into` (the store's transaction).
 absl::Status StagedRunWriter::Replay(RunWriter& into) {
   if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0) return Lost("seek");
@@ -182,6 +192,18 @@ absl::Status StagedRunWriter::Replay(RunWriter& into) {
         std::string_view blob;
         if (!r.Get(&rail) || !r.Get(&size) || !r.Bytes(&blob)) return Lost("matrix blob");
         RETURN_IF_ERROR(into.AddMatrixBlob(rail, size, blob));
+        break;
+      }
+      case Kind::kNoise: {
+        LinkNoiseRow n;
+        std::string_view cluster, data;
+        if (!r.Bytes(&cluster) || !r.Get(&n.rail) || !r.Get(&n.size_bytes) || !r.Get(&n.newest_started_us) ||
+            !r.Bytes(&data)) {
+          return Lost("link noise");
+        }
+        n.cluster = std::string(cluster);
+        n.data = std::string(data);
+        RETURN_IF_ERROR(into.SetLinkNoise(n));
         break;
       }
       default: return Lost("record kind");

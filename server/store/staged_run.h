@@ -39,11 +39,12 @@ class StagedRunWriter final : public RunWriter {
   absl::Status AddNodeStat(const NodeStatRow& stat) override;
   absl::Status SetCapacity(std::string_view serialized) override;
   absl::Status AddMatrixBlob(uint32_t rail, uint64_t size_bytes, std::string_view blob) override;
+  absl::Status SetLinkNoise(const LinkNoiseRow& row) override;
   absl::Status Commit(const RunRow& row, const v1::Run& header) override;
   uint64_t staged_bytes() const { return bytes_; }
 
  private:
-  enum class Kind : uint8_t { kCell = 1, kPairs, kNodeStat, kCapacity, kBlob };
+  enum class Kind : uint8_t { kCell = 1, kPairs, kNodeStat, kCapacity, kBlob, kNoise };
   StagedRunWriter(Store& store, RunRow row, std::FILE* file) : store_(store), row_(std::move(row)), file_(file) {}
   absl::Status Put(Kind kind, std::string_view record);
   absl::Status Replay(RunWriter& into);

@@ -83,6 +83,17 @@ class Store::Writer final : public RunWriter {
                      {key_, int64_t{rail}, static_cast<int64_t>(size_bytes), Blob{blob}});
   }
 
+  absl::Status SetLinkNoise(const LinkNoiseRow& n) override {
+    RETURN_IF_ERROR(EndCells());
+    // An upsert both dialects read the same way; an older run keeps the newer windows.
+    return db_->Exec(
+        "INSERT INTO link_noise (cluster, rail, size_bytes, newest_started_us, data) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (cluster, rail, size_bytes) DO UPDATE SET newest_started_us = excluded.newest_started_us, "
+        "data = excluded.data WHERE link_noise.newest_started_us <= excluded.newest_started_us",
+        {std::string_view(n.cluster), int64_t{n.rail}, static_cast<int64_t>(n.size_bytes), n.newest_started_us,
+         Blob{n.data}});
+  }
+
   absl::Status Commit(const RunRow& r, const v1::Run& header) override {
     RETURN_IF_ERROR(EndCells());
     std::string blob;

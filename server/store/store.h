@@ -51,6 +51,15 @@ struct NodeStatRow {
   double median_gbps = 0, tx_median_gbps = 0, rx_median_gbps = 0;
 };
 
+// One matrix's link noise windows (server/history/link_noise.h encodes data).
+struct LinkNoiseRow {
+  std::string cluster;
+  uint32_t rail = 0;
+  uint64_t size_bytes = 0;
+  int64_t newest_started_us = 0;  // the newest run folded in
+  std::string data;
+};
+
 // An ingest: one write transaction. Nothing is visible before Commit; the
 // destructor rolls back an uncommitted one (a malformed upload leaves the
 // store as it was). Store::BeginRun's writer holds the store's write lock
@@ -68,6 +77,10 @@ class RunWriter {
   virtual absl::Status SetCapacity(std::string_view serialized) = 0;
   // The heatmap's binary matrix of one rail and size (controller/report/matrix_blob.h).
   virtual absl::Status AddMatrixBlob(uint32_t rail, uint64_t size_bytes, std::string_view blob) = 0;
+  // The link noise windows of (cluster, rail, size) (server/history/link_noise.h),
+  // replacing the stored ones unless those came from a run started after
+  // `started_us` (then the stored ones stay).
+  virtual absl::Status SetLinkNoise(const LinkNoiseRow& row) = 0;
   // Writes the header and the row's counts, then commits.
   virtual absl::Status Commit(const RunRow& row, const v1::Run& header) = 0;
 };
@@ -163,6 +176,9 @@ class Store {
   // The matrix blob stored at ingest for (rail, size); nullopt where none was
   // (other sizes than the verdict size, runs stored before schema version 3).
   absl::StatusOr<std::optional<std::string>> ReadMatrixBlob(int64_t run_key, uint32_t rail, uint64_t size_bytes);
+  // The link noise windows of (cluster, rail, size); nullopt when none are kept.
+  absl::StatusOr<std::optional<LinkNoiseRow>> ReadLinkNoise(const std::string& cluster, uint32_t rail,
+                                                           uint64_t size_bytes);
 
   // --- trends: newest first, at most `limit`, started at or after since_us.
   // size_bytes 0 = each run's verdict size of the rail.

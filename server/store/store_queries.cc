@@ -442,6 +442,19 @@ absl::StatusOr<std::optional<std::string>> Store::ReadMatrixBlob(int64_t run_key
   return out;
 }
 
+absl::StatusOr<std::optional<LinkNoiseRow>> Store::ReadLinkNoise(const std::string& cluster, uint32_t rail,
+                                                                  uint64_t size_bytes) {
+  ASSIGN_OR_RETURN(Lease db, Acquire());
+  std::optional<LinkNoiseRow> out;
+  RETURN_IF_ERROR(db->Query(
+      "SELECT newest_started_us, data FROM link_noise WHERE cluster = ? AND rail = ? AND size_bytes = ?",
+      {std::string_view(cluster), int64_t{rail}, static_cast<int64_t>(size_bytes)}, [&](const SqlRow& x) {
+        out = LinkNoiseRow{cluster, rail, size_bytes, x.Int(0), x.Bytes(1)};
+        return absl::OkStatus();
+      }));
+  return out;
+}
+
 absl::StatusOr<uint64_t> Store::DeleteRunsBefore(int64_t cutoff_us) {
   std::vector<std::pair<int64_t, std::string>> victims;
   {
