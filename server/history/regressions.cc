@@ -14,7 +14,26 @@ namespace gdrbench::server::history {
 namespace {
 
 const char* ReferenceName(v1::RegressionReference r) {
-  return r == v1::REGRESSION_REFERENCE_BASELINE ? "the baseline" : "the last passing run";
+  switch (r) {
+    case v1::REGRESSION_REFERENCE_BASELINE: return "the baseline";
+    case v1::REGRESSION_REFERENCE_HISTORY: return "its history";
+    default: return "the last passing run";
+  }
+}
+
+// Why the threshold is what it is, for a finding's reason.
+std::string ThresholdWhy(double threshold, double tolerance, float noise, uint32_t history,
+                         const NoisePolicy& p) {
+  if (history < p.min_history) {
+    return absl::StrFormat("threshold %.1f%%: the tolerance; %u run%s of history", 100 * threshold, history,
+                           history == 1 ? "" : "s");
+  }
+  if (threshold > tolerance) {
+    return absl::StrFormat("threshold %.1f%% = %.3g x its noise %.1f%% over %u runs", 100 * threshold, p.k,
+                           100 * noise, history);
+  }
+  return absl::StrFormat("threshold %.1f%%: the tolerance; its noise %.1f%% over %u runs", 100 * threshold,
+                         100 * noise, history);
 }
 
 }  // namespace
@@ -30,6 +49,33 @@ RegressionBuilder::RegressionBuilder(v1::RegressionReference reference,
   report_.set_reference(reference);
   report_.set_reference_run_id(std::move(reference_run_id));
   report_.set_tolerance(tolerance);
+  SetNoise(NoisePolicy{});
+}
+
+void RegressionBuilder::SetNoise(const NoisePolicy& noise) {
+  noise_ = noise;
+  report_.set_noise_k(noise.k);
+  report_.set_min_history(noise.min_history);
+}
+
+void RegressionBuilder::CountShortHistory(uint32_t history) {
+  if (report_.short_history_cells() == 0 || history < report_.short_history_min()) {
+    report_.set_short_history_min(history);
+  }
+  report_.set_short_history_max(std::max(report_.short_history_max(), history));
+  report_.set_short_history_cells(report_.short_history_cells() + 1);
+}
+
+double RegressionBuilder::CellThreshold(const ComparedCell& c) const {
+  return Threshold(LinkSummary{c.history, 0, c.noise}, report_.tolerance(), noise_);
+}
+
+std::string RegressionBuilder::ReferenceDetail() const {
+  switch (report_.reference()) {
+    case v1::REGRESSION_REFERENCE_BASELINE: return absl::StrCat("the baseline run ", report_.reference_run_id());
+    case v1::REGRESSION_REFERENCE_HISTORY: return "its links' history";
+    default: return absl::StrCat("the last passing run ", report_.reference_run_id());
+  }
 }
 
 void RegressionBuilder::AddRail(uint32_t rail, uint64_t size_bytes,
@@ -47,24 +93,47 @@ void RegressionBuilder::AddRail(uint32_t rail, uint64_t size_bytes,
   for (uint32_t k = 0; k < cells.size(); ++k) {
     const ComparedCell& c = cells[k];
     if (c.src == c.dst || c.src >= n || c.dst >= n) continue;
-    bad[k] = !c.now_ok || Dropped(c.before, c.after, report_.tolerance());
+    const double threshold = CellThreshold(c);
+    bad[k] = !c.now_ok || Dropped(c.before, c.after, threshold);
     for (uint32_t x : {c.src, c.dst}) {
       ++r.tally[x].cells;
       r.tally[x].bad += bad[k];
       touching[x].push_back(k);
     }
-    if (bad[k]) r.regressed.push_back({c.src, c.dst, c.before, c.now_ok ? c.after : 0.0f});
+    if (bad[k]) {
+      r.regressed.push_back({c.src, c.dst, c.before, c.now_ok ? c.after : 0.0f, static_cast<float>(threshold),
+                             c.noise, c.history});
+    }
   }
   report_.set_compared_cells(report_.compared_cells() + cells.size());
   report_.set_regressed_cells(report_.regressed_cells() + r.regressed.size());
-  std::vector<NodeTally> left = r.tally;
   for (uint32_t x = 0; x < n; ++x) r.nodes_tested += r.tally[x].cells > 0;
-  // Worst first; an accepted node's cells no longer count against partners.
+  AcceptNodes(r, cells, bad, touching);
+  rails_.push_back(std::move(r));
+}
+
+// A node is accepted (regressed with most partners) when more than half of
+// its cells not explained by an accepted node regressed, with at least two
+// distinct partners; worst first, and an accepted node's cells no longer
+// count against its partners.
+void RegressionBuilder::AcceptNodes(Rail& r, const std::vector<ComparedCell>& cells, const std::vector<bool>& bad,
+                                    const std::vector<std::vector<uint32_t>>& touching) {
+  const uint32_t n = static_cast<uint32_t>(r.tally.size());
+  std::vector<uint32_t> partners(n, 0);  // distinct partners of its regressed cells
+  for (uint32_t x = 0; x < n; ++x) {
+    if (r.tally[x].bad < 2) continue;
+    std::set<uint32_t> p;
+    for (uint32_t k : touching[x]) {
+      if (bad[k]) p.insert(cells[k].src == x ? cells[k].dst : cells[k].src);
+    }
+    partners[x] = static_cast<uint32_t>(p.size());
+  }
+  std::vector<NodeTally> left = r.tally;
   for (;;) {
     int best = -1;
     double best_ratio = 0;
     for (uint32_t x = 0; x < n; ++x) {
-      if (r.accepted[x] || !(left[x].bad * 2 > left[x].cells && left[x].bad >= 2)) continue;
+      if (r.accepted[x] || partners[x] < 2 || !(left[x].bad * 2 > left[x].cells && left[x].bad >= 2)) continue;
       double ratio = static_cast<double>(left[x].bad) / left[x].cells;
       if (ratio > best_ratio) {
         best_ratio = ratio;
@@ -81,11 +150,9 @@ void RegressionBuilder::AddRail(uint32_t rail, uint64_t size_bytes,
       left[y].bad -= bad[k];
     }
   }
-  rails_.push_back(std::move(r));
 }
 
 v1::RegressionReport RegressionBuilder::Finish() {
-  const double tol = report_.tolerance();
   auto add = [&](v1::RegressionKind kind, std::string subject, const std::vector<float>& before,
                  const std::vector<float>& after, uint32_t rail, uint64_t size, std::string reason) {
     v1::Regression* g = report_.add_regressions();
@@ -98,6 +165,8 @@ v1::RegressionReport RegressionBuilder::Finish() {
     g->set_drop_fraction(g->before_gbps() > 0 ? 1 - g->after_gbps() / g->before_gbps() : 0);
     g->set_cells(static_cast<uint32_t>(before.size()));
     g->set_reason(std::move(reason));
+    g->set_reference_detail(ReferenceDetail());
+    g->set_threshold_fraction(report_.tolerance());  // at least; each cell past its own link's threshold
     return g;
   };
   // Rails.
@@ -158,7 +227,7 @@ v1::RegressionReport RegressionBuilder::Finish() {
                     absl::StrCat(b.size(), " of its ", cells, " compared cells regressed against ",
                                  ReferenceName(report_.reference()),
                                  ks.size() > 1 ? absl::StrCat(" on all ", ks.size(), " rails") : "",
-                                 " (to and from most partners)"));
+                                 " (to and from most partners, each past its link's own noise)"));
       g->set_src(node);
     } else {
       for (size_t k : ks) {
@@ -174,7 +243,15 @@ v1::RegressionReport RegressionBuilder::Finish() {
       }
     }
   }
-  // Links, largest drop first.
+  AddLinks(bad_rails, explained);
+  Summarize();
+  return report_;
+}
+
+// Link findings, largest drop first: regressed cells whose nodes, rail or
+// NIC no finding explains.
+void RegressionBuilder::AddLinks(const std::set<uint32_t>& bad_rails,
+                                 const std::set<std::pair<std::string, uint32_t>>& explained) {
   struct Link {
     const Rail* r;
     RegressedCell c;
@@ -198,6 +275,8 @@ v1::RegressionReport RegressionBuilder::Finish() {
   std::stable_sort(links.begin(), links.end(),
                    [&](const Link& x, const Link& y) { return drop(x.c) > drop(y.c); });
   const bool one_rail = rails_.size() == 1;
+  const bool history = report_.reference() == v1::REGRESSION_REFERENCE_HISTORY;
+  const std::string ref = history ? "its history's median" : absl::StrCat(ReferenceName(report_.reference()), "'s");
   for (size_t i = 0; i < links.size(); ++i) {
     if (i == max_links_) {
       report_.set_links_omitted(static_cast<uint32_t>(links.size() - max_links_));
@@ -206,45 +285,83 @@ v1::RegressionReport RegressionBuilder::Finish() {
     const Link& l = links[i];
     const std::string& s = (*l.r->names)[l.c.src];
     const std::string& d = (*l.r->names)[l.c.dst];
-    std::string subject = absl::StrCat(s, l.both ? "<->" : "->", d,
-                                       one_rail ? "" : absl::StrCat(" rail ", l.r->rail));
+    const std::string why = ThresholdWhy(l.c.threshold, report_.tolerance(), l.c.noise, l.c.history, noise_);
     std::string what = l.c.after > 0
-                           ? absl::StrFormat("%.3g Gb/s, %.1f%% below %s's %.3g Gb/s (tolerance %.0f%%)",
-                                             l.c.after, 100 * drop(l.c), ReferenceName(report_.reference()),
-                                             l.c.before, 100 * tol)
-                           : absl::StrFormat("failed; %s measured %.3g Gb/s",
-                                             ReferenceName(report_.reference()), l.c.before);
-    auto* g = add(v1::REGRESSION_KIND_LINK, std::move(subject), {l.c.before}, {l.c.after}, l.r->rail,
-                  l.r->size_bytes,
-                  absl::StrCat(what, "; both nodes held up with their other partners: suspect the "
-                               "cable, the switch ports or the path between them"));
+                           ? absl::StrFormat("%.3g Gb/s, %.1f%% below %s %.3g Gb/s (%s)", l.c.after,
+                                             100 * drop(l.c), ref, l.c.before, why)
+                           : absl::StrFormat("failed; %s measured %.3g Gb/s", history ? "its history" : ReferenceName(report_.reference()), l.c.before);
+    v1::Regression* g = report_.add_regressions();
+    g->set_kind(v1::REGRESSION_KIND_LINK);
+    g->set_subject(absl::StrCat(s, l.both ? "<->" : "->", d, one_rail ? "" : absl::StrCat(" rail ", l.r->rail)));
     g->set_src(s);
     g->set_dst(d);
+    g->set_rail(l.r->rail);
+    g->set_size_bytes(l.r->size_bytes);
+    g->set_before_gbps(l.c.before);
+    g->set_after_gbps(l.c.after);
+    g->set_drop_fraction(drop(l.c));
+    g->set_cells(1);
+    g->set_threshold_fraction(l.c.threshold);
+    g->set_noise_fraction(l.c.noise);
+    g->set_history_runs(l.c.history);
+    g->set_reference_detail(history ? absl::StrCat("its history (median of ", l.c.history, " runs)")
+                                    : ReferenceDetail());
+    g->set_reason(absl::StrCat(what, "; both nodes held up with their other partners: suspect the "
+                                     "cable, the switch ports or the path between them"));
   }
-  // Summary line.
-  if (report_.reference_run_id().empty()) {
+}
+
+// The report's one line.
+void RegressionBuilder::Summarize() {
+  const double tol = report_.tolerance();
+  const bool history = report_.reference() == v1::REGRESSION_REFERENCE_HISTORY;
+  std::string short_history;
+  if (report_.short_history_cells() > 0) {
+    const uint32_t lo = report_.short_history_min(), hi = report_.short_history_max();
+    short_history = absl::StrCat(
+        report_.short_history_cells(), " cell", report_.short_history_cells() == 1 ? "" : "s", " with ",
+        lo == hi ? absl::StrCat(lo) : absl::StrCat(lo, " to ", hi), " run", hi == 1 ? "" : "s",
+        " of history (fewer than ", report_.min_history(), "): compared with the baseline only");
+  }
+  if (history && report_.compared_cells() == 0) {
+    if (!short_history.empty()) {
+      // Every link has the same short history: the plain sentence.
+      report_.set_summary(report_.short_history_min() == report_.short_history_max()
+                              ? absl::StrCat(report_.short_history_min(), " run",
+                                             report_.short_history_min() == 1 ? "" : "s",
+                                             " of history: compared with the baseline only")
+                              : short_history);
+    } else {
+      report_.set_summary("no link has history yet: nothing compared");
+    }
+    return;
+  }
+  if (!history && report_.reference_run_id().empty()) {
     report_.set_summary(absl::StrCat("no ", report_.reference() == v1::REGRESSION_REFERENCE_BASELINE
                                                 ? "baseline is set"
                                                 : "earlier passing run",
                                      ": nothing compared"));
-  } else if (report_.regressions_size() == 0) {
-    report_.set_summary(absl::StrCat("no regression against ", ReferenceName(report_.reference()), " ",
-                                     report_.reference_run_id(), " (", report_.compared_cells(),
-                                     " cells compared, tolerance ", 100 * tol, "%)"));
-  } else {
-    std::vector<std::string> who;
-    for (const auto& g : report_.regressions()) {
-      if (who.size() == 6) {
-        who.push_back(absl::StrCat("and ", report_.regressions_size() - 6 + report_.links_omitted(), " more"));
-        break;
-      }
-      who.push_back(g.subject());
-    }
-    report_.set_summary(absl::StrCat(report_.regressed_cells(), " of ", report_.compared_cells(),
-                                     " cells regressed against ", ReferenceName(report_.reference()), " ",
-                                     report_.reference_run_id(), ": ", absl::StrJoin(who, ", ")));
+    return;
   }
-  return report_;
+  const std::string against =
+      history ? "each link's history" : absl::StrCat(ReferenceName(report_.reference()), " ", report_.reference_run_id());
+  const std::string tail = short_history.empty() ? "" : absl::StrCat("; ", short_history);
+  if (report_.regressions_size() == 0) {
+    report_.set_summary(absl::StrCat("no regression against ", against, " (", report_.compared_cells(),
+                                     " cells compared, tolerance ", 100 * tol, "%, or ", report_.noise_k(),
+                                     " x a link's noise when larger)", tail));
+    return;
+  }
+  std::vector<std::string> who;
+  for (const auto& g : report_.regressions()) {
+    if (who.size() == 6) {
+      who.push_back(absl::StrCat("and ", report_.regressions_size() - 6 + report_.links_omitted(), " more"));
+      break;
+    }
+    who.push_back(g.subject());
+  }
+  report_.set_summary(absl::StrCat(report_.regressed_cells(), " of ", report_.compared_cells(),
+                                   " cells regressed against ", against, ": ", absl::StrJoin(who, ", "), tail));
 }
 
 }  // namespace gdrbench::server::history

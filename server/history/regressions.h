@@ -1,13 +1,17 @@
-// Regressions of a run against a reference run (its cluster's baseline, or
-// the last passing run before it). Per link (src, dst, rail) at the rail's
-// verdict size (the run's largest size on that rail; the reference must
-// have measured it too): a cell that was OK in the reference regressed when
-// it is now below (1 - tolerance) x the reference's value, or now failed.
+// Regressions of a run against a reference: its cluster's baseline run, or
+// each link's own history (link_noise.h: the median of its recent passing
+// readings; older runs: the last passing run). Per link (src, dst, rail) at
+// the rail's verdict size (the run's largest size on that rail; the reference
+// must have measured it too): a cell that was OK in the reference regressed
+// when it is now below (1 - threshold) x the reference's value, or now
+// failed. The threshold is the tolerance, or max(tolerance, k x the link's
+// noise) once the link has NoisePolicy::min_history readings of history.
 // Regressed cells are rolled up with the rules of blame
 // (controller/analysis/verdicts.h), over the compared cells:
 //   rail  most nodes of one rail regressed while another rail has none;
 //   node  a node regressed with most of its partners (more than half of its
-//         compared cells, at least two) on every rail it has; nodes are
+//         compared cells, with at least two partners, each cell past its
+//         own link's noise) on every rail it has; nodes are
 //         accepted worst first and an accepted node's cells stop counting
 //         against its partners;
 //   nic   as node, on some rails only;
@@ -19,10 +23,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "gdrbench/v1/run.pb.h"
+#include "server/history/link_noise.h"
 
 namespace gdrbench::server::history {
 
@@ -33,12 +39,19 @@ struct ComparedCell {
   uint32_t src = 0, dst = 0;  // indices into the rail's node names
   float before = 0, after = 0;
   bool now_ok = true;         // false: the cell failed in this run
+  float noise = 0;            // the link's noise (link_noise.h); 0 unknown
+  uint32_t history = 0;       // readings in the link's history
 };
 
 class RegressionBuilder {
  public:
   RegressionBuilder(v1::RegressionReference reference, std::string reference_run_id,
                     double tolerance, size_t max_links = 1000);
+  // Per-link thresholds (default: NoisePolicy{}). Call before AddRail.
+  void SetNoise(const NoisePolicy& noise);
+  // REGRESSION_REFERENCE_HISTORY: a cell whose link has `history` readings,
+  // fewer than min_history, left to the baseline (counted, not compared).
+  void CountShortHistory(uint32_t history);
   // One rail's compared cells (call once per rail).
   void AddRail(uint32_t rail, uint64_t size_bytes, std::shared_ptr<const std::vector<std::string>> names,
                const std::vector<ComparedCell>& cells);
@@ -48,6 +61,8 @@ class RegressionBuilder {
   struct RegressedCell {
     uint32_t src, dst;
     float before, after;
+    float threshold, noise;
+    uint32_t history;
   };
   struct NodeTally {
     uint32_t cells = 0, bad = 0;
@@ -61,7 +76,15 @@ class RegressionBuilder {
     uint32_t nodes_tested = 0, nodes_bad = 0;
     std::vector<RegressedCell> regressed;
   };
+  double CellThreshold(const ComparedCell& c) const;
+  void AcceptNodes(Rail& r, const std::vector<ComparedCell>& cells, const std::vector<bool>& bad,
+                   const std::vector<std::vector<uint32_t>>& touching);
+  void AddLinks(const std::set<uint32_t>& bad_rails,
+                const std::set<std::pair<std::string, uint32_t>>& explained);
+  std::string ReferenceDetail() const;
+  void Summarize();
   v1::RegressionReport report_;
+  NoisePolicy noise_;
   size_t max_links_;
   std::vector<Rail> rails_;
 };
