@@ -72,6 +72,25 @@ int main(int argc, char** argv) {
                  "a link regressed when it dropped more than this fraction below the reference run")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.99));
+  app.add_option("--noise-k", cfg.handler.ingest.noise.k,
+                 "a link regressed only past this many times its own noise (1.4826 x MAD / median of its "
+                 "history), when that is larger than the tolerance")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--min-history", cfg.handler.ingest.noise.min_history,
+                 "passing readings a link needs before its history is a reference (fewer: compared with the "
+                 "baseline only)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, gdrbench::server::history::kMaxNoiseWindow));
+  app.add_option("--noise-window", cfg.handler.ingest.noise.window,
+                 "recent passing readings kept per link for its history")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, gdrbench::server::history::kMaxNoiseWindow));
+  app.add_option("--persist-runs", cfg.persist_runs,
+                 "a regression finding persists (gdrbench_last_run_persistent_regressions) once made in this "
+                 "many consecutive runs of its cluster")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
   app.add_option("--max-regression-links", cfg.handler.ingest.max_regression_links,
                  "link regressions listed per run and reference (the rest are counted)")
       ->capture_default_str();
@@ -111,6 +130,10 @@ int main(int argc, char** argv) {
     return gdrbench::ExitOnParseError(app, e, "gdrbench-server");
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
+  if (auto st = gdrbench::server::history::ValidateNoisePolicy(cfg.handler.ingest.noise); !st.ok()) {
+    Fail(std::string(st.message()));
+    return 2;
+  }
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (!clusters.empty()) {
     std::map<std::string, std::string> inventories;

@@ -43,14 +43,17 @@ std::string Time(const google::protobuf::Timestamp& t) {
 void PrintRegressions(const google::protobuf::RepeatedPtrField<v1::RegressionReport>& reps) {
   for (const auto& r : reps) {
     std::printf("regressions vs %s: %s\n",
-                r.reference() == v1::REGRESSION_REFERENCE_BASELINE ? "baseline" : "last pass", r.summary().c_str());
+                r.reference() == v1::REGRESSION_REFERENCE_BASELINE  ? "baseline"
+                : r.reference() == v1::REGRESSION_REFERENCE_HISTORY ? "history"
+                                                                    : "last pass",
+                r.summary().c_str());
     for (const auto& g : r.regressions()) {
-      std::printf("  %-5s %-28s %8.3g -> %-8.3g Gb/s (-%.1f%%)\n",
+      std::printf("  %-5s %-28s %8.3g -> %-8.3g Gb/s (-%.1f%%, streak %u)\n",
                   g.kind() == v1::REGRESSION_KIND_LINK   ? "link"
                   : g.kind() == v1::REGRESSION_KIND_NODE ? "node"
                   : g.kind() == v1::REGRESSION_KIND_NIC  ? "nic"
                                                          : "rail",
-                  g.subject().c_str(), g.before_gbps(), g.after_gbps(), 100 * g.drop_fraction());
+                  g.subject().c_str(), g.before_gbps(), g.after_gbps(), 100 * g.drop_fraction(), g.streak());
     }
   }
 }

@@ -233,7 +233,11 @@ std::string RegressionKindName(v1::RegressionKind k) {
 }
 
 std::string RegressionReferenceName(v1::RegressionReference r) {
-  return r == v1::REGRESSION_REFERENCE_BASELINE ? "the baseline" : "the last passing run";
+  switch (r) {
+    case v1::REGRESSION_REFERENCE_BASELINE: return "the baseline";
+    case v1::REGRESSION_REFERENCE_HISTORY: return "each link's history";
+    default: return "the last passing run";
+  }
 }
 
 }  // namespace gdrbench::controller::report::internal

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -114,12 +115,14 @@ struct Ingester::MatrixState {
   std::unique_ptr<CapacityBuilder> capacity;
   // The heatmap's matrix (the run page's first request), stored at close.
   std::unique_ptr<controller::report::MatrixBlobBuilder> blob;
-  // Per reference: its cells of this matrix by (src id, dst id), and what was compared.
+  // Per reference: its cells of this matrix by (src id, dst id), and what was
+  // compared (the history reference has no cells: the noise windows are its).
   struct RefCells {
     std::vector<std::pair<std::pair<int64_t, int64_t>, float>> ok;  // sorted
     std::vector<ComparedCell> compared;
   };
   std::vector<RefCells> refs;
+  std::unique_ptr<LinkNoiseTable> noise;  // verdict matrices
 };
 
 Ingester::Ingester(store::Store& store, IngestOptions options) : store_(store), options_(options) {}
@@ -136,6 +139,7 @@ absl::Status Ingester::Begin(v1::Run header) {
   begun_ = true;
   if (header.cluster().empty()) header.set_cluster("default");
   RETURN_IF_ERROR(ValidateHeader(header, options_));
+  for (auto& b : *header.mutable_blame()) b.clear_streak();  // the server's (SetStreaks)
   header_ = std::move(header);
   ASSIGN_OR_RETURN(auto existing, store_.FindRun(header_.run_id()));
   if (existing) return SameAsStored(*existing);
@@ -165,11 +169,12 @@ absl::Status Ingester::Begin(v1::Run header) {
   if (bl) {
     ASSIGN_OR_RETURN(base.run, store_.FindRunByKey(bl->run_key));
   }
-  Reference last{v1::REGRESSION_REFERENCE_LAST_PASS, std::nullopt, nullptr};
-  ASSIGN_OR_RETURN(last.run, store_.LastPassingBefore(header_.cluster(), started));
-  for (Reference* r : {&base, &last}) {
+  // Each link's own history instead of one earlier run (link_noise.h).
+  Reference history{v1::REGRESSION_REFERENCE_HISTORY, std::nullopt, nullptr};
+  for (Reference* r : {&base, &history}) {
     r->builder = std::make_unique<RegressionBuilder>(r->kind, r->run ? r->run->run_id : "",
                                                      options_.tolerance, options_.max_regression_links);
+    r->builder->SetNoise(options_.noise);
     references_.push_back(std::move(*r));
   }
   store::RunRow row;
@@ -198,11 +203,15 @@ absl::Status Reused(const store::RunRow& stored, absl::string_view differs) {
 
 absl::Status Ingester::SameAsStored(const store::RunRow& stored) {
   ASSIGN_OR_RETURN(v1::Run kept, store_.ReadHeader(stored.key));
-  kept.clear_regressions();  // the server's own
+  kept.clear_regressions();  // the server's own, as are the blames' streaks
+  for (auto& b : *kept.mutable_blame()) b.clear_streak();
   std::string field;
   google::protobuf::util::MessageDifferencer diff;
   diff.ReportDifferencesToString(&field);
-  if (!diff.Compare(kept, header_)) {
+  v1::Run mine = header_;
+  mine.clear_regressions();
+  for (auto& b : *mine.mutable_blame()) b.clear_streak();
+  if (!diff.Compare(kept, mine)) {
     const std::string first_line = field.substr(0, std::min(field.find('\n'), size_t{200}));
     return Reused(stored, absl::StrCat("another header: ", first_line));
   }
@@ -243,6 +252,17 @@ absl::Status Ingester::OpenMatrix(MatrixState& m) {
   m.blob = std::make_unique<controller::report::MatrixBlobBuilder>(*m.names, m.rail, m.size_bytes);
   for (const auto& hm : header_.matrices()) {
     if (hm.rail() == m.rail && hm.size_bytes() == m.size_bytes) m.blob->SetFleet(hm.fleet());
+  }
+  ASSIGN_OR_RETURN(auto kept, store_.ReadLinkNoise(header_.cluster(), m.rail, m.size_bytes));
+  if (kept) {
+    auto t = LinkNoiseTable::Decode(kept->data, options_.noise.window);
+    if (!t.ok()) {
+      return absl::DataLossError(absl::StrCat("link noise of cluster ", header_.cluster(), " rail ", m.rail, " size ",
+                                              m.size_bytes, " B: ", t.status().message()));
+    }
+    m.noise = std::make_unique<LinkNoiseTable>(std::move(*t));
+  } else {
+    m.noise = std::make_unique<LinkNoiseTable>(options_.noise.window);
   }
   m.refs.resize(references_.size());
   for (size_t k = 0; k < references_.size(); ++k) {
@@ -285,11 +305,17 @@ absl::Status Ingester::CloseMatrix(MatrixState& m) {
   RETURN_IF_ERROR(writer_->AddMatrixBlob(m.rail, m.size_bytes, m.blob->Finish()));
   m.blob.reset();
   for (size_t k = 0; k < references_.size(); ++k) {
-    if (references_[k].run && !m.refs[k].ok.empty()) {
+    const bool history = references_[k].kind == v1::REGRESSION_REFERENCE_HISTORY;
+    if ((references_[k].run && !m.refs[k].ok.empty()) || (history && !m.refs[k].compared.empty())) {
       references_[k].builder->AddRail(m.rail, m.size_bytes, m.names, m.refs[k].compared);
     }
   }
   m.refs.clear();
+  m.noise->Settle();
+  store::LinkNoiseRow noise{header_.cluster(), m.rail, m.size_bytes, store::ToMicros(header_.started_at()),
+                            m.noise->Encode()};
+  m.noise.reset();
+  RETURN_IF_ERROR(writer_->SetLinkNoise(noise));
   return absl::OkStatus();
 }
 
@@ -366,19 +392,42 @@ absl::Status Ingester::AddCells(const v1::MatrixCells& mc) {
     // The baseline value of the heatmap's hover: the sweep's own (--baseline), else the cell of
     // the cluster's baseline run this run is compared with (what the run page showed before).
     double baseline = c.baseline_gbps();
-    for (size_t k = 0; k < m.refs.size(); ++k) {
-      auto& ref = m.refs[k];
-      auto hit = std::lower_bound(ref.ok.begin(), ref.ok.end(), std::make_pair(std::make_pair(r.src, r.dst), -1.0f));
-      if (hit == ref.ok.end() || hit->first != std::make_pair(r.src, r.dst)) continue;
-      ref.compared.push_back({c.src(), c.dst(), hit->second, static_cast<float>(c.bw_avg_gbps()),
-                              c.status() == v1::RESULT_STATUS_OK});
-      if (baseline <= 0 && references_[k].kind == v1::REGRESSION_REFERENCE_BASELINE) baseline = hit->second;
-    }
+    CompareCell(m, c, r.src, r.dst, verdict, &baseline);
     m.blob->Add(c.src(), c.dst(), c.status(), c.bw_avg_gbps(), c.verdict(), c.expected_gbps(), baseline, c.reason());
   }
   cells_ += mc.cells_size();
   m.cells += mc.cells_size();
   return absl::OkStatus();
+}
+
+void Ingester::CompareCell(MatrixState& m, const v1::MatrixCell& c, int64_t src, int64_t dst, CellVerdict verdict,
+                           double* baseline) {
+  const LinkSummary link = m.noise->Find({src, dst});
+  const bool ok = c.status() == v1::RESULT_STATUS_OK;
+  const float now = static_cast<float>(c.bw_avg_gbps());
+  const bool judged_by_history = link.history >= options_.noise.min_history;
+  for (size_t k = 0; k < m.refs.size(); ++k) {
+    auto& ref = m.refs[k];
+    if (references_[k].kind == v1::REGRESSION_REFERENCE_HISTORY) {
+      if (judged_by_history) {
+        ref.compared.push_back({c.src(), c.dst(), static_cast<float>(link.median), now, ok,
+                                static_cast<float>(link.noise), link.history});
+      } else {
+        references_[k].builder->CountShortHistory(link.history);
+      }
+      continue;
+    }
+    auto hit = std::lower_bound(ref.ok.begin(), ref.ok.end(), std::make_pair(std::make_pair(src, dst), -1.0f));
+    if (hit == ref.ok.end() || hit->first != std::make_pair(src, dst)) continue;
+    ref.compared.push_back({c.src(), c.dst(), hit->second, now, ok, static_cast<float>(link.noise), link.history});
+    if (*baseline <= 0 && references_[k].kind == v1::REGRESSION_REFERENCE_BASELINE) *baseline = hit->second;
+  }
+  // A passing reading teaches the link's history; a regressed one does not (link_noise.h).
+  const bool regressed =
+      judged_by_history && Dropped(link.median, now, Threshold(link, options_.tolerance, options_.noise));
+  if (ok && now > 0 && verdict != CellVerdict::kLow && verdict != CellVerdict::kFail && !regressed) {
+    m.noise->Add({src, dst}, now);
+  }
 }
 
 absl::Status Ingester::AddPairs(const v1::PairChunk& chunk) {
@@ -408,6 +457,40 @@ absl::Status Ingester::AddPairs(const v1::PairChunk& chunk) {
   }
   RETURN_IF_ERROR(writer_->AddPairChunk(static_cast<uint32_t>(chunk.pairs_size()), bytes));
   pairs_ += chunk.pairs_size();
+  return absl::OkStatus();
+}
+
+absl::Status Ingester::SetStreaks() {
+  store::RunFilter f;
+  f.cluster = header_.cluster();
+  f.until_us = store::ToMicros(header_.started_at());
+  f.limit = 1;
+  ASSIGN_OR_RETURN(std::vector<store::RunRow> before, store_.ListRuns(f));
+  std::map<std::pair<int, std::string>, uint32_t> prev;  // (regression kind, subject) -> streak
+  std::map<std::pair<std::string, std::string>, uint32_t> prev_blame;  // (blame kind, subject) -> streak
+  if (!before.empty()) {
+    ASSIGN_OR_RETURN(v1::Run p, store_.ReadHeader(before.front().key));
+    for (const auto& rep : p.regressions()) {
+      for (const auto& g : rep.regressions()) {
+        uint32_t& s = prev[{g.kind(), g.subject()}];
+        s = std::max(s, std::max(g.streak(), 1u));
+      }
+    }
+    for (const auto& b : p.blame()) {
+      uint32_t& s = prev_blame[{b.kind(), b.subject()}];
+      s = std::max(s, std::max(b.streak(), 1u));
+    }
+  }
+  for (auto& rep : *header_.mutable_regressions()) {
+    for (auto& g : *rep.mutable_regressions()) {
+      auto it = prev.find({g.kind(), g.subject()});
+      g.set_streak(it == prev.end() ? 1 : it->second + 1);
+    }
+  }
+  for (auto& b : *header_.mutable_blame()) {
+    auto it = prev_blame.find({b.kind(), b.subject()});
+    b.set_streak(it == prev_blame.end() ? 1 : it->second + 1);
+  }
   return absl::OkStatus();
 }
 
@@ -452,9 +535,10 @@ absl::StatusOr<v1::UploadRunResponse> Ingester::Finish() {
     const uint32_t found = static_cast<uint32_t>(rep.regressions_size()) + rep.links_omitted();
     if (r.kind == v1::REGRESSION_REFERENCE_BASELINE) row.baseline_regressions = found;
     if (r.kind == v1::REGRESSION_REFERENCE_LAST_PASS) row.last_pass_regressions = found;
-    *resp.add_regressions() = rep;
     *header_.add_regressions() = std::move(rep);
   }
+  if (auto st = SetStreaks(); !st.ok()) return Fail(st);
+  *resp.mutable_regressions() = header_.regressions();
   if (auto st = writer_->Commit(row, header_); !st.ok()) {
     writer_.reset();
     if (!absl::IsAlreadyExists(st)) return Fail(st);

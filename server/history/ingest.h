@@ -3,14 +3,19 @@
 // temporary file, nothing of the store held) and written to the store in
 // one transaction at Finish, with per-node statistics, capacity statistics
 // (capacity.h) and regressions (against the cluster's baseline and against
-// the last passing run) computed on the way and kept in the stored run's
-// header. Nothing is stored unless Finish succeeds; a stalled upload holds
+// each link's own history, link_noise.h) computed on the way and kept in the
+// stored run's header, and each verdict matrix's link noise windows updated
+// with the run's passing readings (in the same transaction). Each finding's
+// streak counts the cluster's consecutive runs, this one included, that made
+// the same finding (kind and subject); so does each blame's (the controller's
+// blames: any streak an upload carries is replaced). Nothing is stored unless Finish succeeds; a stalled upload holds
 // no lock another upload needs.
 //
 // Memory is bounded by one matrix, not by the run: cells go to the staging
 // file as they arrive; a verdict matrix (each rail's largest size) keeps one
 // float per cell for its node medians and the two reference runs' cells of
-// that matrix for the comparison, until its last chunk; pairs are staged
+// that matrix for the comparison, plus the matrix's link noise windows
+// (link_noise.h), until its last chunk; pairs are staged
 // chunk by chunk. A matrix's cells must therefore arrive in consecutive
 // chunks.
 //
@@ -35,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "gdrbench/v1/controller.pb.h"
 #include "server/history/capacity.h"
+#include "server/history/link_noise.h"
 #include "server/history/node_stats.h"
 #include "server/history/regressions.h"
 #include "server/store/store.h"
@@ -43,6 +49,7 @@ namespace gdrbench::server::history {
 
 struct IngestOptions {
   double tolerance = 0.05;          // regressions: a drop past this fraction
+  NoisePolicy noise;                // ... or past k x the link's own noise, when larger
   size_t max_regression_links = 1000;
   uint32_t max_nodes = 16384;       // per matrix
   uint32_t max_matrices = 4096;
@@ -77,6 +84,12 @@ class Ingester {
   absl::Status Fail(absl::Status st);
   // The run is stored: the same content (already_stored_) or ALREADY_EXISTS.
   absl::Status SameAsStored(const store::RunRow& stored);
+  // Per verdict cell: the comparisons with each reference and the link's
+  // noise window.
+  void CompareCell(MatrixState& m, const v1::MatrixCell& c, int64_t src, int64_t dst, CellVerdict verdict,
+                   double* baseline);
+  // Each finding's streak, from the cluster's run before this one.
+  absl::Status SetStreaks();
 
   store::Store& store_;
   IngestOptions options_;

@@ -8,8 +8,8 @@
 #    node's veth carries its tests' bytes), every report written, exit 0 (fleet-relative
 #    verdicts: the lab is far below any port rate); stored and made the cluster's baseline;
 # 2. node2<->node3 shaped to 10mbit: that link (and neither node) is blamed, and the server
-#    finds that link, and nothing else, as the regression against the baseline and the last
-#    passing run;
+#    finds that link, and nothing else, as the regression against the baseline, saying which
+#    reference it used; each link's history (1 run) is too short to judge by and says so;
 # 3. node4's whole link shaped to 10mbit: node4 is blamed, and is the regression.
 # 4. The server is stopped and its store (three real sweeps) kept with lab.json (cluster, run
 #    ids, the shaped link and node) in $GDRBENCH_BUILD_DIR/lab/sweep_server/; then, on the host
@@ -40,8 +40,9 @@ srv=(--server "$server" --server-insecure --cluster lab)
 run_id() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$1/run.json"; }
 
 # regressions RUN KIND SUBJECT...: what the server stored for RUN, read back over its JSON API:
-# against the baseline (and the last passing run, which is the baseline here) exactly one
-# finding, of KIND, between the SUBJECT nodes.
+# against the baseline exactly one finding, of KIND, between the SUBJECT nodes, naming the
+# baseline run as its reference, first seen (streak 1); against each link's history none, as
+# every link has fewer than the 5 runs of history it needs (the summary says so).
 regressions() {
   curl -sS "$api/runs/$1" >"$DP_DIR/$1.json" || lab_fail "GET $api/runs/$1 failed"
   python3 - "$DP_DIR/$1.json" "$run1" "$2" "${@:3}" <<'PY' || lab_fail "regressions of $1 are not exactly $2 ${*:3}"
@@ -49,13 +50,19 @@ import json, sys
 run = json.load(open(sys.argv[1]))
 base, kind, subject = sys.argv[2], sys.argv[3], set(sys.argv[4:])
 reps = {r["reference"]: r for r in run.get("regressions", [])}
-for name in ("REGRESSION_REFERENCE_BASELINE", "REGRESSION_REFERENCE_LAST_PASS"):
-    rep = reps[name]
-    print(f"  {name}: {rep['summary']}")
-    assert rep.get("referenceRunId") == base, rep
-    found = [(g["kind"], {g.get("src"), g.get("dst")} - {None, ""}) for g in rep.get("regressions", [])]
-    assert found == [(kind, subject)], found
-    assert rep.get("linksOmitted", 0) == 0, rep
+rep = reps["REGRESSION_REFERENCE_BASELINE"]
+print(f"  baseline: {rep['summary']}")
+assert rep.get("referenceRunId") == base, rep
+found = [(g["kind"], {g.get("src"), g.get("dst")} - {None, ""}) for g in rep.get("regressions", [])]
+assert found == [(kind, subject)], found
+assert rep.get("linksOmitted", 0) == 0, rep
+g = rep["regressions"][0]
+assert g.get("referenceDetail") == f"the baseline run {base}", g
+assert g.get("streak") == 1, g
+hist = reps["REGRESSION_REFERENCE_HISTORY"]
+print(f"  history: {hist['summary']}")
+assert not hist.get("regressions"), hist
+assert hist["summary"].endswith("compared with the baseline only"), hist
 PY
 }
 

@@ -96,7 +96,8 @@
     return gdr.badge(s || '?', s === 'FAIL' ? 'fail' : s === 'WARN' ? 'warn' : s === 'PASS' ? 'pass' : 'neutral');
   };
   gdr.kindName = (k) => String(k || '').replace('REGRESSION_KIND_', '').toLowerCase();
-  gdr.refName = (r) => (r === 'REGRESSION_REFERENCE_BASELINE' ? 'the baseline' : 'the last passing run');
+  gdr.refName = (r) => (r === 'REGRESSION_REFERENCE_BASELINE' ? 'the baseline'
+    : r === 'REGRESSION_REFERENCE_HISTORY' ? "each link's history" : 'the last passing run');
 
   // --- links
   gdr.runHref = (id) => '/ui/runs/' + encodeURIComponent(id);

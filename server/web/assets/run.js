@@ -97,7 +97,7 @@
   function regressions(o) {
     const box = el('div', { id: 'regressions' }, el('h2', { text: 'Regressions' }));
     const reps = o.regressions || [];
-    if (!reps.length) { box.append(el('p', { class: 'muted', text: 'Not compared (no baseline, no earlier passing run).' })); return box; }
+    if (!reps.length) { box.append(el('p', { class: 'muted', text: 'Not compared (no baseline, no history).' })); return box; }
     for (const r of reps) {
       box.append(el('h3', {}, 'against ' + gdr.refName(r.reference), r.referenceRunId ? ' (' : '',
         r.referenceRunId ? el('a', { href: gdr.runHref(r.referenceRunId), text: r.referenceRunId }) : '', r.referenceRunId ? ')' : ''),
@@ -106,11 +106,14 @@
         box.append(el('p', { class: 'no-print' }, el('a', { href: '/ui/compare' + gdr.query({ a: r.referenceRunId, b: o.summary.runId }), text: 'difference heatmap' })));
       }
       if (!(r.regressions || []).length) continue;
-      box.append(gdr.table(['kind', 'subject', '#before', '#after', '#drop', 'reason'], r.regressions.map((g) => {
+      // streak: consecutive runs of the cluster with this finding (blank: not computed).
+      box.append(gdr.table(['kind', 'subject', '#before', '#after', '#drop', '#streak', 'reason'], r.regressions.map((g) => {
         const kind = gdr.kindName(g.kind);
         const subj = kind === 'link' ? el('a', { href: gdr.linkHref(o.summary.cluster, g.src, g.dst, g.rail || 0), text: g.subject })
           : kind === 'rail' ? g.subject : el('span', {}, gdr.nodeLink(o.summary.cluster, g.src), kind === 'nic' ? ' rail ' + (g.rail || 0) : '');
-        return [kind, subj, gdr.gbps(g.beforeGbps), gdr.gbps(g.afterGbps), gdr.pct(g.dropFraction), g.reason];
+        const streak = g.streak ? (g.streak === 1 ? 'first run' : g.streak + ' runs in a row') : '';
+        return [kind, subj, gdr.gbps(g.beforeGbps), gdr.gbps(g.afterGbps), gdr.pct(g.dropFraction), streak,
+          (g.referenceDetail ? 'against ' + g.referenceDetail + ': ' : '') + g.reason];
       })));
       if (r.linksOmitted) box.append(el('p', { class: 'muted', text: r.linksOmitted + ' more link regressions not listed' }));
     }

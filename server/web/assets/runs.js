@@ -92,7 +92,7 @@
     if (fresh && !runs.length) tableBox.append(el('p', { class: 'muted', text: 'No run matches.' }));
     if (runs.length) {
       tableBox.append(gdr.table(['started', 'cluster', 'mode', 'verdict', '#cells pass', '#low', '#fail',
-        'regressions (baseline / last pass)', '#duration', 'summary', ''], runs.map(row), { class: 'runs-table' }));
+        'regressions (baseline / history)', '#duration', 'summary', ''], runs.map(row), { class: 'runs-table' }));
     }
     nextToken = r.nextPageToken || '';
     more.style.display = nextToken ? '' : 'none';

@@ -226,7 +226,7 @@ TEST_F(StoreSuite, LinkAndNodeTrendsAcrossRuns) {
   EXPECT_GT((*nt)[0].stat.median_gbps, 370);
 }
 
-TEST_F(StoreSuite, RegressionsAgainstTheBaselineAndTheLastPass) {
+TEST_F(StoreSuite, RegressionsAgainstTheBaselineAndEachLinksHistory) {
   Store(FakeRun(Spec("base", 0)));
   auto base = store_->FindRun("base");
   ASSERT_TRUE(base.ok() && *base);
@@ -237,23 +237,111 @@ TEST_F(StoreSuite, RegressionsAgainstTheBaselineAndTheLastPass) {
   };
   v1::UploadRunResponse resp = Store(FakeRun(s));
   ASSERT_EQ(resp.regressions_size(), 2);
-  for (const auto& rep : resp.regressions()) {
-    EXPECT_EQ(rep.reference_run_id(), "base");
-    ASSERT_EQ(rep.regressions_size(), 1) << rep.summary();
-    EXPECT_EQ(rep.regressions(0).kind(), v1::REGRESSION_KIND_LINK);
-    EXPECT_EQ(rep.regressions(0).subject(), "node2->node3");
-    EXPECT_NEAR(rep.regressions(0).after_gbps(), 200, 1e-3);
-    EXPECT_EQ(rep.compared_cells(), 12u);
-  }
+  const auto& bl_rep = resp.regressions(0);
+  EXPECT_EQ(bl_rep.reference(), v1::REGRESSION_REFERENCE_BASELINE);
+  EXPECT_EQ(bl_rep.reference_run_id(), "base");
+  ASSERT_EQ(bl_rep.regressions_size(), 1) << bl_rep.summary();
+  EXPECT_EQ(bl_rep.regressions(0).kind(), v1::REGRESSION_KIND_LINK);
+  EXPECT_EQ(bl_rep.regressions(0).subject(), "node2->node3");
+  EXPECT_EQ(bl_rep.regressions(0).reference_detail(), "the baseline run base");
+  EXPECT_EQ(bl_rep.regressions(0).history_runs(), 1u);
+  EXPECT_EQ(bl_rep.regressions(0).streak(), 1u);
+  EXPECT_NEAR(bl_rep.regressions(0).after_gbps(), 200, 1e-3);
+  EXPECT_EQ(bl_rep.compared_cells(), 12u);
+  // One earlier run is no history to judge by.
+  const auto& h_rep = resp.regressions(1);
+  EXPECT_EQ(h_rep.reference(), v1::REGRESSION_REFERENCE_HISTORY);
+  EXPECT_EQ(h_rep.regressions_size(), 0);
+  EXPECT_EQ(h_rep.short_history_cells(), 12u);
+  EXPECT_EQ(h_rep.summary(), "1 run of history: compared with the baseline only");
   auto bl = store_->GetBaseline("lab");
   ASSERT_TRUE(bl.ok() && *bl);
   EXPECT_EQ((*bl)->set_by, "test");
   auto row = store_->FindRun("slow");
   ASSERT_TRUE(row.ok() && *row);
   EXPECT_EQ((*row)->baseline_regressions, 1u);
+  EXPECT_EQ((*row)->last_pass_regressions, 0u);  // the history's count
   auto header = store_->ReadHeader((*row)->key);
   ASSERT_TRUE(header.ok());
   EXPECT_EQ(header->regressions_size(), 2);
+}
+
+// Node 0 -> 1 reads within +-4 % night to night (noise 4.7 %, threshold
+// 14 %); every other link reads the same each night (threshold: the 5 %
+// tolerance). The night's deviation of node0 -> node1 (day d < 7).
+double Wobble(int day) {
+  static const double kPattern[] = {-1, 1, -0.5, 0.5, 0, 0.8, -0.8};
+  return 1 + 0.04 * kPattern[day % 7];
+}
+
+FakeRunSpec Nightly(FakeRunSpec s, int day, double node01, double node23) {
+  s.model = [day, node01, node23](uint32_t a, uint32_t b, const std::string& n) {
+    const double v = testing::DefaultModel(a, b, n);
+    if (a == 0 && b == 1) return node01 > 0 ? 380 * node01 : 380 * Wobble(day);
+    if (a == 2 && b == 3) return v * node23;
+    return v;
+  };
+  return s;
+}
+
+TEST_F(StoreSuite, EachLinkIsJudgedByItsOwnNoise) {
+  for (int d = 0; d < 7; ++d) {
+    v1::UploadRunResponse r = Store(FakeRun(Nightly(Spec("n" + std::to_string(d), d), d, 0, 1)));
+    ASSERT_EQ(r.regressions_size(), 2);
+    EXPECT_EQ(r.regressions(1).regressions_size(), 0) << "night " << d << ": " << r.regressions(1).summary();
+  }
+  auto noise = store_->ReadLinkNoise("lab", 0, 1 << 20);
+  ASSERT_TRUE(noise.ok()) << noise.status();
+  ASSERT_TRUE(noise->has_value());
+  // Both links 10 % down: node0 -> node1 within its noise, node2 -> node3 not.
+  v1::UploadRunResponse r = Store(FakeRun(Nightly(Spec("shaped", 7), 7, 0.90, 0.90)));
+  ASSERT_EQ(r.regressions_size(), 2);
+  EXPECT_EQ(r.regressions(0).summary(), "no baseline is set: nothing compared");
+  const auto& h = r.regressions(1);
+  EXPECT_EQ(h.reference(), v1::REGRESSION_REFERENCE_HISTORY);
+  EXPECT_EQ(h.short_history_cells(), 0u);
+  EXPECT_EQ(h.compared_cells(), 12u);
+  ASSERT_EQ(h.regressions_size(), 1) << h.summary();
+  const auto& g = h.regressions(0);
+  EXPECT_EQ(g.subject(), "node2->node3");
+  EXPECT_EQ(g.reference_detail(), "its history (median of 7 runs)");
+  EXPECT_NEAR(g.drop_fraction(), 0.10, 1e-3);
+  EXPECT_NEAR(g.threshold_fraction(), 0.05, 1e-9);
+  EXPECT_EQ(g.streak(), 1u);
+}
+
+TEST_F(StoreSuite, AFindingsStreakCountsConsecutiveRuns) {
+  for (int d = 0; d < 6; ++d) Store(FakeRun(Nightly(Spec("n" + std::to_string(d), d), d, 0, 1)));
+  auto streak = [&](const std::string& id, int day, double node23) -> int {
+    v1::UploadRunResponse r = Store(FakeRun(Nightly(Spec(id, day), day, 0, node23)));
+    if (r.regressions_size() != 2) return -1;
+    const auto& h = r.regressions(1);
+    if (h.regressions_size() == 0) return 0;
+    EXPECT_EQ(h.regressions_size(), 1) << h.summary();
+    EXPECT_EQ(h.regressions(0).subject(), "node2->node3");
+    return static_cast<int>(h.regressions(0).streak());
+  };
+  EXPECT_EQ(streak("s1", 6, 0.5), 1);
+  // The regressed readings did not enter its history: still judged the same.
+  EXPECT_EQ(streak("s2", 7, 0.5), 2);
+  EXPECT_EQ(streak("s3", 8, 0.5), 3);
+  EXPECT_EQ(streak("ok", 9, 1), 0);
+  EXPECT_EQ(streak("s4", 10, 0.5), 1);
+}
+
+TEST_F(StoreSuite, ARunUploadedLateDoesNotReplaceNewerNoise) {
+  Store(FakeRun(Spec("new", 5)));
+  auto before = store_->ReadLinkNoise("lab", 0, 1 << 20);
+  ASSERT_TRUE(before.ok() && before->has_value());
+  Store(FakeRun(Spec("old", 2)));
+  auto after = store_->ReadLinkNoise("lab", 0, 1 << 20);
+  ASSERT_TRUE(after.ok() && after->has_value());
+  EXPECT_EQ((*after)->newest_started_us, (*before)->newest_started_us);
+  EXPECT_EQ((*after)->data, (*before)->data);
+  // The 64 KiB matrix is not a verdict size: no noise kept for it.
+  auto small = store_->ReadLinkNoise("lab", 0, 65536);
+  ASSERT_TRUE(small.ok());
+  EXPECT_FALSE(small->has_value());
 }
 
 TEST_F(StoreSuite, CellsOfANodeAndOfALink) {
