@@ -42,6 +42,9 @@ struct ServerConfig {
   std::unique_ptr<sweeps::SweepExecutor> executor;
   uint32_t max_queued_sweeps = sweeps::kDefaultMaxQueued;  // per cluster
   int upload_idle_seconds = 30;  // a gRPC upload silent this long is ended
+  // A regression finding persists (metrics' persistent gauge) once its
+  // streak reaches this many consecutive runs of its cluster.
+  uint32_t persist_runs = 2;
 };
 
 class ControllerServer {

@@ -41,6 +41,24 @@ std::string L(std::initializer_list<std::pair<const char*, std::string>> kv) {
 
 constexpr double kBytesPerGbit = 1e9 / 8;
 
+std::string ReferenceLabel(v1::RegressionReference r) {
+  switch (r) {
+    case v1::REGRESSION_REFERENCE_BASELINE: return "baseline";
+    case v1::REGRESSION_REFERENCE_HISTORY: return "history";
+    default: return "last_pass";
+  }
+}
+
+std::string KindLabel(v1::RegressionKind k) {
+  switch (k) {
+    case v1::REGRESSION_KIND_LINK: return "link";
+    case v1::REGRESSION_KIND_NODE: return "node";
+    case v1::REGRESSION_KIND_NIC: return "nic";
+    case v1::REGRESSION_KIND_RAIL: return "rail";
+    default: return "unknown";
+  }
+}
+
 }  // namespace
 
 std::string EscapeLabel(const std::string& v) {
@@ -78,6 +96,24 @@ absl::StatusOr<std::string> Exporter::RunSeries(const store::RunRow& run) {
     low.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}}), s.low_cells);
     failed.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}}), s.failed_cells);
   }
+  Family streak("gdrbench_finding_streak", "gauge",
+                "Consecutive runs of the cluster, the newest included, in which this regression finding (kind and "
+                "subject: a link 'a->b', 'a<->b', a node, 'node rail R', 'rail R') was made, by reference.");
+  Family persistent("gdrbench_last_run_persistent_regressions", "gauge",
+                    absl::StrCat("Regression findings of the newest run made in at least ", persist_runs_,
+                                 " consecutive runs (--persist-runs), by reference."));
+  for (const auto& rep : header.regressions()) {
+    const std::string ref = ReferenceLabel(rep.reference());
+    uint32_t lasting = 0;
+    int listed = 0;
+    for (const auto& g : rep.regressions()) {
+      lasting += g.streak() >= persist_runs_;
+      if (++listed > kMaxStreakSeries) continue;
+      streak.Add(L({{"cluster", c}, {"reference", ref}, {"kind", KindLabel(g.kind())}, {"subject", g.subject()}}),
+                 g.streak());
+    }
+    persistent.Add(L({{"cluster", c}, {"reference", ref}}), lasting);
+  }
   Family pf("gdrbench_preflight_failed_checks", "gauge",
             "Preflight checks that FAILed on the node in the cluster's newest run.");
   Family pfc("gdrbench_preflight_check_failed", "gauge",
@@ -100,7 +136,7 @@ absl::StatusOr<std::string> Exporter::RunSeries(const store::RunRow& run) {
     pf.Add(L({{"cluster", c}, {"node", rep.hostname()}}), fails);
   }
   std::string out;
-  for (const Family* f : {&bw, &low, &failed, &pf, &pfc}) {
+  for (const Family* f : {&bw, &low, &failed, &streak, &persistent, &pf, &pfc}) {
     if (!f->empty()) f->AppendTo(&out);
   }
   return out;
@@ -114,7 +150,9 @@ absl::StatusOr<std::string> Exporter::Render() {
   Family dur("gdrbench_last_run_duration_seconds", "gauge", "How long the cluster's newest sweep ran.");
   Family cells("gdrbench_last_run_cells", "gauge", "Cells of the newest run: all sizes (verdict all), and low and failed at the verdict sizes.");
   Family regs("gdrbench_last_run_regressions", "gauge",
-              "Regression findings (links, nodes, NICs, rails) of the newest run, by reference run.");
+              "Regression findings (links, nodes, NICs, rails) of the newest run, by reference (baseline: the "
+              "baseline run; history: each link's own history; last_pass: the last passing run, runs stored "
+              "before history).");
   Family runs("gdrbench_stored_runs", "gauge", "Runs of the cluster kept in the store.");
   for (const auto& r : latest) {
     const std::string& c = r.cluster;
@@ -125,7 +163,8 @@ absl::StatusOr<std::string> Exporter::Render() {
     cells.Add(L({{"cluster", c}, {"verdict", "failed"}}), static_cast<double>(r.failed_cells));
     cells.Add(L({{"cluster", c}, {"verdict", "all"}}), static_cast<double>(r.cells));
     regs.Add(L({{"cluster", c}, {"reference", "baseline"}}), r.baseline_regressions);
-    regs.Add(L({{"cluster", c}, {"reference", "last_pass"}}), r.last_pass_regressions);
+    // The row's second count: each link's history (last_pass for runs stored before it).
+    regs.Add(L({{"cluster", c}, {"reference", "history"}}), r.last_pass_regressions);
   }
   for (const auto& c : clusters) runs.Add(L({{"cluster", c.name}}), static_cast<double>(c.runs));
   std::string out;

@@ -4,7 +4,10 @@
 // bytes per second; timestamps as *_timestamp_seconds; counters *_total).
 // Cardinality is O(clusters x nodes x rails), never O(nodes^2): per cluster
 // the newest stored run's outcome, time, duration, cell counts and
-// regressions; per node and rail its median write bandwidth (as initiator
+// regressions (all, and those whose streak reached persist_runs); per
+// regression finding of the newest run its streak (at most
+// kMaxStreakSeries per cluster and reference, in the report's order: nodes,
+// NICs and rails first, then links by drop); per node and rail its median write bandwidth (as initiator
 // and as target) and low and failed cells; per node its preflight FAILs
 // (and one series per failing check); sweeps queued and running; the
 // server's upload counters. There is no Debian package of a C++ Prometheus
@@ -35,10 +38,14 @@ struct Counters {
 // Escapes a label value (\\, \", \n) per the text format.
 std::string EscapeLabel(const std::string& value);
 
+inline constexpr int kMaxStreakSeries = 100;
+
 class Exporter {
  public:
-  Exporter(store::Store& store, sweeps::SweepManager& sweeps, Counters& counters)
-      : store_(store), sweeps_(sweeps), counters_(counters) {}
+  // persist_runs: a finding counts in gdrbench_last_run_persistent_regressions
+  // once its streak (consecutive runs with it) reaches this.
+  Exporter(store::Store& store, sweeps::SweepManager& sweeps, Counters& counters, uint32_t persist_runs = 2)
+      : store_(store), sweeps_(sweeps), counters_(counters), persist_runs_(persist_runs) {}
   absl::StatusOr<std::string> Render();
 
  private:
@@ -47,6 +54,7 @@ class Exporter {
   store::Store& store_;
   sweeps::SweepManager& sweeps_;
   Counters& counters_;
+  uint32_t persist_runs_;
   std::mutex mu_;
   std::map<std::string, std::pair<int64_t, std::string>> cache_;  // cluster -> (run key, text)
 };

@@ -115,6 +115,9 @@ scrape_configs:
         check(list(up.values()) == [1.0], "the scrape target is up (TLS + bearer token)")
         regs = query('gdrbench_last_run_regressions{cluster="lab",reference="baseline"}')
         check(list(regs.values()) == [1.0], "one regression against the baseline")
+        streak = query('gdrbench_finding_streak{cluster="lab",reference="baseline"}')
+        check([(json.loads(k)["kind"], v) for k, v in streak.items()] == [("link", 1.0)],
+              f"the regression's streak, naming the link: first seen (1): {streak}")
         bw = query('gdrbench_node_write_bandwidth_bytes_per_second{cluster="lab",node="node2",rail="0",direction="tx"}')
         # node2 as initiator at 1 MiB: to node0 378, to node1 379, to node3 150 (the slow link): median 378 Gb/s.
         check(list(bw.values()) == [378e9 / 8], f"node2 tx median = 378 Gb/s in bytes/s: {bw}")
