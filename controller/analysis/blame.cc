@@ -74,6 +74,9 @@ RailTally TallyRail(const Matrix& m) {
       for (uint32_t x : {i, j}) {
         ++out.nodes[x].cells;
         out.nodes[x].bad += Bad(c);
+        out.nodes[x].failed += c.verdict == Verdict::kFail;
+        out.nodes[x].low += c.verdict == Verdict::kLow;
+        out.nodes[x].low_retested += c.verdict == Verdict::kLow && m.retested.count(i * n + j) > 0;
         if (c.status == v1::RESULT_STATUS_OK) out.nodes[x].ok_values.push_back(c.gbps);
       }
     }
@@ -165,12 +168,15 @@ std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
     for (uint64_t r : bad_rails) explained->insert({x, r});
     if (bad.empty()) continue;
     std::vector<float> v;
-    uint32_t cells = 0, bad_cells = 0;
+    uint32_t cells = 0, bad_cells = 0, failed = 0, low = 0, low_retested = 0;
     for (const RailTally* r : bad) {
       const NodeTally& t = r->nodes[x];
       v.insert(v.end(), t.ok_values.begin(), t.ok_values.end());
       cells += t.cells;
       bad_cells += t.bad;
+      failed += t.failed;
+      low += t.low;
+      low_retested += t.low_retested;
       explained->insert({x, r->lane});
     }
     if (bad.size() == rails_of_node) {
@@ -180,6 +186,8 @@ std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
                        " cells (to and from most partners) are low or failing",
                        bad.size() > 1 ? absl::StrCat(" on all ", bad.size(), " rails") : ""),
           Median(std::move(v))));
+      out.back().set_hard(failed > 0);
+      out.back().set_confirmed(low > 0 && low_retested == low);
       continue;
     }
     for (const RailTally* r : bad) {
@@ -189,6 +197,8 @@ std::vector<v1::Blame> NodeBlames(const std::vector<RailTally>& rails,
           absl::StrCat(t.bad, " of its ", t.cells,
                        " cells on this rail are low or failing; its other rails are fine"),
           Median(t.ok_values)));
+      out.back().set_hard(t.failed > 0);
+      out.back().set_confirmed(t.low > 0 && t.low_retested == t.low);
     }
   }
   return out;
@@ -217,6 +227,8 @@ std::vector<v1::Blame> LinkBlames(const std::vector<const Matrix*>& vms,
                          "; both nodes are fine with their other partners: suspect the cable, "
                          "the switch ports or the path between them"),
             c.gbps));
+        out.back().set_hard(c.verdict == Verdict::kFail || (both && back.verdict == Verdict::kFail));
+        out.back().set_confirmed(c.verdict == Verdict::kLow && m->retested.count(i * n + j) > 0);
       }
     }
   }

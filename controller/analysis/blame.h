@@ -35,6 +35,8 @@ namespace gdrbench::controller::analysis {
 
 struct NodeTally {
   uint32_t cells = 0, bad = 0;   // tested cells to and from the node, bad ones
+  uint32_t failed = 0;           // ... of them errored (verdict fail: the test did not complete)
+  uint32_t low = 0, low_retested = 0;  // ... read low; of those, measured again by a retest
   std::vector<float> ok_values;  // Gb/s of its OK cells
 };
 

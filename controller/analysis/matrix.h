@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "controller/analysis/lane.h"
@@ -42,6 +43,7 @@ struct Matrix {
   uint32_t n = 0;
   std::vector<Cell> cells;                            // n * n, row = src
   std::unordered_map<uint32_t, std::string> reasons;  // cell index -> why (failed/low cells)
+  std::unordered_set<uint32_t> retested;              // cell indices measured again by an outlier retest
   Cell& at(uint32_t src, uint32_t dst) { return cells[size_t{src} * n + dst]; }
   const Cell& at(uint32_t src, uint32_t dst) const { return cells[size_t{src} * n + dst]; }
   uint32_t target_rail() const { return dst_rail == kSameRail ? rail : dst_rail; }

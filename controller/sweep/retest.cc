@@ -69,6 +69,14 @@ std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, con
   return tests;
 }
 
+void MarkRetested(analysis::MatrixSet& matrices) {
+  for (analysis::Matrix* m : matrices.VerdictMatrices()) {
+    for (uint32_t k = 0; k < m->cells.size(); ++k) {
+      if (m->cells[k].verdict == analysis::Verdict::kLow) m->retested.insert(k);
+    }
+  }
+}
+
 absl::StatusOr<schedule::Schedule> RetestSchedule(const analysis::MatrixSet& matrices,
                                                   const run::Plan& plan) {
   std::vector<schedule::Test> tests = RetestTests(matrices, plan);

@@ -26,4 +26,9 @@ std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, con
 absl::StatusOr<schedule::Schedule> RetestSchedule(const analysis::MatrixSet& matrices,
                                                   const run::Plan& plan);
 
+// Marks every low verdict cell as retested (Matrix::retested), before its
+// test runs again: a blame whose low cells were all retested and still read
+// low is "confirmed by a retest" (analysis::Blame).
+void MarkRetested(analysis::MatrixSet& matrices);
+
 }  // namespace gdrbench::controller::sweep

@@ -528,6 +528,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
     run::Plan retest = plan;
     ASSIGN_OR_RETURN(retest.schedule, RetestSchedule(collect.matrices(), plan));
     if (retest.schedule.tests() == 0) break;
+    MarkRetested(collect.matrices());
     spdlog::info("outlier retest {}: {} low cell(s) in {} round(s)", pass, retest.schedule.tests(),
                  retest.schedule.rounds());
     phase = Phase::kRetest;

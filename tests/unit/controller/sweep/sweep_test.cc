@@ -237,6 +237,27 @@ TEST(Sweep, ATransientLowCellIsRetestedAndTheRetestCounts) {
   EXPECT_THAT(plain->summary(), HasSubstr("1 low"));
 }
 
+// Issue 29, confirmation: a link that reads low again in the outlier retest is "confirmed by a
+// retest"; without a retest the same blame is "seen once".
+TEST(Sweep, ABlameWhoseCellsReadLowAgainIsConfirmedByTheRetest) {
+  run::FakeCluster cluster(4, 1, 100);
+  cluster.SetBandwidth([](uint32_t s, uint32_t d, const std::string&) { return s == 1 && d == 2 ? 30.0 : 95.0; });
+  SweepConfig c = Config(cluster);
+  c.retries = 0;
+  auto run = RunSweep(c);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->blame_size(), 1) << run->summary();
+  EXPECT_EQ(run->blame(0).kind(), "link");
+  EXPECT_TRUE(run->blame(0).confirmed());
+  EXPECT_FALSE(run->blame(0).hard());
+
+  c.retest_low = 0;
+  auto once = RunSweep(c);
+  ASSERT_TRUE(once.ok()) << once.status();
+  ASSERT_EQ(once->blame_size(), 1) << once->summary();
+  EXPECT_FALSE(once->blame(0).confirmed());
+}
+
 // --mode incast through the whole library: the runner accepts rounds whose
 // target NIC is shared K ways, each sender is held to its fair share (port /
 // K), and the run carries the per-target sums; a receiver that takes only 40
