@@ -55,7 +55,9 @@ absl::StatusOr<slurm::DrainPolicy> Usage(const DrainOptions& o) {
   if (o.run_file.empty() == o.server.address.empty()) {
     return absl::InvalidArgumentError("give --run FILE or --server HOST:PORT [--run-id ID]");
   }
-  return slurm::ParseDrainKinds(o.what, o.max_fraction);
+  ASSIGN_OR_RETURN(slurm::DrainPolicy p, slurm::ParseDrainKinds(o.what, o.max_fraction));
+  p.min_streak = o.min_streak;
+  return p;
 }
 
 // *refused: the fraction guard refused the run (not a read error).
@@ -138,6 +140,18 @@ int DrainCommand(const DrainOptions& o) {
   if (!planned.ok()) return Fail(planned.status(), refused);
   const v1::Run& run = planned->run;
   const auto& findings = planned->plan.drain;
+  for (const auto& b : run.blame()) {
+    if (!slurm::Persists(b, *policy)) {
+      std::printf("not yet: %s %s seen in %u run%s in a row (--min-streak %u)\n", b.kind().c_str(),
+                  b.subject().c_str(), b.streak(), b.streak() == 1 ? "" : "s", policy->min_streak);
+    }
+  }
+  if (!findings.empty() && !planned->plan.streaks_known && run.blame_size() > 0 && policy->min_streak > 1) {
+    std::fprintf(stderr,
+                 "gdrbench: run %s carries no streaks (not stored by gdrbench-server): acting on this run "
+                 "alone\n",
+                 run.run_id().c_str());
+  }
   if (findings.empty()) {
     std::printf("run %s: no node to drain\n", run.run_id().c_str());
     return kDrainOk;

@@ -19,6 +19,7 @@ struct DrainOptions {
   std::string cluster;                  // for "latest": empty = any cluster
   std::string what = "node,nic,excluded";
   double max_fraction = 0.25;
+  uint32_t min_streak = 2;              // slurm::DrainPolicy::min_streak
   bool dry_run = false;                 // print the scontrol commands only
   std::string check_node;               // --check NODE: exit 1 with the reason if NODE would be drained
   std::string verdicts_dir;             // --verdicts DIR: each node's verdict file for the NHC check

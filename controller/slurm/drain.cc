@@ -90,6 +90,7 @@ absl::StatusOr<std::vector<Finding>> FindNodesToDrain(const v1::Run& run,
                                                       const DrainPolicy& policy) {
   Collector c(KnownNodes(run));
   for (const auto& b : run.blame()) {
+    if (!Persists(b, policy)) continue;  // suspect until it persists (Verdicts)
     const std::string& s = b.subject();
     std::string from = absl::StrCat("blame ", b.kind(), " '", s, "'");
     if (b.kind() == "node" && policy.node) {
@@ -136,10 +137,14 @@ struct OtherBlames {
   std::string everyone;
 };
 
-OtherBlames BlamesNamingNodes(const v1::Run& run) {
+OtherBlames BlamesNamingNodes(const v1::Run& run, const DrainPolicy& policy) {
   OtherBlames out;
   for (const auto& b : run.blame()) {
     std::string text = absl::StrCat(b.kind(), " ", b.subject(), ": ", b.reason());
+    if (!Persists(b, policy)) {
+      absl::StrAppend(&text, " (seen in ", b.streak(), " run", b.streak() == 1 ? "" : "s",
+                      " in a row; acted on at ", policy.min_streak, ")");
+    }
     std::vector<std::string> named;
     if (b.kind() == "fleet" || b.kind() == "rail") {
       if (out.everyone.empty()) out.everyone = text;
@@ -155,11 +160,12 @@ OtherBlames BlamesNamingNodes(const v1::Run& run) {
   return out;
 }
 
-std::vector<NodeVerdict> Verdicts(const v1::Run& run, const std::vector<Finding>& drain) {
+std::vector<NodeVerdict> Verdicts(const v1::Run& run, const std::vector<Finding>& drain,
+                                  const DrainPolicy& policy) {
   std::map<std::string, const Finding*> drained;
   for (const auto& f : drain) drained[f.node] = &f;
   const std::set<std::string> tested = TestedNodes(run);
-  const OtherBlames other = BlamesNamingNodes(run);
+  const OtherBlames other = BlamesNamingNodes(run, policy);
   std::vector<NodeVerdict> out;
   for (const auto& node : KnownNodes(run)) {
     NodeVerdict v{node, Verdict::kPass, ""};
@@ -182,6 +188,10 @@ std::vector<NodeVerdict> Verdicts(const v1::Run& run, const std::vector<Finding>
 
 }  // namespace
 
+bool Persists(const v1::Blame& b, const DrainPolicy& policy) {
+  return b.hard() || b.streak() == 0 || b.streak() >= policy.min_streak;
+}
+
 const char* VerdictName(Verdict v) {
   switch (v) {
     case Verdict::kPass: return "pass";
@@ -193,7 +203,7 @@ const char* VerdictName(Verdict v) {
 }
 
 absl::StatusOr<DrainPolicy> ParseDrainKinds(absl::string_view kinds, double max_fraction) {
-  DrainPolicy p{false, false, false, false, max_fraction};
+  DrainPolicy p{false, false, false, false, max_fraction, DrainPolicy{}.min_streak};
   if (!(max_fraction > 0) || max_fraction > 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("--max-fraction: expected a fraction in (0, 1], got ", max_fraction));
@@ -226,7 +236,9 @@ absl::StatusOr<DrainPlan> PlanDrain(const v1::Run& run, const DrainPolicy& polic
   plan.node_count = RunNodeCount(run);
   ASSIGN_OR_RETURN(plan.drain, FindNodesToDrain(run, policy));
   RETURN_IF_ERROR(CheckFraction(run, plan.node_count, plan.drain, policy));
-  plan.verdicts = Verdicts(run, plan.drain);
+  plan.verdicts = Verdicts(run, plan.drain, policy);
+  plan.streaks_known = std::any_of(run.blame().begin(), run.blame().end(),
+                                   [](const v1::Blame& b) { return b.streak() > 0; });
   return plan;
 }
 

@@ -23,7 +23,19 @@ struct DrainPolicy {
   // Refuse when more than this fraction of the run's nodes would be drained:
   // a broken run (a bad switch, a wrong flag) must not empty the partition.
   double max_fraction = 0.25;
+  // Persistence: a node, nic or link blame that only read low is acted on
+  // once gdrbench-server counted it in this many consecutive runs of the
+  // cluster (Blame.streak); until then it makes its nodes "suspect". A hard
+  // blame (an errored test) and a node left out of the sweep act at once. A
+  // run whose blames carry no streak (not stored by gdrbench-server: a run
+  // file from `gdrbench sweep --out`) has no history to count: it is acted
+  // on alone, and the plan says so (DrainPlan::streaks_known).
+  uint32_t min_streak = 2;
 };
+
+// Whether `policy` acts on blame `b` now: hard, no streak known, or its
+// streak reached min_streak.
+bool Persists(const v1::Blame& b, const DrainPolicy& policy);
 
 // "node,nic,excluded,link" (any subset) -> policy. INVALID_ARGUMENT naming
 // an unknown word.
@@ -39,8 +51,10 @@ struct Finding {
 //   kDrain    a finding the policy acts on (reason: DrainReason)
 //   kPass     tested (in a matrix or a pair, not left out) and named by no
 //             blame at all, in a run with no fleet or rail blame
-//   kSuspect  named by a blame the policy does not act on (a link, gdr), or
-//             the run blames the whole fleet or a rail (reason: that blame)
+//   kSuspect  named by a blame the policy does not act on (a link, gdr, or
+//             one not yet persistent: "seen in 1 run in a row, acted on at
+//             2"), or the run blames the whole fleet or a rail (reason: that
+//             blame)
 //   kUntested in the run but not tested (left out, and --what has no "excluded")
 enum class Verdict { kPass, kDrain, kSuspect, kUntested };
 const char* VerdictName(Verdict v);  // "pass", "drain", "suspect", "untested"
@@ -60,6 +74,8 @@ struct DrainPlan {
   size_t node_count = 0;
   std::vector<Finding> drain;        // the nodes to drain, in the order the run first names them
   std::vector<NodeVerdict> verdicts;  // every node of the run, by name
+  // Whether the run's blames carry streaks (a run stored by gdrbench-server).
+  bool streaks_known = false;
 };
 
 // INVALID_ARGUMENT: a blame whose subject names no node of the run (a run

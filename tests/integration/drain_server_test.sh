@@ -2,7 +2,10 @@
 # `gdrbench drain --server` against a real gdrbench-server on loopback (SQLite, plaintext):
 # the lab's Slurm run (tests/testdata/runs/slurm-lab-node4.json) is stored with
 # `gdrbench runs upload`, then read back by the drain (header view, --run-id latest) and by
-# id; both must print exactly what `drain --run FILE --dry-run` prints for the file. The
+# id. Its node4 blame only read low and the server has seen it once (streak 1): the drain
+# says "not yet" and drains nothing (--min-streak 1 acts on it at once). The same run stored
+# again under a new id, a day later, is the second in a row: now the drain prints exactly what
+# `drain --run FILE --dry-run` prints for the file (which carries no streaks). The
 # server path passes the same --max-fraction guard (exit 3, no verdict written, --check
 # unknown), and `gdrbench resume --server` resumes a node gdrbench drained only from a run
 # that tested it and passed it (tests/testdata/runs/lab-demo-4node.json, a passing lab run),
@@ -24,10 +27,30 @@ srv=127.0.0.1:$(<"$work/port")
 "$bin/gdrbench" runs upload --server "$srv" --insecure --cluster lab "$run" || fail "runs upload"
 want=$("$bin/gdrbench" drain --run "$run" --dry-run) || fail "drain --run"
 echo "from the file:   $want"
-got=$("$bin/gdrbench" drain --server "$srv" --insecure --cluster lab --dry-run) || fail "drain --server"
-echo "from the server: $got"
-[[ "$got" == "$want" ]] || fail "drain --server differs from drain --run"
 id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$run")
+got=$("$bin/gdrbench" drain --server "$srv" --insecure --cluster lab --dry-run) || fail "drain --server"
+echo "from the server, first run: $got"
+[[ "$got" == "not yet: node node4 seen in 1 run in a row (--min-streak 2)"$'\n'"run $id: no node to drain" ]] ||
+  fail "the first run drained: '$got'"
+got=$("$bin/gdrbench" drain --server "$srv" --insecure --cluster lab --dry-run --min-streak 1) || fail "drain --min-streak 1"
+[[ "$got" == "$want" ]] || fail "drain --server --min-streak 1 differs from drain --run: '$got'"
+"$bin/gdrbench" drain --server "$srv" --insecure --run-id "$id" --check node4 >/dev/null || fail "node4 would be drained after one run"
+# The same run the next night: node4's blame persists (streak 2).
+id2=$id-next
+python3 - "$run" "$id2" >"$work/next.json" <<'PY' || fail "cannot write the second run"
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["run_id"] = sys.argv[2]
+for k in ("started_at", "finished_at"):
+    if k in r:
+        r[k] = "2026-12-02" + r[k][10:]
+print(json.dumps(r))
+PY
+"$bin/gdrbench" runs upload --server "$srv" --insecure --cluster lab "$work/next.json" >/dev/null || fail "runs upload (next)"
+got=$("$bin/gdrbench" drain --server "$srv" --insecure --cluster lab --dry-run) || fail "drain --server (next)"
+echo "from the server, second run: $got"
+[[ "$got" == "${want//"(run $id)"/"(run $id2)"}" ]] || fail "drain --server differs from drain --run"
+id=$id2
 got=$("$bin/gdrbench" drain --server "$srv" --insecure --run-id "$id" --check node4)
 [[ $? == 1 && "$got" == "gdrbench: node: "* ]] || fail "drain --server --run-id $id --check node4: '$got'"
 "$bin/gdrbench" drain --server "$srv" --insecure --run-id "$id" --check node1 || fail "node1 would be drained"

@@ -167,5 +167,63 @@ TEST(Drain, ALongReasonIsCutAtACharacterBoundary) {
   EXPECT_EQ(reason.find('\n'), std::string::npos);
 }
 
+// Persistence (issue 29): the lab run's node4 blame with the streak a server would give it.
+TEST(Drain, ALowNodeSeenOnceIsSuspectUntilItPersists) {
+  v1::Run run = Load("slurm-lab-node4.json");
+  ASSERT_EQ(run.blame_size(), 1);
+  ASSERT_FALSE(run.blame(0).hard()) << "the lab run's node4 read low; it did not error";
+  run.mutable_blame(0)->set_streak(1);
+  auto plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->drain.empty());
+  EXPECT_TRUE(plan->streaks_known);
+  for (const auto& v : plan->verdicts) {
+    if (v.node != "node4") continue;
+    EXPECT_EQ(v.verdict, Verdict::kSuspect);
+    EXPECT_THAT(v.reason, HasSubstr("(seen in 1 run in a row; acted on at 2)"));
+  }
+  // The second run in a row: drained.
+  run.mutable_blame(0)->set_streak(2);
+  plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->drain.size(), 1u);
+  EXPECT_EQ(plan->drain[0].node, "node4");
+  // --min-streak 3 waits for a third.
+  DrainPolicy three;
+  three.min_streak = 3;
+  plan = PlanDrain(run, three);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->drain.empty());
+}
+
+TEST(Drain, AHardFailureActsAtOnce) {
+  v1::Run run = Load("slurm-lab-node4.json");
+  run.mutable_blame(0)->set_streak(1);
+  run.mutable_blame(0)->set_hard(true);  // an errored test among its cells
+  auto plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->drain.size(), 1u);
+  EXPECT_EQ(plan->drain[0].node, "node4");
+}
+
+TEST(Drain, ARunWithNoStreaksIsActedOnAloneAndSaysSo) {
+  v1::Run run = Load("slurm-lab-node4.json");  // a run file: no server counted anything
+  ASSERT_EQ(run.blame(0).streak(), 0u);
+  auto plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->streaks_known);
+  ASSERT_EQ(plan->drain.size(), 1u);
+}
+
+TEST(Drain, ALeftOutNodeDrainsWhateverTheStreaks) {
+  v1::Run run = Load("slurm-lab-node4.json");
+  run.mutable_blame(0)->set_streak(1);
+  run.add_excluded_nodes("node2: preflight FAIL (peermem_loaded)");
+  auto plan = PlanDrain(run, DrainPolicy{false, false, true, false, 0.5});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->drain.size(), 1u);
+  EXPECT_EQ(plan->drain[0].node, "node2");
+}
+
 }  // namespace
 }  // namespace gdrbench::controller::slurm
