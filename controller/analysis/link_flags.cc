@@ -1,6 +1,8 @@
 #include "controller/analysis/link_flags.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -20,6 +22,9 @@ std::string ShortName(const std::string& file) {
 
 struct Found {
   std::vector<std::string> flapped, erred, retransmitted;
+  // The largest retransmitted share of a port's packets among the flagged
+  // ports; infinity for a flagged port with no packet counter.
+  double worst_share = 0;
 };
 
 void Inspect(const v1::PortCounters& pc, const std::string& node, const v1::VerdictPolicy& policy,
@@ -47,6 +52,8 @@ void Inspect(const v1::PortCounters& pc, const std::string& node, const v1::Verd
                             pc.packets())
           : std::string(" (the port has no packet counter)");
   f->retransmitted.push_back(absl::StrCat(absl::StrJoin(names, ", "), where, share));
+  f->worst_share = std::max(f->worst_share, pc.packets() > 0 ? static_cast<double>(retransmits) / pc.packets()
+                                                             : std::numeric_limits<double>::infinity());
 }
 
 // The inventory's name; `gdrbench pair` has only the agent's address.
@@ -56,13 +63,15 @@ std::string Label(const v1::PairResult& p) {
   return absl::StrCat(p.src().node(), "->", p.dst().node(), " rail ", p.rail());
 }
 
-}  // namespace
-
-std::string LinkFlag(const v1::PairResult& pair, const v1::VerdictPolicy& policy) {
-  if (policy.ignore_link_counters() || pair.status() != v1::RESULT_STATUS_OK) return "";
+Found FindFlags(const v1::PairResult& pair, const v1::VerdictPolicy& policy) {
   Found f;
+  if (policy.ignore_link_counters() || pair.status() != v1::RESULT_STATUS_OK) return f;
   if (pair.has_src_counters()) Inspect(pair.src_counters(), Name(pair.src()), policy, &f);
   if (pair.has_dst_counters()) Inspect(pair.dst_counters(), Name(pair.dst()), policy, &f);
+  return f;
+}
+
+std::string FlagText(const Found& f) {
   std::vector<std::string> parts;
   if (!f.flapped.empty()) parts.push_back(absl::StrCat("the link flapped: ", absl::StrJoin(f.flapped, ", ")));
   if (!f.erred.empty()) parts.push_back(absl::StrCat("the link erred: ", absl::StrJoin(f.erred, ", ")));
@@ -72,14 +81,68 @@ std::string LinkFlag(const v1::PairResult& pair, const v1::VerdictPolicy& policy
   return absl::StrJoin(parts, "; ");
 }
 
+// One flagged test, for the summary.
+struct Flagged {
+  std::string label;
+  bool error;          // the link flapped or erred
+  double worst_share;  // retransmits only
+};
+
+std::string Listed(const std::vector<std::string>& labels) {
+  const size_t shown = std::min<size_t>(labels.size(), 8);
+  std::string named = absl::StrJoin(labels.begin(), labels.begin() + static_cast<long>(shown), ", ");
+  if (labels.size() > shown) absl::StrAppend(&named, ", ... (", labels.size() - shown, " more)");
+  return named;
+}
+
+// Error counters are named test by test; retransmits are counted, with the
+// worst test: on a lossy fabric many tests retransmit a little, and a list of
+// them reads as many alarms.
+std::string SummaryOfFlags(const std::vector<Flagged>& flagged) {
+  std::vector<std::string> errors;
+  const Flagged* worst = nullptr;
+  size_t retransmits = 0;
+  for (const Flagged& f : flagged) {
+    if (f.error) {
+      errors.push_back(f.label);
+      continue;
+    }
+    ++retransmits;
+    if (worst == nullptr || f.worst_share > worst->worst_share) worst = &f;
+  }
+  std::string out;
+  if (!errors.empty()) {
+    absl::StrAppend(&out, "; ", errors.size(), " test(s) flagged by link counters for link errors: ", Listed(errors));
+  }
+  if (worst != nullptr) {
+    absl::StrAppend(&out, "; ", retransmits, " test(s) flagged by link counters for retransmits, the worst ",
+                    worst->label,
+                    std::isinf(worst->worst_share)
+                        ? std::string(" (no packet counter)")
+                        : absl::StrFormat(" (%.2g %% of its packets)", 100 * worst->worst_share));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string LinkFlag(const v1::PairResult& pair, const v1::VerdictPolicy& policy) {
+  return FlagText(FindFlags(pair, policy));
+}
+
 size_t FlagLinks(const v1::VerdictPolicy& policy, v1::Run* run) {
   // (rail, dst rail, src, dst) -> flag, for the matrices' cells.
   std::map<std::tuple<uint32_t, uint32_t, std::string, std::string>, std::string> flags;
-  std::vector<std::string> labels;
+  std::vector<Flagged> labels;
+  auto flag = [&](v1::PairResult& p, std::string label) {
+    const Found f = FindFlags(p, policy);
+    p.set_link_flag(FlagText(f));
+    if (p.link_flag().empty()) return false;
+    labels.push_back({std::move(label), !f.flapped.empty() || !f.erred.empty(), f.worst_share});
+    return true;
+  };
   for (v1::PairResult& p : *run->mutable_pairs()) {
-    p.set_link_flag(LinkFlag(p, policy));
-    if (p.link_flag().empty()) continue;
-    labels.push_back(Label(p));
+    if (!flag(p, Label(p))) continue;
     flags[{p.rail(), p.has_dst_rail() ? p.dst_rail() : p.rail(), p.src().node(), p.dst().node()}] =
         p.link_flag();
   }
@@ -88,8 +151,7 @@ size_t FlagLinks(const v1::VerdictPolicy& policy, v1::Run* run) {
   // show the first kind only.
   for (v1::PairResult& p : *run->mutable_pairs()) {
     for (v1::PairResult& half : *p.mutable_memory_halves()) {
-      half.set_link_flag(LinkFlag(half, policy));
-      if (!half.link_flag().empty()) labels.push_back(absl::StrCat(Label(half), " (", half.src().memory(), ")"));
+      flag(half, absl::StrCat(Label(half), " (", half.src().memory(), ")"));
     }
   }
   if (labels.empty()) return 0;
@@ -109,11 +171,7 @@ size_t FlagLinks(const v1::VerdictPolicy& policy, v1::Run* run) {
       }
     }
   }
-  const size_t shown = std::min<size_t>(labels.size(), 8);
-  std::string named = absl::StrJoin(labels.begin(), labels.begin() + static_cast<long>(shown), ", ");
-  if (labels.size() > shown) absl::StrAppend(&named, ", ... (", labels.size() - shown, " more)");
-  run->set_summary(absl::StrCat(run->summary(), "; ", labels.size(),
-                                " test(s) flagged by link counters: ", named));
+  run->set_summary(absl::StrCat(run->summary(), SummaryOfFlags(labels)));
   return labels.size();
 }
 

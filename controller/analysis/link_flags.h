@@ -32,8 +32,12 @@ std::string LinkFlag(const v1::PairResult& pair, const v1::VerdictPolicy& policy
 // Sets link_flag on every pair of `run` (and on each of its memory_halves,
 // named with their memory in the summary); a flagged test's cells in the
 // matrices get it in their reason ("pass, but the link retransmitted: ...",
-// or appended to a low cell's reason); the run's summary gets the count and
-// the first tests ("; 2 test(s) flagged by link counters: a->b rail 0, ...").
+// or appended to a low cell's reason); the run's summary names the tests
+// whose error counters grew ("; 1 test(s) flagged by link counters for link
+// errors: a->b rail 0, ...", at most 8) and counts those that only
+// retransmitted, with the worst ("; 9 test(s) flagged by link counters for
+// retransmits, the worst c->d rail 0 (0.8 % of its packets)"): on a lossy
+// fabric many tests retransmit a little, and a list reads as many alarms.
 // Returns the number of flagged tests.
 size_t FlagLinks(const v1::VerdictPolicy& policy, v1::Run* run);
 

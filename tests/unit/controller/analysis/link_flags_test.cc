@@ -139,7 +139,8 @@ TEST(LinkFlags, FlagLinksMarksThePassCellAndCountsInTheSummary) {
   EXPECT_THAT(m->cells(0).reason(), HasSubstr("pass, but the link retransmitted"));
   EXPECT_EQ(m->cells(1).reason(), "");
   EXPECT_EQ(run.summary(),
-            "PASS: 2/2 cells pass; 1 test(s) flagged by link counters: node01->node02 rail 0");
+            "PASS: 2/2 cells pass; 1 test(s) flagged by link counters for retransmits, the worst "
+            "node01->node02 rail 0 (2.9 % of its packets)");
   EXPECT_TRUE(run.passed());  // a flag is not a failure
 }
 
@@ -153,7 +154,35 @@ TEST(LinkFlags, AMemoryKindsHalfIsFlaggedOnItsOwnCounters) {
   EXPECT_EQ(FlagLinks(DefaultPolicy(), &run), 1u);
   EXPECT_EQ(run.pairs(0).link_flag(), "");
   EXPECT_THAT(run.pairs(0).memory_halves(0).link_flag(), HasSubstr("rcvd_seq_err +812 on node01 rxe2"));
-  EXPECT_THAT(run.summary(), HasSubstr("1 test(s) flagged by link counters: node01->node02 rail 0 (gpu:0)"));
+  EXPECT_THAT(run.summary(),
+              HasSubstr("1 test(s) flagged by link counters for retransmits, the worst node01->node02 rail 0 (gpu:0)"));
+}
+
+// Issue 29: a healthy lab sweep had 9 of 12 tests flagged for retransmits, each named in the
+// summary. Error counters are named test by test; retransmits are one count with the worst.
+TEST(LinkFlags, ErrorsAreNamedRetransmitsAreCountedWithTheWorst) {
+  v1::Run run;
+  run.set_summary("PASS: 6/6 cells pass");
+  const char* names[] = {"node01", "node02", "node03", "node04"};
+  auto pair = [&](int s, int d, v1::PortCounters dst) {
+    v1::PairResult p = Pair(Quiet("rxe1"), std::move(dst));
+    p.mutable_src()->set_node(names[s]);
+    p.mutable_dst()->set_node(names[d]);
+    *run.add_pairs() = p;
+  };
+  pair(0, 1, Rxe(812));   // 2.9 %
+  pair(1, 2, Rxe(2000));  // 7.1 %: the worst
+  pair(2, 3, Rxe(900));   // 3.2 %
+  v1::PortCounters erred = Quiet("rxe2");
+  Add(&erred, "counters/symbol_error", v1::COUNTER_KIND_LINK, 3);
+  pair(3, 0, erred);
+  pair(0, 2, Quiet("rxe2"));
+  EXPECT_EQ(FlagLinks(DefaultPolicy(), &run), 4u);
+  EXPECT_EQ(run.summary(),
+            "PASS: 6/6 cells pass; 1 test(s) flagged by link counters for link errors: node04->node01 rail 0; "
+            "3 test(s) flagged by link counters for retransmits, the worst node02->node03 rail 0 (7.1 % of its "
+            "packets)");
+  EXPECT_THAT(run.pairs(3).link_flag(), HasSubstr("the link erred: symbol_error +3 on node01 rxe2"));
 }
 
 }  // namespace

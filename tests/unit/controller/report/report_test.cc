@@ -245,7 +245,7 @@ TEST(Report, ALinkFlaggedByItsCountersIsShownInTextMarkdownAndJson) {
   EXPECT_THAT(md, HasSubstr("## Links flagged by their counters"));
   EXPECT_THAT(md, HasSubstr("- node1 -> node2 rail 0: the link retransmitted: rcvd_seq_err +812 on node2 rxe2"));
   EXPECT_THAT(md, HasSubstr("  - node2 rxe2 port 1: rcvd_seq_err +812; link_downed: went back from 3 to 0"));
-  EXPECT_THAT(md, HasSubstr("1 test(s) flagged by link counters: node1->node2 rail 0"));
+  EXPECT_THAT(md, HasSubstr("1 test(s) flagged by link counters for retransmits, the worst node1->node2 rail 0"));
   EXPECT_THAT(RenderMatrixText(run), HasSubstr("!"));
   auto json = RenderJson(run);
   ASSERT_TRUE(json.ok());
