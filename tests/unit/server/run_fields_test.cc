@@ -186,5 +186,48 @@ TEST(RunFields, MetricsKeepToTheRunsNodesAndEscape) {
   EXPECT_LT(text->size(), 8000u) << "series bounded by the run's nodes";
 }
 
+// Issue 29: a regression finding's streak is a gauge naming the finding; a finding counts as
+// persistent once its streak reaches --persist-runs.
+TEST(Metrics, AFindingsStreakNamesItAndPersistsAtTheSecondRun) {
+  auto store = testing::OpenTestStore("metrics_streak");
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto spec = [](const std::string& id, int day, bool shaped) {
+    testing::FakeRunSpec s;
+    s.run_id = id;
+    s.started_unix_s = 1767225600 + day * 86400;
+    if (shaped) {
+      s.model = [](uint32_t a, uint32_t b, const std::string& n) {
+        return a == 2 && b == 3 ? 150.0 : testing::DefaultModel(a, b, n);
+      };
+    }
+    return s;
+  };
+  ASSERT_TRUE(history::StoreRun(**store, testing::FakeRun(spec("base", 0, false)), {}).ok());
+  auto base = (*store)->FindRun("base");
+  ASSERT_TRUE(base.ok() && *base);
+  ASSERT_TRUE((*store)->SetBaseline("lab", (*base)->key, "test").ok());
+  sweeps::SweepManager sweeps(nullptr, [](const v1::Run&) { return absl::StatusOr<v1::UploadRunResponse>(); });
+  metrics::Counters counters;
+  metrics::Exporter exporter(**store, sweeps, counters, /*persist_runs=*/2);
+  const std::string streak =
+      "gdrbench_finding_streak{cluster=\"lab\",reference=\"baseline\",kind=\"link\",subject=\"node2->node3\"} ";
+  const std::string persistent = "gdrbench_last_run_persistent_regressions{cluster=\"lab\",reference=\"baseline\"} ";
+  ASSERT_TRUE(history::StoreRun(**store, testing::FakeRun(spec("s1", 1, true)), {}).ok());
+  auto text = exporter.Render();
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(*text, HasSubstr(streak + "1\n"));
+  EXPECT_THAT(*text, HasSubstr(persistent + "0\n"));
+  ASSERT_TRUE(history::StoreRun(**store, testing::FakeRun(spec("s2", 2, true)), {}).ok());
+  text = exporter.Render();
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(*text, HasSubstr(streak + "2\n"));
+  EXPECT_THAT(*text, HasSubstr(persistent + "1\n"));
+  ASSERT_TRUE(history::StoreRun(**store, testing::FakeRun(spec("ok", 3, false)), {}).ok());
+  text = exporter.Render();
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->find("gdrbench_finding_streak{"), std::string::npos) << "a healthy run has no finding";
+  EXPECT_THAT(*text, HasSubstr(persistent + "0\n"));
+}
+
 }  // namespace
 }  // namespace gdrbench::server
