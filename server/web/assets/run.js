@@ -89,8 +89,13 @@
   function blameList(o, names) {
     const box = el('div', { id: 'blame' }, el('h2', { text: 'Blame' }));
     if (!(o.blame || []).length) { box.append(el('p', { class: 'muted', text: 'Nothing blamed.' })); return box; }
-    box.append(gdr.table(['kind', 'subject', '#Gb/s', 'reason'], o.blame.map((b) =>
-      [b.kind, gdr.subjectLinks(o.summary.cluster, b.subject, gdr.parseBlame(b, names)), gdr.gbps(b.evidenceGbps), b.reason])));
+    // streak (set by the server when it stored the run): consecutive runs of the cluster with this
+    // blame; a drain acts on one that only read low once it persists (gdrbench drain --min-streak).
+    box.append(gdr.table(['kind', 'subject', '#Gb/s', '#streak', 'reason'], o.blame.map((b) =>
+      [b.kind, gdr.subjectLinks(o.summary.cluster, b.subject, gdr.parseBlame(b, names)), gdr.gbps(b.evidenceGbps),
+        b.streak ? (b.streak === 1 ? 'first run' : b.streak + ' runs in a row') : '',
+        b.reason + (b.hard ? ' (a test errored: acted on at once)' : '') +
+          (b.confirmed ? ' (confirmed by a retest)' : ' (seen once)')])));
     return box;
   }
 
