@@ -303,6 +303,11 @@ int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluste
   }
   if (!cluster.empty()) run.set_cluster(cluster);
   *run.mutable_regressions() = r->regressions();
+  // The server's streaks, so `gdrbench drain --run DIR/run.json` (the Slurm recipe) acts on a
+  // blame only once it persists (controller/slurm/drain.h).
+  if (r->blame_streaks_size() == run.blame_size()) {
+    for (int i = 0; i < run.blame_size(); ++i) run.mutable_blame(i)->set_streak(r->blame_streaks(i));
+  }
   if (auto w = report::WriteReports(run, dir); !w.ok()) return PrintError(w.status());
   return rc;
 }

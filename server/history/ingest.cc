@@ -539,6 +539,7 @@ absl::StatusOr<v1::UploadRunResponse> Ingester::Finish() {
   }
   if (auto st = SetStreaks(); !st.ok()) return Fail(st);
   *resp.mutable_regressions() = header_.regressions();
+  for (const auto& b : header_.blame()) resp.add_blame_streaks(b.streak());
   if (auto st = writer_->Commit(row, header_); !st.ok()) {
     writer_.reset();
     if (!absl::IsAlreadyExists(st)) return Fail(st);

@@ -329,6 +329,33 @@ TEST_F(StoreSuite, AFindingsStreakCountsConsecutiveRuns) {
   EXPECT_EQ(streak("s4", 10, 0.5), 1);
 }
 
+TEST_F(StoreSuite, ABlamesStreakIsTheServersAndAReuploadIsStillTheSameRun) {
+  auto shaped = [](const std::string& id, int day) {
+    FakeRunSpec s = Spec(id, day);
+    s.model = [](uint32_t a, uint32_t b, const std::string& n) {
+      return a == 2 && b == 3 ? 150.0 : testing::DefaultModel(a, b, n);
+    };
+    return FakeRun(s);
+  };
+  v1::Run first = shaped("b1", 0);
+  ASSERT_EQ(first.blame_size(), 1) << first.summary();
+  first.mutable_blame(0)->set_streak(7);  // a client's value is not the server's
+  v1::UploadRunResponse r1 = Store(first);
+  ASSERT_EQ(r1.blame_streaks_size(), 1);
+  EXPECT_EQ(r1.blame_streaks(0), 1u);
+  v1::UploadRunResponse r2 = Store(shaped("b2", 1));
+  ASSERT_EQ(r2.blame_streaks_size(), 1);
+  EXPECT_EQ(r2.blame_streaks(0), 2u);
+  auto row = store_->FindRun("b2");
+  ASSERT_TRUE(row.ok() && *row);
+  auto header = store_->ReadHeader((*row)->key);
+  ASSERT_TRUE(header.ok());
+  EXPECT_EQ(header->blame(0).streak(), 2u);
+  // The first run again, as the sweep uploaded it: the same run, whatever the streaks.
+  v1::UploadRunResponse again = Store(first);
+  EXPECT_TRUE(again.already_stored());
+}
+
 TEST_F(StoreSuite, ARunUploadedLateDoesNotReplaceNewerNoise) {
   Store(FakeRun(Spec("new", 5)));
   auto before = store_->ReadLinkNoise("lab", 0, 1 << 20);
