@@ -10,6 +10,8 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 JOBS ?= $(shell nproc)
 CTEST := ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+# On failure, each failed test's last lines again at the end (a log read from its tail).
+AFTER_CTEST := || { rc=$$?; tests/print-failures $(BUILD); exit $$rc; }
 
 all: build
 
@@ -24,16 +26,16 @@ demo: build
 	@deploy/demo
 
 test: build
-	@$(CTEST)
+	@$(CTEST) $(AFTER_CTEST)
 
 unit: build
-	@$(CTEST) -L unit
+	@$(CTEST) -L unit $(AFTER_CTEST)
 
 integration: build
-	@$(CTEST) -L integration
+	@$(CTEST) -L integration $(AFTER_CTEST)
 
 lab: build
-	@$(CTEST) -L lab
+	@$(CTEST) -L lab $(AFTER_CTEST)
 
 # The fuzzers, 300 s each (make test runs them 20 s each): tests/fuzz/run.sh.
 fuzz: deps

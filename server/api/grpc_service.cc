@@ -163,9 +163,9 @@ grpc::Status GrpcControllerService::ListSweeps(grpc::ServerContext* ctx, const v
 grpc::Status GrpcControllerService::WatchSweep(grpc::ServerContext* ctx, const v1::WatchSweepRequest* req,
                                                grpc::ServerWriter<v1::SweepJob>* writer) {
   GDR_CALLER(Role::kRead);
-  return rpc::ToGrpc(h_.WatchSweep(*req, [&](const v1::SweepJob& j) {
-    return !ctx->IsCancelled() && writer->Write(j);
-  }));
+  return rpc::ToGrpc(h_.WatchSweep(
+      *req, [&](const v1::SweepJob& j) { return !ctx->IsCancelled() && writer->Write(j); },
+      [ctx] { return !ctx->IsCancelled(); }));
 }
 
 grpc::Status GrpcControllerService::CancelSweep(grpc::ServerContext* ctx, const v1::CancelSweepRequest* req,

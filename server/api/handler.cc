@@ -405,9 +405,10 @@ absl::StatusOr<v1::SweepJob> Handler::CancelSweep(const v1::CancelSweepRequest& 
 }
 
 absl::Status Handler::WatchSweep(const v1::WatchSweepRequest& req,
-                                 const std::function<bool(const v1::SweepJob&)>& fn) {
+                                 const std::function<bool(const v1::SweepJob&)>& fn,
+                                 const std::function<bool()>& still_wanted) {
   if (req.job_id().empty()) return Bad("job_id is required");
-  return sweeps_.Watch(req.job_id(), fn);
+  return sweeps_.Watch(req.job_id(), fn, still_wanted);
 }
 
 }  // namespace gdrbench::server::api

@@ -53,8 +53,10 @@ class Handler {
   absl::StatusOr<v1::SweepJob> GetSweep(const v1::GetSweepRequest& req);
   absl::StatusOr<v1::ListSweepsResponse> ListSweeps(const v1::ListSweepsRequest& req);
   absl::StatusOr<v1::SweepJob> CancelSweep(const v1::CancelSweepRequest& req);
+  // `still_wanted`: asked while the job does not change (SweepManager::Watch).
   absl::Status WatchSweep(const v1::WatchSweepRequest& req,
-                          const std::function<bool(const v1::SweepJob&)>& fn);
+                          const std::function<bool(const v1::SweepJob&)>& fn,
+                          const std::function<bool()>& still_wanted);
 
   store::Store& store() { return store_; }
   sweeps::SweepManager& sweeps() { return sweeps_; }

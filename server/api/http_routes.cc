@@ -293,10 +293,17 @@ void AddSweepRoutes(const RouteContext& c) {
     }
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider("text/event-stream", [&h, w](size_t, httplib::DataSink& sink) {
-      absl::Status st = h.WatchSweep(w, [&](const v1::SweepJob& j) {
-        std::string ev = absl::StrCat("event: job\ndata: ", MessageToJson(j), "\n\n");
-        return sink.is_writable() && sink.write(ev.data(), ev.size());
-      });
+      // While the job does not change, a comment line (ignored by clients, as
+      // the spec says of lines starting with ':') every second: a client that
+      // left fails the write and frees its stream's slot.
+      static constexpr char kKeepAlive[] = ": keep-alive\n\n";
+      absl::Status st = h.WatchSweep(
+          w,
+          [&](const v1::SweepJob& j) {
+            std::string ev = absl::StrCat("event: job\ndata: ", MessageToJson(j), "\n\n");
+            return sink.is_writable() && sink.write(ev.data(), ev.size());
+          },
+          [&] { return sink.is_writable() && sink.write(kKeepAlive, sizeof(kKeepAlive) - 1); });
       if (!st.ok()) {
         std::string ev = absl::StrCat("event: error\ndata: ", ErrorJson(st), "\n\n");
         sink.write(ev.data(), ev.size());

@@ -200,7 +200,8 @@ absl::StatusOr<v1::SweepJob> SweepManager::Cancel(const std::string& id) {
 }
 
 absl::Status SweepManager::Watch(const std::string& id, const std::function<bool(const v1::SweepJob&)>& fn,
-                                 std::chrono::milliseconds interval) {
+                                 const std::function<bool()>& still_wanted, std::chrono::milliseconds interval,
+                                 std::chrono::milliseconds heartbeat) {
   std::unique_lock<std::mutex> l(mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no sweep job ", id));
@@ -208,7 +209,13 @@ absl::Status SweepManager::Watch(const std::string& id, const std::function<bool
   uint64_t seen = ~uint64_t{0};  // the job as it is now goes out first
   auto last_sent = std::chrono::steady_clock::now() - interval;
   for (;;) {
-    changed_.wait(l, [&] { return stopping_ || j->version != seen; });
+    while (!changed_.wait_for(l, heartbeat, [&] { return stopping_ || j->version != seen; })) {
+      if (!still_wanted) continue;
+      l.unlock();
+      const bool wanted = still_wanted();
+      l.lock();
+      if (!wanted) return absl::OkStatus();
+    }
     const bool done = Done(*j);
     if (!done && std::chrono::steady_clock::now() - last_sent < interval) {
       // Rate-limit progress: wait out the interval, then send the latest.

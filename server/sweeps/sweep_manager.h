@@ -62,8 +62,13 @@ class SweepManager {
   absl::StatusOr<v1::SweepJob> Cancel(const std::string& job_id);
   // Calls `fn` with the job now and after every change until it finished,
   // `fn` returns false, or the manager shuts down. NOT_FOUND for an unknown job.
+  // While nothing changes (a job queued behind a long sweep), `still_wanted`
+  // is asked every `heartbeat`: false ends the watch, so a watcher whose
+  // client left holds no thread until the job's next change.
   absl::Status Watch(const std::string& job_id, const std::function<bool(const v1::SweepJob&)>& fn,
-                     std::chrono::milliseconds progress_interval = std::chrono::milliseconds(500));
+                     const std::function<bool()>& still_wanted = nullptr,
+                     std::chrono::milliseconds progress_interval = std::chrono::milliseconds(500),
+                     std::chrono::milliseconds heartbeat = std::chrono::seconds(1));
   // Jobs queued or running per cluster (for /metrics).
   std::map<std::string, std::pair<uint32_t, uint32_t>> Load() const;
   std::set<std::string> clusters() const;

@@ -192,7 +192,7 @@ TEST(SweepManager, OneSweepPerClusterQueueCancelAndWatch) {
     EXPECT_TRUE(m.Watch(j1->job_id(), [&](const v1::SweepJob& j) {
       seen.push_back(j.state());
       return true;
-    }, std::chrono::milliseconds(1)).ok());
+    }, nullptr, std::chrono::milliseconds(1)).ok());
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ex.release_ = true;
@@ -206,6 +206,33 @@ TEST(SweepManager, OneSweepPerClusterQueueCancelAndWatch) {
   EXPECT_FALSE(m.Get(j1->job_id())->run_id().empty());
   std::lock_guard<std::mutex> l(mu);
   EXPECT_EQ(stored.size(), 3u);  // j1, j3 and k1
+}
+
+// A watcher of a job queued behind a sweep that does not end: nothing changes,
+// so only the heartbeat can tell that its client left (the CI run where 64
+// event streams of a queued job kept their slots after a client closed).
+TEST(SweepManager, AWatcherWhoseClientLeftEndsWithoutAChange) {
+  FakeExecutor ex;
+  sweeps::SweepManager m(&ex, [](const v1::Run&) { return absl::StatusOr<v1::UploadRunResponse>(v1::UploadRunResponse()); });
+  auto running = m.Submit("a", Mode("m1"), "t");
+  auto queued = m.Submit("a", Mode("m2"), "t");
+  ASSERT_TRUE(running.ok() && queued.ok());
+  ASSERT_EQ(WaitState(m, running->job_id(), v1::SWEEP_STATE_RUNNING), v1::SWEEP_STATE_RUNNING);
+  std::atomic<bool> left{false};
+  std::atomic<int> asked{0}, sent{0};
+  std::thread watcher([&] {
+    EXPECT_TRUE(m.Watch(queued->job_id(), [&](const v1::SweepJob&) { return ++sent, true; },
+                        [&] { return ++asked, !left.load(); }, std::chrono::milliseconds(1),
+                        std::chrono::milliseconds(5)).ok());
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_GT(asked.load(), 0);  // asked while the job stood still
+  left = true;
+  watcher.join();  // ends without the job changing
+  EXPECT_EQ(m.Get(queued->job_id())->state(), v1::SWEEP_STATE_QUEUED);
+  EXPECT_EQ(sent.load(), 1);  // the job as it was, once
+  ex.release_ = true;
+  EXPECT_EQ(WaitState(m, queued->job_id(), v1::SWEEP_STATE_SUCCEEDED), v1::SWEEP_STATE_SUCCEEDED);
 }
 
 // Issue 31: 1,000 requests for one cluster were all queued. The queue holds
