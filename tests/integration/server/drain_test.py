@@ -72,7 +72,7 @@ def main():
     beside = stub(server).UploadRun(sl.chunks(run_pb2, controller_pb2, sl.make_run(run_pb2, sweep_pb2, "drain-beside", 3)),
                                     timeout=10)
     took = time.time() - t_beside
-    check(beside.cells == 24 and took < 1, f"an upload beside the held one is stored in {took:.2f} s")
+    check(beside.cells == 24 and took < 2, f"an upload beside the held one is stored in {took:.2f} s")
     t0 = time.time()
     server.proc.send_signal(signal.SIGTERM)
     check(wait_log(server, "draining: new calls refused; 1 gRPC upload(s) in flight"),
