@@ -312,10 +312,10 @@ absl::StatusOr<CoverPlan> PlanShift(const Fabric& fabric, const FabricIndex& ix)
   for (size_t r = 0; r < wanted.size() || !left.empty(); ++r) {
     if (r > wanted.size() + 64) return absl::InternalError("shift: flows left after 64 extra rounds");
     Round round(ix, Routing::kFtree, load, busy);
-    std::vector<std::pair<int, int>> todo = std::move(left);
+    std::vector<std::pair<int, int>> unplaced = std::move(left);
     left.clear();
-    if (r < wanted.size()) todo.insert(todo.end(), wanted[r].begin(), wanted[r].end());
-    for (const auto& [s, d] : todo) {
+    if (r < wanted.size()) unplaced.insert(unplaced.end(), wanted[r].begin(), wanted[r].end());
+    for (const auto& [s, d] : unplaced) {
       if (!round.Try(s, d)) left.emplace_back(s, d);
     }
     if (round.flows().empty() && !left.empty()) {
