@@ -42,7 +42,7 @@ fuzz: deps
 	@tests/fuzz/run.sh $(BUILD)/fuzz $${FUZZ_SECONDS:-300}
 
 # The unit and integration tiers built and run under ASan and UBSan (a
-# second full build in build-sanitize; not part of make test: see README).
+# second full build in build-sanitize; not part of make test: see docs/development.md).
 # Not the packages test: the .debs of a sanitized build depend on libasan8
 # and libubsan1, which a production root (and the offline one) lacks.
 sanitize: deps
