@@ -83,7 +83,8 @@ absl::StatusOr<std::string> Exporter::RunSeries(const store::RunRow& run) {
   const std::string& c = run.cluster;
   Family bw("gdrbench_node_write_bandwidth_bytes_per_second", "gauge",
             "Median RDMA WRITE bandwidth (BW average) of the node's OK cells at the rail's verdict size in the "
-            "cluster's newest run; direction tx: the node as initiator, rx: as target.");
+            "cluster's newest run; direction tx: the node as initiator, rx: as target. Absent for a direction with "
+            "no OK cell (a node never measured has no bandwidth, not 0).");
   Family low("gdrbench_node_low_cells", "gauge",
              "The node's cells judged low (below the absolute, fleet or baseline floor) in the newest run, per rail.");
   Family failed("gdrbench_node_failed_cells", "gauge",
@@ -91,8 +92,15 @@ absl::StatusOr<std::string> Exporter::RunSeries(const store::RunRow& run) {
   for (const auto& s : stats) {
     const std::string node = store_.NodeName(s.node);
     const std::string rail = absl::StrCat(s.rail);
-    bw.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}, {"direction", "tx"}}), s.tx_median_gbps * kBytesPerGbit);
-    bw.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}, {"direction", "rx"}}), s.rx_median_gbps * kBytesPerGbit);
+    // A direction with no OK cell (the node left out, its tests not run or all
+    // failed) has no median: no series, never a bandwidth of 0 (an OK cell
+    // always moved bytes, so a median of 0 means there was none).
+    if (s.tx_median_gbps > 0) {
+      bw.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}, {"direction", "tx"}}), s.tx_median_gbps * kBytesPerGbit);
+    }
+    if (s.rx_median_gbps > 0) {
+      bw.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}, {"direction", "rx"}}), s.rx_median_gbps * kBytesPerGbit);
+    }
     low.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}}), s.low_cells);
     failed.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}}), s.failed_cells);
   }

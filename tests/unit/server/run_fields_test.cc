@@ -229,5 +229,27 @@ TEST(Metrics, AFindingsStreakNamesItAndPersistsAtTheSecondRun) {
   EXPECT_THAT(*text, HasSubstr(persistent + "0\n"));
 }
 
+// Issue 32: a node the sweep left out (its preflight FAILed) was never measured:
+// it has failed cells and no bandwidth series, not a bandwidth of 0.
+TEST(Metrics, ANodeNeverMeasuredHasNoBandwidthSeries) {
+  auto store = testing::OpenTestStore("metrics_never_measured");
+  ASSERT_TRUE(store.ok()) << store.status();
+  testing::FakeRunSpec spec;
+  spec.preflight_fail = {3};
+  ASSERT_TRUE(history::StoreRun(**store, testing::FakeRun(spec), {}).ok());
+  sweeps::SweepManager sweeps(nullptr, [](const v1::Run&) { return absl::StatusOr<v1::UploadRunResponse>(); });
+  metrics::Counters counters;
+  metrics::Exporter exporter(**store, sweeps, counters);
+  auto text = exporter.Render();
+  ASSERT_TRUE(text.ok()) << text.status();
+  const std::string bw = "gdrbench_node_write_bandwidth_bytes_per_second{cluster=\"lab\",node=\"";
+  EXPECT_THAT(*text, HasSubstr(bw + "node0\",rail=\"0\",direction=\"tx\"} "));
+  EXPECT_THAT(*text, HasSubstr(bw + "node0\",rail=\"0\",direction=\"rx\"} "));
+  EXPECT_EQ(text->find(bw + "node3\""), std::string::npos) << *text;
+  EXPECT_THAT(*text, HasSubstr("gdrbench_node_failed_cells{cluster=\"lab\",node=\"node3\",rail=\"0\"} "));
+  EXPECT_EQ(text->find("bytes_per_second{cluster=\"lab\",node=\"node0\",rail=\"0\",direction=\"tx\"} 0\n"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gdrbench::server
