@@ -131,7 +131,7 @@ std::string ResultLine(const v1::PairResult& r) {
   std::string line = absl::StrFormat("%s %s %s %s: ", r.src().node(), r.reverse_sizes().empty() ? "->" : "<->",
                                      r.dst().node(), analysis::LaneName(r));
   if (r.status() != v1::RESULT_STATUS_OK) {
-    const char* word = r.status() == v1::RESULT_STATUS_SKIPPED ? "SKIPPED" : r.status() == v1::RESULT_STATUS_ERROR ? "ERROR" : "FAILED";
+    const char* word = r.status() == v1::RESULT_STATUS_SKIPPED ? "not run" : r.status() == v1::RESULT_STATUS_ERROR ? "ERROR" : "FAILED";
     return absl::StrCat(line, word, r.reason().empty() ? "" : absl::StrCat(": ", r.reason()));
   }
   const v1::SizeResult* largest = nullptr;

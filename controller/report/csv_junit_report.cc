@@ -134,7 +134,10 @@ std::string RenderJUnit(const v1::Run& run) {
     auto not_run = [&](const v1::PairResult& r, const std::string& detail, const std::string& more) {
       if (r.status() == v1::RESULT_STATUS_SKIPPED) {
         ++skipped;
-        absl::StrAppend(&cases, ">\n      <skipped message=\"", XmlEscape(r.reason()), "\"/>\n    </testcase>\n");
+        // JUnit's element for a test that did not run; its message says it in
+        // the words of every other report.
+        absl::StrAppend(&cases, ">\n      <skipped message=\"not run: ", XmlEscape(r.reason()),
+                        "\"/>\n    </testcase>\n");
         return true;
       }
       if (r.status() == v1::RESULT_STATUS_OK) return false;

@@ -21,7 +21,7 @@ std::string RenderMarkdown(const v1::Run& run);
 std::string RenderHtml(const v1::Run& run);
 std::string RenderJUnit(const v1::Run& run);
 // The verdict matrices as terminal text: one table per rail, Gb/s per cell,
-// "FAIL"/"ERR"/"SKIP" for cells without a value, '*' after low values.
+// "FAIL"/"ERR"/"not run" for cells without a value, '*' after low values.
 // Followed by RenderIncastText's table when the run has incast targets, and
 // RenderMemoryKindsText's when it ran a --memory list.
 std::string RenderMatrixText(const v1::Run& run);

@@ -26,7 +26,7 @@ std::string CellText(const v1::MatrixCell& c) {
                           c.verdict() == "pass" && !c.reason().empty() ? "!" : "");
     case v1::RESULT_STATUS_FAILED: return "FAIL";
     case v1::RESULT_STATUS_ERROR: return "ERR";
-    case v1::RESULT_STATUS_SKIPPED: return "SKIP";
+    case v1::RESULT_STATUS_SKIPPED: return "not run";  // its node was left out (issue 32: one word)
     default: return "?";
   }
 }
@@ -46,7 +46,7 @@ std::vector<std::vector<std::string>> Grid(const v1::BandwidthMatrix& m) {
 }
 
 // Incast rows: target, rail, round, size, fan-in, sum / expected, verdict,
-// then "sender Gb/s" per sender ('*' low, FAIL/ERR/SKIP without a value).
+// then "sender Gb/s" per sender ('*' low, FAIL/ERR/not run without a value).
 std::vector<std::vector<std::string>> IncastRows(const v1::Run& run) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"target", "rail", "round", "size", "K", "sum Gb/s", "expected", "of exp.", "verdict", "senders (Gb/s)"});
@@ -55,7 +55,7 @@ std::vector<std::vector<std::string>> IncastRows(const v1::Run& run) {
     for (const auto& s : t.senders()) {
       std::string v = s.status() == v1::RESULT_STATUS_OK
                           ? absl::StrCat(Gbps(s.bw_avg_gbps()), s.verdict() == "low" ? "*" : "")
-                          : (s.status() == v1::RESULT_STATUS_SKIPPED ? "SKIP"
+                          : (s.status() == v1::RESULT_STATUS_SKIPPED ? "not run"
                              : s.status() == v1::RESULT_STATUS_ERROR ? "ERR"
                                                                      : "FAIL");
       absl::StrAppend(&senders, senders.empty() ? "" : " ", s.node(), " ", v);
@@ -70,10 +70,10 @@ std::vector<std::vector<std::string>> IncastRows(const v1::Run& run) {
 }
 
 // One memory kind's value on a pair: "12.3" (BW average at its largest OK
-// size; gpu-staged: "11.0/8.3", wire / copy + wire), or FAIL/ERR/SKIP.
+// size; gpu-staged: "11.0/8.3", wire / copy + wire), or FAIL/ERR/not run.
 std::string KindCell(const v1::PairResult& h) {
   if (h.status() != v1::RESULT_STATUS_OK) {
-    return h.status() == v1::RESULT_STATUS_SKIPPED ? "SKIP" : h.status() == v1::RESULT_STATUS_ERROR ? "ERR" : "FAIL";
+    return h.status() == v1::RESULT_STATUS_SKIPPED ? "not run" : h.status() == v1::RESULT_STATUS_ERROR ? "ERR" : "FAIL";
   }
   const v1::SizeResult* last = nullptr;
   for (const auto& s : h.sizes()) {
