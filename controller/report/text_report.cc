@@ -193,7 +193,7 @@ std::string RenderMatrixText(const v1::Run& run) {
   for (const auto* m : internal::VerdictMatrices(run)) {
     absl::StrAppend(&out, analysis::LaneName(*m), ", ", MatrixSizeName(*m),
                     ": BW average, Gb/s (* low, ! pass but flagged by link counters, "
-                    "FAIL/ERR/SKIP no value, . not tested)\n");
+                    "FAIL/ERR/not run no value, . not tested)\n");
     auto g = Grid(*m);
     std::vector<size_t> w(g[0].size(), 0);
     for (const auto& row : g) {
