@@ -17,17 +17,9 @@ namespace {
 
 absl::Status Bad(absl::string_view s) { return absl::InvalidArgumentError(s); }
 
-bool IdChars(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_' || c == '.' || c == ':';
-  });
-}
-
 absl::Status CheckNode(const std::string& n, const char* field, bool required) {
   if (n.empty()) return required ? Bad(absl::StrCat(field, " is required (a node name)")) : absl::OkStatus();
-  if (n.size() > 253) return Bad(absl::StrCat(field, " is longer than 253 characters"));
-  return absl::OkStatus();
+  return history::CheckNodeName(n, field);
 }
 
 template <typename... T>
@@ -52,22 +44,6 @@ int64_t DaysAgoMicros(uint32_t days) {
 }
 
 }  // namespace
-
-absl::Status CheckRunId(const std::string& id, const char* field) {
-  if (id.empty()) return Bad(absl::StrCat(field, " is required (a run id)"));
-  if (id.size() > 128 || !IdChars(id)) {
-    return Bad(absl::StrCat(field, " '", id.substr(0, 40), "' is not a run id (1 to 128 of A-Z a-z 0-9 - _ . :)"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckCluster(const std::string& c, const char* field, bool required) {
-  if (c.empty()) return required ? Bad(absl::StrCat(field, " is required (a cluster name)")) : absl::OkStatus();
-  if (c.size() > 64 || !IdChars(c)) {
-    return Bad(absl::StrCat(field, " '", c.substr(0, 40), "' is not a cluster name (1 to 64 of A-Z a-z 0-9 - _ . :)"));
-  }
-  return absl::OkStatus();
-}
 
 absl::Status CheckPageSize(uint32_t n, uint32_t max, const char* field) {
   if (n > max) return Bad(absl::StrCat(field, " ", n, " is more than ", max));
@@ -148,7 +124,7 @@ absl::Status Handler::ExportRun(const v1::ExportRunRequest& req,
 }
 
 absl::StatusOr<v1::ListRunsResponse> Handler::ListRuns(const v1::ListRunsRequest& req) {
-  RETURN_IF_ERROR(CheckCluster(req.cluster(), "cluster", false));
+  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", false));
   RETURN_IF_ERROR(CheckPageSize(req.page_size(), 1000, "page_size"));
   store::RunFilter f;
   f.cluster = req.cluster();
@@ -274,7 +250,7 @@ absl::StatusOr<v1::CompareRunsResponse> Handler::CompareRuns(const v1::CompareRu
 }
 
 absl::StatusOr<v1::TrendResponse> Handler::GetLinkTrend(const v1::LinkTrendRequest& req) {
-  RETURN_IF_ERROR(CheckCluster(req.cluster(), "cluster", true));
+  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
   RETURN_IF_ERROR(CheckNode(req.src(), "src", true));
   RETURN_IF_ERROR(CheckNode(req.dst(), "dst", true));
   if (req.last() > 10000) return Bad("last must be at most 10000 runs");
@@ -298,7 +274,7 @@ absl::StatusOr<v1::TrendResponse> Handler::GetLinkTrend(const v1::LinkTrendReque
 }
 
 absl::StatusOr<v1::TrendResponse> Handler::GetNodeTrend(const v1::NodeTrendRequest& req) {
-  RETURN_IF_ERROR(CheckCluster(req.cluster(), "cluster", true));
+  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
   RETURN_IF_ERROR(CheckNode(req.node(), "node", true));
   if (req.last() > 10000) return Bad("last must be at most 10000 runs");
   ASSIGN_OR_RETURN(int64_t node, store_.NodeId(req.node()));
@@ -324,7 +300,7 @@ absl::StatusOr<v1::TrendResponse> Handler::GetNodeTrend(const v1::NodeTrendReque
 
 absl::StatusOr<v1::BaselineInfo> Handler::SetBaseline(const v1::SetBaselineRequest& req,
                                                       const Principal& who) {
-  RETURN_IF_ERROR(CheckCluster(req.cluster(), "cluster", false));
+  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", false));
   ASSIGN_OR_RETURN(store::RunRow row, Run(req.run_id(), "run_id"));
   const std::string cluster = req.cluster().empty() ? row.cluster : req.cluster();
   if (cluster != row.cluster) {
@@ -337,7 +313,7 @@ absl::StatusOr<v1::BaselineInfo> Handler::SetBaseline(const v1::SetBaselineReque
 }
 
 absl::StatusOr<v1::BaselineInfo> Handler::GetBaseline(const v1::GetBaselineRequest& req) {
-  RETURN_IF_ERROR(CheckCluster(req.cluster(), "cluster", true));
+  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
   ASSIGN_OR_RETURN(auto bl, store_.GetBaseline(req.cluster()));
   v1::BaselineInfo out;
   out.set_cluster(req.cluster());
@@ -373,7 +349,7 @@ absl::StatusOr<v1::ListClustersResponse> Handler::ListClusters(const v1::ListClu
 }
 
 absl::StatusOr<v1::CapacityReport> Handler::GetCapacityReport(const v1::GetCapacityReportRequest& req) {
-  RETURN_IF_ERROR(CheckCluster(req.cluster(), "cluster", true));
+  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
   if (req.days() > 3660) return Bad("days must be at most 3660 (0 = 30)");
   if (req.weakest() > 1000) return Bad("weakest must be at most 1000 links (0 = 20)");
   history::CapacityOptions o;
@@ -383,7 +359,7 @@ absl::StatusOr<v1::CapacityReport> Handler::GetCapacityReport(const v1::GetCapac
 }
 
 absl::StatusOr<v1::SweepJob> Handler::SubmitSweep(const v1::SubmitSweepRequest& req, const Principal& who) {
-  RETURN_IF_ERROR(CheckCluster(req.cluster(), "cluster", true));
+  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
   return sweeps_.Submit(req.cluster(), req.spec(), who.name);
 }
 
@@ -393,7 +369,7 @@ absl::StatusOr<v1::SweepJob> Handler::GetSweep(const v1::GetSweepRequest& req) {
 }
 
 absl::StatusOr<v1::ListSweepsResponse> Handler::ListSweeps(const v1::ListSweepsRequest& req) {
-  RETURN_IF_ERROR(CheckCluster(req.cluster(), "cluster", false));
+  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", false));
   v1::ListSweepsResponse out;
   for (auto& j : sweeps_.List(req.cluster())) *out.add_jobs() = std::move(j);
   return out;

@@ -18,6 +18,7 @@
 #include "gdrbench/v1/controller.pb.h"
 #include "server/api/auth.h"
 #include "server/history/ingest.h"
+#include "server/history/names.h"
 #include "server/store/store.h"
 #include "server/sweeps/sweep_manager.h"
 
@@ -76,9 +77,10 @@ class Handler {
   std::atomic<bool> draining_{false};
 };
 
-// Request checks, one sentence each (tested on their own).
-absl::Status CheckRunId(const std::string& id, const char* field);
-absl::Status CheckCluster(const std::string& cluster, const char* field, bool required);
+// Request checks, one sentence each (tested on their own). Ids and names
+// follow the rules ingest applies (server/history/names.h).
+using history::CheckRunId;
+using history::CheckClusterName;
 absl::Status CheckPageSize(uint32_t page_size, uint32_t max, const char* field);
 // Page tokens this server issued: "t<started_us>.<key>" (runs), "c<rail>.<size>.<src>.<dst>"
 // (cells), "o<offset>" (compare).

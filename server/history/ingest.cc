@@ -1,4 +1,5 @@
 #include "server/history/ingest.h"
+#include "server/history/names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,38 +20,13 @@ namespace {
 
 absl::Status Bad(absl::string_view what) { return absl::InvalidArgumentError(what); }
 
-bool IdChars(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_' || c == '.' || c == ':';
-  });
-}
-
-bool Printable(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f; });
-}
-
-bool ValidNodeName(const std::string& n) { return !n.empty() && n.size() <= 253 && Printable(n); }
-
-absl::Status CheckNodeName(const std::string& n, absl::string_view where) {
-  if (!ValidNodeName(n)) {
-    return Bad(absl::StrCat(where, ": node name '", n.substr(0, 64),
-                            "' must be 1 to 253 printable characters"));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status ValidateHeader(const v1::Run& h, const IngestOptions& o) {
-  if (h.run_id().empty() || h.run_id().size() > 128 || !IdChars(h.run_id())) {
-    return Bad(absl::StrCat("run_id '", h.run_id().substr(0, 64),
-                            "' must be 1 to 128 characters of A-Z a-z 0-9 - _ . :"));
-  }
+  RETURN_IF_ERROR(CheckRunId(h.run_id(), "run_id"));
   const std::string where = absl::StrCat("run ", h.run_id());
-  if (h.cluster().size() > 64 || !IdChars(h.cluster())) {
-    return Bad(absl::StrCat(where, ": cluster '", h.cluster().substr(0, 64),
-                            "' must be at most 64 characters of A-Z a-z 0-9 - _ . :"));
+  if (absl::Status st = CheckClusterName(h.cluster(), "cluster", /*required=*/false); !st.ok()) {
+    return Bad(absl::StrCat(where, ": ", st.message()));
   }
   if (h.started_at().seconds() <= 0) return Bad(absl::StrCat(where, ": started_at is not set"));
   if (h.has_finished_at() && store::ToMicros(h.finished_at()) < store::ToMicros(h.started_at())) {

@@ -1,4 +1,5 @@
 #include "server/history/run_fields.h"
+#include "server/history/names.h"
 
 #include <algorithm>
 #include <cstring>
@@ -89,18 +90,11 @@ absl::Status CheckStrings(const Message& m, const std::string& path) {
   return absl::OkStatus();
 }
 
-bool IdChars(const std::string& s, size_t max) {
-  return !s.empty() && s.size() <= max && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-           c == '.' || c == ':';
-  });
-}
-
 absl::Status CheckExcluded(const v1::Run& h) {
   for (int i = 0; i < h.excluded_nodes_size(); ++i) {
     const std::string& e = h.excluded_nodes(i);
     const size_t colon = e.find(": ");
-    if (colon == std::string::npos || colon == 0 || colon > 253 || e.substr(0, colon).find('\n') != std::string::npos) {
+    if (colon == std::string::npos || !ValidNodeName(absl::string_view(e).substr(0, colon))) {
       return Bad(absl::StrCat("excluded_nodes[", i, "] ", Excerpt(e), " is not 'NODE: reason'"));
     }
   }
@@ -120,7 +114,7 @@ absl::Status CheckPreflight(const v1::Run& h) {
     const auto& rep = h.preflight(i);
     const std::string where = absl::StrCat("preflight[", i, "]");
     const std::string& host = rep.hostname();
-    if (host.empty() || host.size() > 253 || host.find('\n') != std::string::npos || host.find('\t') != std::string::npos) {
+    if (!ValidNodeName(host)) {
       return Bad(absl::StrCat(where, ": hostname ", Excerpt(host), " must be 1 to 253 printable characters"));
     }
     if (rep.checks_size() > kMaxChecks) {
@@ -257,13 +251,13 @@ std::set<std::string> RunNodeNames(const v1::Run& h) {
   return nodes;
 }
 
-bool ValidCheckId(const std::string& id) { return IdChars(id, 64); }
+bool ValidCheckId(const std::string& id) { return IdChars(id, kMaxIdChars); }
 
 absl::Status ValidateRunFields(const v1::Run& header) {
   if (absl::Status st = CheckStrings(header, ""); !st.ok()) {
     return Bad(absl::StrCat("run ", header.run_id().substr(0, 128), ": ", st.message()));
   }
-  if (!header.mode().empty() && !IdChars(header.mode(), 64)) {
+  if (!header.mode().empty() && !IdChars(header.mode(), kMaxIdChars)) {
     return Bad(absl::StrCat("run ", header.run_id(), ": mode ", Excerpt(header.mode()),
                             " must be at most 64 characters of A-Z a-z 0-9 - _ . :"));
   }

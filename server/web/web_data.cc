@@ -230,7 +230,7 @@ v1::HistoryEntry Entry(const store::RunRow& row, const v1::Run& h, const History
 }  // namespace
 
 absl::StatusOr<v1::SubjectHistory> History(store::Store& store, const HistoryQuery& q) {
-  RETURN_IF_ERROR(api::CheckCluster(q.cluster, "cluster", true));
+  RETURN_IF_ERROR(api::CheckClusterName(q.cluster, "cluster", true));
   if (q.node.empty() == (q.src.empty() || q.dst.empty())) {
     return absl::InvalidArgumentError("give node, or src and dst (a link)");
   }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/api/auth.h"
 #include "server/api/handler.h"
@@ -42,14 +43,37 @@ TEST(Authorizer, BadFilesNameTheLine) {
   EXPECT_FALSE(Authorizer::Parse("read a-0123456789abcdef\nwrite a-0123456789abcdef\n", "f").ok());
 }
 
+// Issue 27: one rule for ids and names, the API's and ingest's (names.h): what
+// one refuses the other refuses, in the same words.
+TEST(Validation, TheApiAndIngestShareOneRuleForIdsAndNames) {
+  for (const std::string& id : {std::string(128, 'a'), std::string("r-1.2:3_x")}) {
+    EXPECT_TRUE(api::CheckRunId(id, "run_id").ok()) << id;
+  }
+  v1::Run run;
+  run.set_run_id(std::string(129, 'a'));
+  run.mutable_started_at()->set_seconds(1);
+  run.add_excluded_nodes("n1: left out");
+  const absl::Status api_says = api::CheckRunId(run.run_id(), "run_id");
+  const absl::Status ingest_says = history::ValidateHeader(run, {});
+  EXPECT_FALSE(api_says.ok());
+  EXPECT_EQ(ingest_says.message(), api_says.message());
+  run.set_run_id("r1");
+  run.set_cluster("prod east");
+  EXPECT_THAT(std::string(history::ValidateHeader(run, {}).message()),
+              ::testing::HasSubstr(api::CheckClusterName("prod east", "cluster", false).message()));
+  EXPECT_FALSE(history::CheckNodeName("gpu\n01", "node").ok());
+  EXPECT_TRUE(history::CheckNodeName(std::string(253, 'n'), "node").ok());
+  EXPECT_FALSE(history::CheckNodeName(std::string(254, 'n'), "node").ok());
+}
+
 TEST(Validation, RunIdsClustersPagesAndTokens) {
   EXPECT_TRUE(api::CheckRunId("20261201-101500-ab12", "run_id").ok());
   EXPECT_EQ(api::CheckRunId("", "run_id").message(), "run_id is required (a run id)");
   EXPECT_FALSE(api::CheckRunId("a/b", "run_id").ok());
   EXPECT_FALSE(api::CheckRunId(std::string(129, 'a'), "run_id").ok());
-  EXPECT_TRUE(api::CheckCluster("", "cluster", false).ok());
-  EXPECT_FALSE(api::CheckCluster("", "cluster", true).ok());
-  EXPECT_FALSE(api::CheckCluster("prod east", "cluster", false).ok());
+  EXPECT_TRUE(api::CheckClusterName("", "cluster", false).ok());
+  EXPECT_FALSE(api::CheckClusterName("", "cluster", true).ok());
+  EXPECT_FALSE(api::CheckClusterName("prod east", "cluster", false).ok());
   EXPECT_EQ(api::CheckPageSize(1001, 1000, "page_size").message(), "page_size 1001 is more than 1000");
   auto t = api::ParseRunsToken("t1767225600000000.42");
   ASSERT_TRUE(t.ok());
