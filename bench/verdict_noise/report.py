@@ -68,7 +68,7 @@ def model_lines(label, res):
     out.append("smallest drop caught with >= 95 %% probability: within one night %s, within two nights %s" %
                ("%.0f %%" % (100 * s1) if s1 else "none of the grid",
                 "%.0f %%" % (100 * s2) if s2 else "none of the grid"))
-    return out, {"drains": len(drained), "s1": s1, "s2": s2, "det": det}
+    return out, {"drains": len(drained), "nights": len(rows), "s1": s1, "s2": s2, "det": det}
 
 
 def plot(results, out_png):
@@ -123,8 +123,8 @@ def main(cells_csv, out, pairs, header):
     for label, s in summary:
         d10 = s["det"].get("0.1")
         p10 = d10["by_night2"] / d10["trials"] if d10 and d10["trials"] else float("nan")
-        lines.append("  %s: false drains in 30 nights: %d; a 10 %% drop caught within two nights: %.1f %%" %
-                     (label, s["drains"], 100 * p10))
+        lines.append("  %s: false drains in %d nights: %d; a 10 %% drop caught within two nights: %.1f %%" %
+                     (label, s["nights"], s["drains"], 100 * p10))
     with open(out + ".txt", "w") as f:
         f.write("\n".join(lines) + "\n")
     plot(results, out + ".png")

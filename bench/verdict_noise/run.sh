@@ -4,7 +4,7 @@
 # sweeps, tests/testdata/verdict_noise/lab-cells.csv: record.sh made them) and at hardware-like
 # noise (Normal, sd HW_SD), then print the table and the plot.
 # Usage: bench/verdict_noise/run.sh [OUT]   (default bench/results/$(date +%F)-verdict-noise;
-#        writes OUT.txt and OUT.png; the models' JSON and logs in build/verdict_noise/)
+#        writes OUT.txt and OUT.png; the models' JSON and logs in build/verdict_noise/$(basename OUT)/)
 # Environment: HW_SD (space-separated, default "0.02 0.01"), SIZE (the lab fit's size, default
 # 1048576: the sweeps' verdict size), NIGHTS (30), EPISODES (5: 2-night detection episodes).
 set -euo pipefail
@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:-$root/bench/results/$(date -u +%F)-verdict-noise}
 cells=$root/tests/testdata/verdict_noise/lab-cells.csv
-work=$root/build/verdict_noise
+work=$root/build/verdict_noise/$(basename "$out")
 size=${SIZE:-1048576}
 nights=${NIGHTS:-30}
 episodes=${EPISODES:-5}

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """bench/verdict_noise/rules.py (the nightly verdict rules mirrored in numpy) against the
-behaviour the C++ pins: node blame with most partners, a link named when only one partner is
+behaviour of the C++ it names (its unit tests' cases, and what its code does where they have
+none): node blame with most partners, a link named when only one partner is
 low, both directions as one finding, the server's two-partner rule, each link's noise and
 threshold, streaks and the drain's persistence and fraction guard; and the noise model's fit
 recovers the parameters it drew from.
