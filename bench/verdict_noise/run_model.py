@@ -2,7 +2,10 @@
 """One model's nights (nightly_sim.run) into a JSON file, logging each night to stderr.
   run_model.py lab CELLS_CSV SIZE OUT.json [nights episodes]
   run_model.py normal SD OUT.json [nights episodes]      (hardware-like: Normal cell noise, sd SD)
+RETEST_REGRESSED=1 in the environment: the what-if of nightly_sim.Cluster (a regressed cell
+measured again and judged on the better of its two readings; not in gdrbench yet).
 """
+import os
 import json
 import sys
 import time
@@ -26,7 +29,9 @@ def main(argv):
     t0 = time.time()
     log = lambda m: print("[%.0fs] %s" % (time.time() - t0, m), file=sys.stderr, flush=True)
     log("model: %s: %s" % (model.source, model.describe()))
-    res = nightly_sim.run(model, nights=nights, episodes=episodes, log=log)
+    what_if = os.environ.get("RETEST_REGRESSED") == "1"
+    res = nightly_sim.run(model, nights=nights, episodes=episodes, log=log, retest_regressed=what_if)
+    res["retest_regressed"] = what_if
     res["model"] = {"source": model.source, "describe": model.describe(), "link_sd": model.link_sd,
                     "night_sd": model.night_sd, "node_sd": model.node_sd, "df": model.df, "scale": model.scale,
                     "history_noise": model.cell_mad_fraction()}
