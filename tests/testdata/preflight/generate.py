@@ -41,7 +41,7 @@ PEERMEM_MISMATCH = (
 def software(t, peermem_loaded=True, peermem_persisted=True, peermem_installed=True,
              peermem_signed=True, secure_boot=False, lockdown="none", module_taint="PO",
              container=False, dev_infiniband=True, n_uverbs=1, iommu=None, memlock="unlimited",
-             dmesg=BOOT_LOG, hostname="node1"):
+             dmesg=BOOT_LOG, hostname="node1", taint_source="sysfs"):
     t.write("/etc/hostname", hostname + "\n")
     t.write("/proc/driver/nvidia/version", DRIVER_LINE)
     t.write("/proc/sys/kernel/osrelease", KERNEL + "\n")
@@ -51,13 +51,18 @@ def software(t, peermem_loaded=True, peermem_persisted=True, peermem_installed=T
         cmdline += " intel_iommu=on"
     t.write("/proc/cmdline", cmdline + "\n")
     kernel_taint = 0
-    for m in NVIDIA_MODULES + (("nvidia_peermem",) if peermem_loaded else ()):
+    loaded = NVIDIA_MODULES + (("nvidia_peermem",) if peermem_loaded else ())
+    for m in loaded:
         t.write("/sys/module/%s/version" % m, DRIVER + "\n")
         t.write("/sys/module/%s/initstate" % m, "live\n")
-        t.write("/sys/module/%s/taint" % m, module_taint + "\n")
+        if taint_source == "sysfs":
+            t.write("/sys/module/%s/taint" % m, module_taint + "\n")
         kernel_taint |= (TAINT_P if "P" in module_taint else 0) | (TAINT_O if "O" in module_taint else 0) | (
             TAINT_E if "E" in module_taint else 0)
-    t.write("/proc/sys/kernel/tainted", "%d\n" % kernel_taint)
+    if taint_source != "none":
+        t.write("/proc/sys/kernel/tainted", "%d\n" % kernel_taint)
+    if taint_source == "proc":
+        t.write("/proc/modules", proc_modules(loaded, module_taint))
     t.write("/sys/module/ib_uverbs/initstate", "live\n")
     # modules.dep as depmod writes it; DKMS installs into updates/dkms.
     dep = ("kernel/drivers/infiniband/core/ib_core.ko.zst:\n"
@@ -100,6 +105,26 @@ def software(t, peermem_loaded=True, peermem_persisted=True, peermem_installed=T
     if iommu:
         t.link("/sys/class/iommu/dmar0", "../../devices/virtual/iommu/dmar0")
         t.write("/sys/devices/virtual/iommu/dmar0/intel-iommu/version", "1:0\n")
+
+
+def proc_modules(loaded, module_taint):
+    """/proc/modules as kernel/module/procfs.c m_show() prints it (with
+    CONFIG_MODULE_UNLOAD): "name size refcount users, state 0xaddress", then
+    " (LETTERS)" only when the module has taints (module_flags()); "-" when no
+    module uses it. Taint letters: Documentation/admin-guide/tainted-kernels.rst
+    (P proprietary, O out-of-tree, E unsigned). ib_uverbs is in-tree: untainted."""
+    users = {"nvidia": [m for m in ("nvidia_uvm", "nvidia_modeset", "nvidia_peermem") if m in loaded]}
+    lines, addr = [], 0xffffffffc0400000
+    for m, size in (("nvidia", 14299136), ("nvidia_uvm", 2088960), ("nvidia_modeset", 1720320),
+                    ("nvidia_peermem", 16384)):
+        if m not in loaded:
+            continue
+        u = users.get(m, [])
+        lines.append("%s %d %d %s Live 0x%x (%s)" % (m, size, len(u), "".join(x + "," for x in u) or "-",
+                                                     addr, module_taint))
+        addr += 0x1000000
+    lines.append("ib_uverbs 200704 0 - Live 0x%x" % addr)
+    return "\n".join(lines) + "\n"
 
 
 def two_socket_sys():
@@ -175,6 +200,17 @@ TREES = {
         "fault-secure-boot-unsigned", secure_boot=True, lockdown="none", module_taint="POE",
         peermem_loaded=False, peermem_signed=False),
     "secure-boot-wrong-guid": wrong_guid_secure_boot,
+    # A partial capture (an older agent's): no /sys/module/*/taint files; the
+    # taint letters are only in /proc/modules, or nowhere.
+    "secure-boot-taint-in-proc-modules": lambda: healthy_node(
+        "secure-boot-taint-in-proc-modules", secure_boot=True, lockdown="integrity", module_taint="PO",
+        taint_source="proc"),
+    "fault-secure-boot-unsigned-in-proc-modules": lambda: healthy_node(
+        "fault-secure-boot-unsigned-in-proc-modules", secure_boot=True, lockdown="none", module_taint="POE",
+        taint_source="proc"),
+    "secure-boot-taint-unreadable": lambda: healthy_node(
+        "secure-boot-taint-unreadable", secure_boot=True, lockdown="integrity", module_taint="PO",
+        taint_source="none"),
     "fault-port-down": lambda: healthy_node("fault-port-down", state=1, phys=3),
     "fault-nic-x8": lambda: healthy_node("fault-nic-x8", nic_link=("32.0", 8, "32.0", 16)),
     "fault-nic-gen-low": lambda: healthy_node("fault-nic-gen-low", nic_link=("16.0", 16, "32.0", 16)),

@@ -104,6 +104,31 @@ TEST(Preflight, SecureBootOnWithSignedModulesPasses) {
   EXPECT_THAT(r.summary, HasSubstr("Secure Boot is on; the loaded NVIDIA modules are signed (lockdown integrity)"));
 }
 
+// A partial capture with no /sys/module/*/taint: the taint letters come from
+// /proc/modules (kernel/module/procfs.c m_show(): "(LETTERS)" last, only when
+// tainted; E = unsigned module, Documentation/admin-guide/tainted-kernels.rst),
+// one tree per source, and a tree with neither (tests/testdata/README.md).
+TEST(Preflight, SecureBootReadsSignedTaintFromProcModules) {
+  auto r = Node("secure-boot-taint-in-proc-modules").Run("secure_boot");
+  EXPECT_EQ(r.status, Status::kPass) << Describe(r);
+  EXPECT_THAT(Describe(r), HasSubstr("/proc/modules: PO ('nvidia 14299136 3 nvidia_uvm,nvidia_modeset,"
+                                     "nvidia_peermem, Live 0xffffffffc0400000 (PO)')"));
+}
+
+TEST(Preflight, SecureBootReadsUnsignedTaintFromProcModules) {
+  auto r = Node("fault-secure-boot-unsigned-in-proc-modules").Run("secure_boot");
+  EXPECT_EQ(r.status, Status::kFail) << Describe(r);
+  EXPECT_THAT(r.summary, HasSubstr("unsigned modules are loaded (nvidia, nvidia_uvm, nvidia_modeset, "
+                                   "nvidia_peermem: taint E)"));
+}
+
+TEST(Preflight, SecureBootWithNoTaintSourceCannotTell) {
+  auto r = Node("secure-boot-taint-unreadable").Run("secure_boot");
+  EXPECT_EQ(r.status, Status::kWarn) << Describe(r);
+  EXPECT_THAT(r.summary, HasSubstr("cannot tell whether the modules are signed"));
+  EXPECT_THAT(Describe(r), HasSubstr("/sys/module/nvidia/taint: not readable, nor is /proc/modules"));
+}
+
 TEST(Preflight, PeermemNotLoadedUnderSecureBootNeedsSigningNotModprobe) {
   Node node("fault-secure-boot-unsigned");
   auto r = node.Run("peermem_loaded");
