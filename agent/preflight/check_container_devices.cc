@@ -47,6 +47,35 @@ bool HasIpcLock(const FsRoot& fs) {
   return false;
 }
 
+// The agent's locked-memory limit from /proc/self/limits ("Max locked memory
+// 8388608 8388608 bytes", or "unlimited"; proc(5)), recorded in `r`. Sets
+// `issue` when it is below 1 GiB without CAP_IPC_LOCK; false when the limit
+// cannot be told (no readable line, an unparseable value).
+bool ReadMemlock(Context& ctx, CheckResult& r, std::string* issue) {
+  const FsRoot& fs = ctx.fs();
+  auto limits = fs.ReadFile("/proc/self/limits");
+  if (!limits.ok()) {
+    r.Saw(ctx.Where("/proc/self/limits"), "not readable");
+    return false;
+  }
+  for (absl::string_view line : absl::StrSplit(*limits, '\n')) {
+    if (!absl::StartsWith(line, "Max locked memory")) continue;
+    std::vector<absl::string_view> f = absl::StrSplit(line.substr(17), ' ', absl::SkipEmpty());
+    std::string soft = f.empty() ? "?" : std::string(f[0]);
+    bool ipc_lock = HasIpcLock(fs);
+    r.Saw(ctx.Where("/proc/self/limits"),
+          absl::StrCat("memlock soft limit ", soft, ipc_lock ? " (CAP_IPC_LOCK held: not enforced)" : ""));
+    uint64_t bytes = 0;
+    bool numeric = absl::SimpleAtoi(soft, &bytes);
+    if (soft != "unlimited" && !ipc_lock && numeric && bytes < (uint64_t{1} << 30)) {
+      *issue = absl::StrCat("memlock limited to ", bytes / 1024, " KiB");
+    }
+    return soft == "unlimited" || ipc_lock || numeric;
+  }
+  r.Saw(ctx.Where("/proc/self/limits"), "no 'Max locked memory' line");
+  return false;
+}
+
 }  // namespace
 
 CheckResult CheckContainerDevices(Context& ctx) {
@@ -81,23 +110,8 @@ CheckResult CheckContainerDevices(Context& ctx) {
       if (!present) missing.push_back(node);
     }
   }
-  // Max locked memory: "Max locked memory  8388608  8388608  bytes" or "unlimited".
   std::string memlock_issue;
-  if (auto limits = fs.ReadFile("/proc/self/limits"); limits.ok()) {
-    for (absl::string_view line : absl::StrSplit(*limits, '\n')) {
-      if (!absl::StartsWith(line, "Max locked memory")) continue;
-      std::vector<absl::string_view> f = absl::StrSplit(line.substr(17), ' ', absl::SkipEmpty());
-      std::string soft = f.empty() ? "?" : std::string(f[0]);
-      bool ipc_lock = HasIpcLock(fs);
-      r.Saw(ctx.Where("/proc/self/limits"), absl::StrCat("memlock soft limit ", soft,
-                                                        ipc_lock ? " (CAP_IPC_LOCK held: not enforced)" : ""));
-      uint64_t bytes = 0;
-      if (soft != "unlimited" && !ipc_lock && absl::SimpleAtoi(soft, &bytes) &&
-          bytes < (uint64_t{1} << 30)) {
-        memlock_issue = absl::StrCat("memlock limited to ", bytes / 1024, " KiB");
-      }
-    }
-  }
+  bool memlock_known = ReadMemlock(ctx, r, &memlock_issue);
   if (!missing.empty()) {
     r.status = Status::kFail;
     r.summary = absl::StrCat("missing device nodes: ", absl::StrJoin(missing, ", "),
@@ -118,6 +132,16 @@ CheckResult CheckContainerDevices(Context& ctx) {
         "raise the limit: ulimit -l unlimited (systemd: LimitMEMLOCK=infinity; "
         "/etc/security/limits.d: * - memlock unlimited; docker: --ulimit memlock=-1) or grant "
         "CAP_IPC_LOCK";
+    return r;
+  }
+  if (!memlock_known) {
+    // Unknown is not "sufficient": say so rather than PASS.
+    r.status = Status::kWarn;
+    r.summary = absl::StrCat(n_ib == 0 && !HasNvidiaGpu(ctx) ? "no RDMA or GPU devices to expose"
+                                                             : "device nodes present",
+                             "; cannot tell the memlock limit (no readable 'Max locked memory' line in "
+                             "/proc/self/limits)");
+    r.remediation = "read it where the agent runs: ulimit -l (unlimited, or CAP_IPC_LOCK, is what GPUDirect wants)";
     return r;
   }
   r.status = Status::kPass;

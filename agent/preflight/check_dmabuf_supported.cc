@@ -22,16 +22,12 @@ std::pair<int, int> KernelMajorMinor(const std::string& release) {
   return {std::atoi(parts[0].c_str()), std::atoi(parts[1].c_str())};
 }
 
-}  // namespace
-
-CheckResult CheckDmabufSupported(Context& ctx) {
-  const char* kId = "dmabuf_supported";
-  if (!HasNvidiaGpu(ctx)) return Result(kId, Status::kSkip, "no NVIDIA GPU on the PCI bus");
-  CheckResult r;
-  r.id = kId;
-  std::vector<std::string> missing;
-  std::vector<std::string> unknown;
-
+// The GPU half's prerequisites (kernel >= 5.12 with dma-buf, open kernel
+// modules, the GPU attribute, rdma-core >= 34), recorded in `r`: what is
+// missing, what could not be read, and what only a live run can read (the
+// CUDA driver's answer).
+void ReadGpuHalf(Context& ctx, CheckResult& r, std::vector<std::string>& missing,
+                 std::vector<std::string>& unknown, std::vector<std::string>& live_only) {
   auto release = ctx.fs().ReadLine("/proc/sys/kernel/osrelease");
   if (release.ok()) {
     auto [major, minor] = KernelMajorMinor(*release);
@@ -71,7 +67,7 @@ CheckResult CheckDmabufSupported(Context& ctx) {
     }
   } else {
     r.Saw("cuDeviceGetAttribute(DMA_BUF_SUPPORTED)", std::string(gpus.status().message()));
-    unknown.push_back("GPU attribute");
+    live_only.push_back("GPU attribute");  // no CUDA driver to ask
   }
 
   std::string rdma_core = verbs::RdmaCoreVersion(ctx.fs());
@@ -82,6 +78,20 @@ CheckResult CheckDmabufSupported(Context& ctx) {
   } else {
     unknown.push_back("rdma-core version");
   }
+}
+
+}  // namespace
+
+CheckResult CheckDmabufSupported(Context& ctx) {
+  const char* kId = "dmabuf_supported";
+  if (!HasNvidiaGpu(ctx)) return Result(kId, Status::kSkip, "no NVIDIA GPU on the PCI bus");
+  CheckResult r;
+  r.id = kId;
+  std::vector<std::string> missing;
+  std::vector<std::string> unknown;
+  std::vector<std::string> live_only;  // unread because no CUDA driver or verbs answered
+
+  ReadGpuHalf(ctx, r, missing, unknown, live_only);
   const auto& devs = ctx.RdmaDevices();
   std::string nic_unknown;  // why the NIC half cannot be told
   if (!devs.ok()) {
@@ -95,7 +105,7 @@ CheckResult CheckDmabufSupported(Context& ctx) {
       std::string src = absl::StrCat("ibv_reg_dmabuf_mr(", d.name, ", fd=-1)");
       if (!ok.ok()) {
         r.Saw(src, std::string(ok.status().message()));
-        unknown.push_back(absl::StrCat(d.name, " driver"));
+        live_only.push_back(absl::StrCat(d.name, " driver"));
       } else {
         r.Saw(src, *ok ? "EBADF: implemented" : "EOPNOTSUPP: not implemented");
         if (!*ok) missing.push_back(absl::StrCat(d.name, " driver has no dma-buf registration"));
@@ -103,17 +113,30 @@ CheckResult CheckDmabufSupported(Context& ctx) {
     }
   }
 
+  // Nothing missing among what was read is not "supported": unknown is not
+  // PASS. Offline, what only a live run reads is a SKIP, as for cuda_driver.
+  const bool offline_only = unknown.empty() && !ctx.fs().is_live();
+  if (missing.empty() && !live_only.empty() && offline_only) {
+    r.status = Status::kSkip;
+    r.summary = absl::StrCat("needs the live CUDA driver and NICs for ", absl::StrJoin(live_only, ", "),
+                             " (offline run; the rest holds)",
+                             nic_unknown.empty() ? "" : absl::StrCat("; NIC half unknown: ", nic_unknown));
+    return r;
+  }
+  unknown.insert(unknown.end(), live_only.begin(), live_only.end());
+  if (missing.empty() && !unknown.empty()) {
+    r.status = Status::kWarn;
+    r.summary = absl::StrCat("cannot tell whether dma-buf registration works: not read: ", absl::StrJoin(unknown, ", "),
+                             nic_unknown.empty() ? "" : absl::StrCat("; NIC half unknown: ", nic_unknown));
+    r.remediation = "run the preflight live on the node (gdrbench-agent preflight) with the NVIDIA driver loaded";
+    return r;
+  }
   if (missing.empty()) {
     r.status = Status::kPass;
-    std::string not_read = unknown.empty() ? "" : absl::StrCat(" (not read: ", absl::StrJoin(unknown, ", "), ")");
-    if (!nic_unknown.empty()) {
-      r.summary = absl::StrCat(unknown.empty() ? "GPU half supported (kernel, NVIDIA driver, GPU attribute, rdma-core)"
-                                               : "GPU half prerequisites met",
-                               not_read, "; NIC half unknown: ", nic_unknown);
-    } else {
-      r.summary = unknown.empty() ? "dma-buf registration is supported end to end"
-                                  : absl::StrCat("dma-buf prerequisites met", not_read);
-    }
+    r.summary = nic_unknown.empty()
+                    ? "dma-buf registration is supported end to end"
+                    : absl::StrCat("GPU half supported (kernel, NVIDIA driver, GPU attribute, rdma-core); NIC half "
+                                   "unknown: ", nic_unknown);
     return r;
   }
   bool peermem = ctx.fs().Exists("/sys/module/nvidia_peermem") ||

@@ -1,6 +1,7 @@
 // gpu_compute_mode: a GPU in "prohibited" mode gives no context to anyone;
 // in "exclusive_process" only one process may hold it, so the agent and a
 // running job cannot share it.
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/preflight/checks.h"
@@ -19,11 +20,15 @@ CheckResult CheckGpuComputeMode(Context& ctx) {
   if (gpus->empty()) return Result(kId, Status::kSkip, "the CUDA driver sees no GPU");
   CheckResult r;
   r.id = kId;
-  std::vector<std::string> prohibited, exclusive;
+  std::vector<std::string> prohibited, exclusive, unknown;
   for (const auto& g : *gpus) {
-    r.Saw(absl::StrCat("cuDeviceGetAttribute(COMPUTE_MODE, GPU ", g.device.index, ")"), g.device.compute_mode);
-    if (g.device.compute_mode == "prohibited") prohibited.push_back(absl::StrCat(g.device.index));
-    if (g.device.compute_mode == "exclusive_process") exclusive.push_back(absl::StrCat(g.device.index));
+    const std::string& mode = g.device.compute_mode;
+    r.Saw(absl::StrCat("cuDeviceGetAttribute(COMPUTE_MODE, GPU ", g.device.index, ")"),
+          mode.empty() ? "not readable" : mode);
+    if (mode == "prohibited") prohibited.push_back(absl::StrCat(g.device.index));
+    if (mode == "exclusive_process") exclusive.push_back(absl::StrCat(g.device.index));
+    // Empty: the attribute could not be read; "mode N": a value this build does not know.
+    if (mode.empty() || absl::StartsWith(mode, "mode ")) unknown.push_back(absl::StrCat(g.device.index));
   }
   if (!prohibited.empty()) {
     r.status = Status::kFail;
@@ -34,6 +39,10 @@ CheckResult CheckGpuComputeMode(Context& ctx) {
     r.summary = absl::StrCat("GPU(s) ", absl::StrJoin(exclusive, ","),
                              " in exclusive-process mode: a test fails while another process holds it");
     r.remediation = "run tests when the GPU is idle, or nvidia-smi -i <gpu> -c DEFAULT";
+  } else if (!unknown.empty()) {
+    r.status = Status::kWarn;
+    r.summary = absl::StrCat("cannot tell the compute mode of GPU(s) ", absl::StrJoin(unknown, ","));
+    r.remediation = "nvidia-smi -q -d COMPUTE (Compute Mode must be Default)";
   } else {
     r.status = Status::kPass;
     r.summary = absl::StrCat("all ", gpus->size(), " GPU(s) in default compute mode");

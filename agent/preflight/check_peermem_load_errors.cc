@@ -31,6 +31,14 @@ CheckResult CheckPeermemLoadErrors(Context& ctx) {
   if (!messages.ok()) {
     return Result(kId, Status::kSkip, absl::StrCat("cannot read the kernel log: ", messages.status().message()));
   }
+  if (messages->empty()) {
+    // An empty log (cleared with dmesg -c, or an empty capture) holds no evidence either way.
+    return Result(kId, Status::kWarn,
+                  absl::StrCat("cannot tell whether nvidia-peermem failed to load: the kernel log (", source,
+                               ") is empty"),
+                  "read the kernel log on the node (dmesg | grep -i peermem) or from the journal (journalctl -k)")
+        .Saw(source, "0 messages");
+  }
   std::vector<std::string> failures;
   for (const auto& m : *messages) {
     if (IsPeermemLoadFailure(m)) failures.push_back(m);

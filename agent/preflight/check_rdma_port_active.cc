@@ -19,28 +19,43 @@ CheckResult CheckRdmaPortActive(Context& ctx) {
   Status worst = Status::kPass;
   bool init_on_ib = false;
   size_t ports = 0;
+  std::vector<std::string> unknown;  // no port listed, or a state not readable
   for (const auto& d : *devs) {
+    if (d.ports.empty()) {
+      unknown.push_back(absl::StrCat(d.name, " (no port listed)"));
+      r.Saw(absl::StrCat(ctx.rdma().source(), "(", d.name, ")"), "no port listed");
+    }
     for (const auto& p : d.ports) {
       ++ports;
       std::string where = absl::StrCat(d.name, " port ", p.port_num);
       r.Saw(absl::StrCat(ctx.rdma().source(), "(", d.name, ", ", p.port_num, ")"),
-            absl::StrCat(NormalizePortState(p.state), ", ", p.physical_state, ", ", p.link_layer,
+            absl::StrCat(p.state.empty() ? "state not readable" : NormalizePortState(p.state), ", ", p.physical_state, ", ", p.link_layer,
                          p.active_rate_gbps > 0 ? absl::StrCat(", ", p.active_rate_gbps, " Gb/s") : ""));
       std::string state = NormalizePortState(p.state);
-      if (state != "PORT_ACTIVE") {
+      if (p.state.empty()) {
+        unknown.push_back(absl::StrCat(where, " (state not readable)"));
+      } else if (state != "PORT_ACTIVE") {
         down.push_back(absl::StrCat(where, " ", state, "/", p.physical_state, NotRailNote(ctx, d.name)));
         worst = Worse(worst, StrictNic(ctx, d.name) ? Status::kFail : Status::kWarn);
         if (state == "PORT_INIT" && p.link_layer == "InfiniBand") init_on_ib = true;
       }
     }
   }
-  if (down.empty()) {
+  if (down.empty() && !unknown.empty()) {
+    r.status = Status::kWarn;
+    r.summary = absl::StrCat("cannot tell whether every port is active: ", absl::StrJoin(unknown, ", "));
+    r.remediation = "ibv_devinfo -d <dev> (every RDMA device has at least one port; sysfs: "
+                    "/sys/class/infiniband/<dev>/ports/)";
+    return r;
+  }
+  if (down.empty()) {  // every listed port read PORT_ACTIVE
     r.status = Status::kPass;
     r.summary = absl::StrCat("all ", ports, " port(s) PORT_ACTIVE");
     return r;
   }
   r.status = worst;
-  r.summary = absl::StrCat("port(s) not active: ", absl::StrJoin(down, ", "));
+  r.summary = absl::StrCat("port(s) not active: ", absl::StrJoin(down, ", "),
+                           unknown.empty() ? "" : absl::StrCat("; not readable: ", absl::StrJoin(unknown, ", ")));
   r.remediation =
       init_on_ib
           ? "PORT_INIT on InfiniBand: the link is up but no subnet manager configured it: start "

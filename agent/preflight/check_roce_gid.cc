@@ -19,8 +19,15 @@ CheckResult CheckRoceGid(Context& ctx) {
   std::vector<std::string> lacking;
   Status worst = Status::kPass;
   size_t roce_ports = 0;
+  std::vector<std::string> unknown;  // ports whose link layer could not be read
   for (const auto& d : *devs) {
     for (const auto& p : d.ports) {
+      if (p.link_layer.empty()) {
+        unknown.push_back(absl::StrCat(d.name, " port ", p.port_num));
+        r.Saw(absl::StrCat(ctx.Where("/sys/class/infiniband/"), d.name, "/ports/", p.port_num, "/link_layer"),
+              "not readable");
+        continue;
+      }
       if (p.link_layer != "Ethernet") continue;
       ++roce_ports;
       std::string best;
@@ -40,7 +47,7 @@ CheckResult CheckRoceGid(Context& ctx) {
       }
     }
   }
-  if (roce_ports == 0) return Result(kId, Status::kSkip, "no RoCE port (InfiniBand link layer only)");
+  if (roce_ports == 0 && unknown.empty()) return Result(kId, Status::kSkip, "no RoCE port (InfiniBand link layer only)");
   if (!lacking.empty()) {
     r.status = worst;
     r.summary = absl::StrCat("no routable RoCE v2 GID on ", absl::StrJoin(lacking, ", "));
@@ -48,6 +55,15 @@ CheckResult CheckRoceGid(Context& ctx) {
         "give the port's netdev an IPv4 or global IPv6 address (ip addr add <ip>/<len> dev "
         "<netdev>; persist it in netplan/NetworkManager); the RoCE v2 GID appears with it. "
         "Check the RoCE mode too: cma_roce_mode -d <dev> -p 1 -m 2";
+    return r;
+  }
+  if (!unknown.empty()) {
+    // Unknown is not "InfiniBand": such a port may be RoCE without a GID.
+    r.status = Status::kWarn;
+    r.summary = absl::StrCat("cannot tell whether ", absl::StrJoin(unknown, ", "),
+                             " need a RoCE v2 GID: link layer not readable",
+                             roce_ports == 0 ? "" : absl::StrCat(" (", roce_ports, " RoCE port(s) have one)"));
+    r.remediation = "ibv_devinfo -d <dev> (link_layer), or read /sys/class/infiniband/<dev>/ports/<n>/link_layer";
     return r;
   }
   r.status = Status::kPass;
