@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   std::string port_file;
   app.add_option("--listen", cfg.listen, "HOST:PORT to serve on (port 0: any free port)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(gdrbench::ListenAddressCheck());
   app.add_option("--tls-cert", cfg.tls.cert_file, "PEM server certificate");
   app.add_option("--tls-key", cfg.tls.key_file, "PEM server private key");
   app.add_option("--tls-client-ca", cfg.tls.client_ca_file,
@@ -53,7 +54,8 @@ int main(int argc, char** argv) {
   app.add_option("--fs-root", cfg.agent.fs_root, "read /sys, /proc, /etc under this root")
       ->capture_default_str();
   app.add_option("--health-listen", cfg.health_listen,
-                 "HOST:PORT for a plaintext grpc.health.v1-only listener (Kubernetes gRPC probes)");
+                 "HOST:PORT for a plaintext grpc.health.v1-only listener (Kubernetes gRPC probes)")
+      ->check(gdrbench::ListenAddressCheck());
   double handshake_deadline_s = gdrbench::limits::kHandshakeDeadlineMs / 1000.0;
   app.add_option("--handshake-deadline-s", handshake_deadline_s,
                  "seconds a new connection has to make its first call (TLS handshake included)")
@@ -97,7 +99,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return gdrbench::ExitOnParseError(app, e, "gdrbench-agent");
+    return gdrbench::ExitOnParseError(app, e, "gdrbench-agent", argc, argv);
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
   cfg.admission.handshake_deadline =

@@ -47,9 +47,11 @@ int main(int argc, char** argv) {
   app.add_option("--db", cfg.db, "store: a SQLite file (created) or postgresql://USER@HOST/DB?...")
       ->capture_default_str();
   app.add_option("--grpc-listen", cfg.grpc_listen, "HOST:PORT of the gRPC API (port 0: any free one)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(gdrbench::ListenAddressCheck());
   app.add_option("--http-listen", cfg.http.listen, "HOST:PORT of the HTTP/JSON API and /metrics")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(gdrbench::ListenAddressCheck());
   app.add_option("--tls-cert", cfg.grpc_tls.cert_file, "PEM server certificate (gRPC, and HTTP unless --http-tls-cert)");
   app.add_option("--tls-key", cfg.grpc_tls.key_file, "PEM server key");
   app.add_option("--tls-client-ca", cfg.grpc_tls.client_ca_file,
@@ -127,7 +129,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return gdrbench::ExitOnParseError(app, e, "gdrbench-server");
+    return gdrbench::ExitOnParseError(app, e, "gdrbench-server", argc, argv);
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
   if (auto st = gdrbench::server::history::ValidateNoisePolicy(cfg.handler.ingest.noise); !st.ok()) {

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return gdrbench::ExitOnParseError(app, e, "gdrbench-preflight");
+    return gdrbench::ExitOnParseError(app, e, "gdrbench-preflight", argc, argv);
   }
   if (*capture) {
     if (auto st = pf::CaptureTree(gdrbench::FsRoot("/"), out); !st.ok()) {

@@ -18,6 +18,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/limits.h"
+#include "common/listen_address.h"
+#include "common/status.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::agent::service {
@@ -92,14 +94,9 @@ void WarnOddPeer(const absl::Status& st) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Listener>> Listener::Bind(const std::string& address) {
-  auto colon = address.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
-      port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("--listen '", address, "' is not HOST:PORT"));
-  }
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress("--listen", address));
+  const std::string& host = listen.host;
+  const int port = listen.port;
 
   std::unique_ptr<Listener> l(new Listener());
   if (host.empty() || host == "0.0.0.0" || host == "::") {

@@ -13,6 +13,7 @@
 #include "agent/service/authenticating_interceptor.h"
 #include "agent/service/listener.h"
 #include "common/limits.h"
+#include "common/listen_address.h"
 #include "common/status.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -26,13 +27,7 @@ namespace gdrbench::agent::service {
 namespace {
 
 absl::Status CheckHostPort(absl::string_view flag, const std::string& address) {
-  auto colon = address.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, " '", address, "' is not HOST:PORT"));
-  }
-  return absl::OkStatus();
+  return ParseListenAddress(flag, address).status();
 }
 
 constexpr int64_t kHandshakeBackstopMs = 2'000;

@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/listen_address.h"
 #include "common/status.h"
 #include "server/api/http_connection.h"
 #include "server/api/http_routes.h"
@@ -58,14 +59,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
                                                               const Authorizer& auth,
                                                               metrics::Exporter& exporter,
                                                               metrics::Counters& counters) {
-  auto colon = cfg.listen.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || !absl::SimpleAtoi(cfg.listen.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("--http-listen '", cfg.listen, "' is not HOST:PORT"));
-  }
-  std::string host = cfg.listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress("--http-listen", cfg.listen));
+  const std::string& host = listen.host;
+  const int port = listen.port;
   std::unique_ptr<HttpServer> s(new HttpServer());
   RETURN_IF_ERROR(SetUpTls(cfg, &s->tls_, &s->ssl_ctx_));
   GatedServer::Options gate;

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/listen_address.h"
 #include "common/status.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -14,6 +15,9 @@
 namespace gdrbench::server::api {
 
 absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(ServerConfig config) {
+  // Before anything binds: gRPC would take port 70000 as 70000 - 65536.
+  RETURN_IF_ERROR(ParseListenAddress("--grpc-listen", config.grpc_listen).status());
+  RETURN_IF_ERROR(ParseListenAddress("--http-listen", config.http.listen).status());
   std::unique_ptr<ControllerServer> s(new ControllerServer());
   if (config.insecure && config.tokens_file.empty()) {
     spdlog::warn("--insecure without --tokens: every caller may read and write");
