@@ -64,18 +64,21 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
     }
     return grpc::InsecureChannelCredentials();
   }
+  const std::string ca = config.ca_from.empty() ? "--tls-ca" : config.ca_from;
+  const std::string cert = config.cert_from.empty() ? "--tls-cert" : config.cert_from;
+  const std::string key = config.key_from.empty() ? "--tls-key" : config.key_from;
   if (config.cert_file.empty() != config.key_file.empty()) {
-    return absl::InvalidArgumentError("--tls-cert and --tls-key go together (mTLS client identity)");
+    return absl::InvalidArgumentError(absl::StrCat(cert, " and ", key, " go together (mTLS client identity)"));
   }
   grpc::SslCredentialsOptions opts;
   if (!config.ca_file.empty()) {
-    ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem("--tls-ca", config.ca_file));
+    ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem(ca, config.ca_file));
   }
   if (!config.cert_file.empty()) {
-    ASSIGN_OR_RETURN(opts.pem_cert_chain, ReadPem("--tls-cert", config.cert_file));
-    ASSIGN_OR_RETURN(opts.pem_private_key, ReadPem("--tls-key", config.key_file));
-    RETURN_IF_ERROR(CheckCertAndKey("--tls-cert", config.cert_file, opts.pem_cert_chain, "--tls-key",
-                                    opts.pem_private_key, CertUse::kClient));
+    ASSIGN_OR_RETURN(opts.pem_cert_chain, ReadPem(cert, config.cert_file));
+    ASSIGN_OR_RETURN(opts.pem_private_key, ReadPem(key, config.key_file));
+    RETURN_IF_ERROR(CheckCertAndKey(cert, config.cert_file, opts.pem_cert_chain, key, opts.pem_private_key,
+                                    CertUse::kClient));
   }
   return grpc::SslCredentials(opts);
 }

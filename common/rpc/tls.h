@@ -24,6 +24,11 @@ struct ClientTlsConfig {
   std::string key_file;
   std::string server_name;     // override the name checked in the server cert
   bool insecure = false;
+  // Where each file was named, for its errors ("inv.yaml:7: tls.ca"); empty:
+  // the --tls-ca / --tls-cert / --tls-key flag.
+  std::string ca_from;
+  std::string cert_from;
+  std::string key_from;
 };
 
 // INVALID_ARGUMENT naming the flag when the config is contradictory or
