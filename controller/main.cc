@@ -14,6 +14,7 @@
 #include "controller/cli/fleet_preflight.h"
 #include "controller/cli/pair_command.h"
 #include "controller/cli/sweep_command.h"
+#include "controller/cli/sweep_conflicts.h"
 #include "controller/cli/sweep_flags.h"
 #include "controller/cli/server_commands.h"
 #include "controller/cli/topology_command.h"
@@ -165,7 +166,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return gdrbench::ExitOnParseError(app, e, "gdrbench");
+    return gdrbench::ExitOnParseError(app, e, "gdrbench", argc, argv);
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return cli::PrintError(st);
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
@@ -187,7 +188,10 @@ int main(int argc, char** argv) {
     preflight.expect = gdrbench::controller::run::AgentExpectations(fleet.expect);
     return cli::PreflightCommand(preflight);
   }
-  if (*sweep_cmd) return cli::SweepCommand(sweep);
+  if (*sweep_cmd) {
+    if (auto st = cli::CheckSweepFlagConflicts(sweep, *sweep_cmd); !st.ok()) return cli::PrintError(st);
+    return cli::SweepCommand(sweep);
+  }
   if (*drain_cmd) return cli::DrainCommand(drain);
   if (*resume_cmd) return cli::ResumeCommand(resume);
   if (server_cmd) return server_cmd();

@@ -17,6 +17,7 @@
 #include "controller/cli/cli_util.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/server_commands.h"
+#include "controller/cli/sweep_conflicts.h"
 #include "controller/cli/sweep_output.h"
 #include "controller/inventory/inventory.h"
 #include "controller/report/report.h"
@@ -305,7 +306,10 @@ int SweepCommand(const SweepOptions& o) {
   }
   auto config = ToSweepConfig(o);
   if (!config.ok()) return PrintError(config.status());
-  if (o.dry_run) return DryRun(o, *config);
+  if (o.dry_run) {
+    if (auto st = CheckTlsFiles(o, *config); !st.ok()) return PrintError(UsageIfUnreadable(st));
+    return DryRun(o, *config);
+  }
   if (o.out.empty()) return PrintError(Usage("--out DIR is required (or --dry-run)"));
   std::optional<v1::Run> run;
   const int rc = Sweep(o, *config, &run);

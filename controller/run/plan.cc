@@ -45,14 +45,18 @@ std::string EndpointMemory(const PlanNode& node, uint32_t rail, const std::strin
 absl::StatusOr<Plan> MakePlan(std::vector<PlanNode> nodes, const std::string& memory,
                               const schedule::ScheduleOptions& options,
                               const v1::SweepParams& params) {
-  // A list fails only its GPU halves on such a rail (AgentPairTester says why).
-  if (AnyGpuKind(memory) && memory.find(',') == std::string::npos) {
+  // A list with a GPU kind is refused as the GPU kind alone is (it used to
+  // run and fail its GPU halves, exit 0). A node left out (unreachable, its
+  // preflight FAILed) has no known rails: its reason is reported, not its rails.
+  if (AnyGpuKind(memory)) {
     for (const auto& n : nodes) {
+      if (n.excluded) continue;
       for (size_t r = 0; r < n.rails.size(); ++r) {
         if (!n.rails[r].gpu) {
           return absl::InvalidArgumentError(absl::StrCat(
               "memory ", memory, ": rail ", r, " (NIC '", n.rails[r].nic, "') of node ", n.name,
-              " has no GPU: give rails as {nic, gpu} in the inventory"));
+              " has no GPU: give rails as {nic, gpu} in the inventory",
+              memory.find(',') == std::string::npos ? "" : ", or leave the GPU kinds out of the list"));
         }
       }
     }

@@ -40,7 +40,7 @@ struct Plan {
 
 // Builds the schedule over `nodes` (excluded nodes keep their slots: their
 // tests become SKIPPED cells). INVALID_ARGUMENT when memory is gpu* and a
-// rail has no GPU (a list that names gpu* fails only those tests' GPU halves), or as BuildSchedule.
+// rail of a node not excluded has no GPU (a list that names gpu* too), or as BuildSchedule.
 absl::StatusOr<Plan> MakePlan(std::vector<PlanNode> nodes, const std::string& memory,
                               const schedule::ScheduleOptions& options,
                               const v1::SweepParams& params);

@@ -205,10 +205,20 @@ TEST(AgentPairTesterKinds, ARailWithoutAGpuFailsOnlyTheGpuHalf) {
   schedule::ScheduleOptions so;
   so.mode = schedule::Mode::kPairs;
   so.pairs = {{0, 1}};
-  auto plan = MakePlan(nodes, "host,gpu", so, Params());
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  // MakePlan refuses both a one-kind gpu plan and a list naming gpu on such
+  // a rail (issue 32: the list used to run, exit 0); the tester still fails
+  // only the GPU half of a plan whose rail lost its GPU after planning.
   auto single = MakePlan(nodes, "gpu", so, Params());
   EXPECT_EQ(single.status().code(), absl::StatusCode::kInvalidArgument);
+  auto list = MakePlan(nodes, "host,gpu", so, Params());
+  EXPECT_EQ(list.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(list.status().message()),
+              HasSubstr("rail 0 (NIC 'mlx5_0') of node b has no GPU: give rails as {nic, gpu} in the inventory, "
+                        "or leave the GPU kinds out of the list"));
+  nodes[1].rails[0].gpu = 3;
+  auto plan = MakePlan(nodes, "host,gpu", so, Params());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  plan->nodes[1].rails[0].gpu.reset();
 
   AgentPairTester tester({&a, &b}, AgentPairTesterOptions{});
   PairTestSpec spec{&*plan, schedule::Test{0, 1, 0, false}, 0};

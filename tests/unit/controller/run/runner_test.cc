@@ -258,6 +258,11 @@ TEST(Plan, FingerprintChangesWithThePlan) {
   no_gpu[1].rails[0].gpu.reset();
   auto bad = MakePlan(no_gpu, "gpu", {}, Params());
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("node1 has no GPU"));
+  // A node left out (its agent unreachable) is reported for that, not for its rails.
+  no_gpu[1].excluded = true;
+  no_gpu[1].excluded_reason = "agent unreachable";
+  EXPECT_TRUE(MakePlan(no_gpu, "gpu", {}, Params()).ok());
+  EXPECT_TRUE(MakePlan(no_gpu, "host,gpu", {}, Params()).ok());
 }
 
 }  // namespace
