@@ -153,10 +153,23 @@ int BaselineSet(const ServerOptions& o) {
   return 0;
 }
 
+// The cluster to report on: --cluster, else the server's only one.
+absl::StatusOr<std::string> OnlyCluster(ServerClient& c, const std::string& given) {
+  if (!given.empty()) return given;
+  ASSIGN_OR_RETURN(v1::ListClustersResponse r, c.ListClusters({}));
+  if (r.clusters_size() == 1) return r.clusters(0).name();
+  std::string names;
+  for (const auto& x : r.clusters()) absl::StrAppend(&names, names.empty() ? "" : ", ", x.name());
+  return absl::InvalidArgumentError(r.clusters().empty()
+                                        ? std::string("the server has no cluster yet")
+                                        : absl::StrCat("the server has several clusters: give --cluster (", names, ")"));
+}
+
 int BaselineShow(const ServerOptions& o) {
   ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
+  ASSIGN_OR_RETURN_EXIT(std::string cluster, OnlyCluster(*c, o.cluster));  // as report capacity
   v1::GetBaselineRequest req;
-  req.set_cluster(o.cluster);
+  req.set_cluster(cluster);
   auto r = c->GetBaseline(req);
   if (!r.ok()) return PrintError(r.status());
   if (o.json) {
@@ -168,18 +181,6 @@ int BaselineShow(const ServerOptions& o) {
                 Time(r->set_at()).c_str(), r->set_by().c_str(), r->run().summary().c_str());
   }
   return 0;
-}
-
-// The cluster to report on: --cluster, else the server's only one.
-absl::StatusOr<std::string> OnlyCluster(ServerClient& c, const std::string& given) {
-  if (!given.empty()) return given;
-  ASSIGN_OR_RETURN(v1::ListClustersResponse r, c.ListClusters({}));
-  if (r.clusters_size() == 1) return r.clusters(0).name();
-  std::string names;
-  for (const auto& x : r.clusters()) absl::StrAppend(&names, names.empty() ? "" : ", ", x.name());
-  return absl::InvalidArgumentError(r.clusters().empty()
-                                        ? std::string("the server has no cluster yet")
-                                        : absl::StrCat("the server has several clusters: give --cluster (", names, ")"));
 }
 
 // The sweep's own closing lines, from a stored run.json: the same reports and
@@ -283,9 +284,22 @@ absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server
   if (!cluster.empty()) run.set_cluster(cluster);
   run.clear_regressions();  // the server's to compute
   ASSIGN_OR_RETURN(v1::UploadRunResponse r, c->Upload(run));
-  std::printf("server %s: run %s %s (%llu cells, %llu pairs)\n", server.address.c_str(), r.run_id().c_str(),
-              r.already_stored() ? "was already stored" : "stored", static_cast<unsigned long long>(r.cells()),
-              static_cast<unsigned long long>(r.pairs()));
+  if (r.already_stored()) {
+    // Nothing is stored again: say where the run is, not this upload's counts.
+    v1::GetRunRequest get;
+    get.set_run_id(r.run_id());
+    auto stored = c->GetRun(get);
+    const std::string where = stored.ok() ? stored->cluster() : "";
+    std::printf("server %s: run %s was already stored%s; nothing changed%s\n", server.address.c_str(),
+                r.run_id().c_str(), where.empty() ? "" : absl::StrCat(" under cluster '", where, "'").c_str(),
+                !where.empty() && !cluster.empty() && cluster != where
+                    ? absl::StrCat(" (--cluster ", cluster, " is not applied: a run keeps the cluster it was first "
+                                   "stored under)").c_str()
+                    : "");
+  } else {
+    std::printf("server %s: run %s stored (%llu cells, %llu pairs)\n", server.address.c_str(), r.run_id().c_str(),
+                static_cast<unsigned long long>(r.cells()), static_cast<unsigned long long>(r.pairs()));
+  }
   PrintRegressions(r.regressions());
   return r;
 }
@@ -363,7 +377,7 @@ void AddServerSubcommands(CLI::App& app, ServerOptions& o, std::function<int()>*
   set->callback([&o, dispatch] { *dispatch = [&o] { return BaselineSet(o); }; });
   CLI::App* get = base->add_subcommand("show", "a cluster's baseline");
   AddConnection(get, o);
-  get->add_option("--cluster", o.cluster, "cluster name")->required();
+  get->add_option("--cluster", o.cluster, "cluster name (default: the server's only cluster)");
   get->callback([&o, dispatch] { *dispatch = [&o] { return BaselineShow(o); }; });
 
   CLI::App* rep = app.add_subcommand(

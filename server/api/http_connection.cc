@@ -203,8 +203,15 @@ void GatedServer::InstallHooks() {
   set_expect_100_continue_handler([gate](const httplib::Request& req, httplib::Response& res) {
     return gate(req, res) ? 100 : res.status;
   });
-  // A request the stream cut short: httplib answers 400 with no body.
-  set_error_handler(HandlerWithResponse([this](const httplib::Request&, httplib::Response& res) {
+  // A request the stream cut short: httplib answers 400 with no body. A
+  // request no route takes: httplib answers 404 with no body; say so in the
+  // API's JSON error, naming the route.
+  set_error_handler(HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 404 && res.body.empty()) {
+      res.set_content(ErrorJson(absl::NotFoundError(absl::StrCat("no route ", req.method, " ", req.path)), 404),
+                      "application/json");
+      return HandlerResponse::Handled;
+    }
     HttpStream* s = t_stream;
     if (!s || res.status != 400 || !res.body.empty()) return HandlerResponse::Unhandled;
     auto answer = FaultAnswer(s->fault(), options_.limits, s->decoded_limit());

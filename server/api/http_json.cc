@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace gdrbench::server::api {
@@ -118,6 +119,20 @@ std::string MessageToJson(const google::protobuf::Message& msg) {
   std::string out;
   google::protobuf::util::JsonPrintOptions o;
   (void)google::protobuf::util::MessageToJsonString(msg, &out, o);
+  return out;
+}
+
+std::string ListToJson(const google::protobuf::Message& msg) {
+  std::string out = MessageToJson(msg);
+  if (out.size() < 2 || out.back() != '}') return out;
+  const google::protobuf::Descriptor* d = msg.GetDescriptor();
+  const google::protobuf::Reflection* refl = msg.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (!f->is_repeated() || f->is_map() || refl->FieldSize(msg, f) != 0) continue;
+    const bool empty_object = out == "{}";
+    out.insert(out.size() - 1, absl::StrCat(empty_object ? "" : ",", "\"", f->json_name(), "\":[]"));
+  }
   return out;
 }
 

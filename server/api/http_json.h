@@ -22,6 +22,10 @@ inline constexpr int kMaxJsonDepth = 32;
 // INVALID_ARGUMENT with the parser's reason.
 absl::Status JsonToMessage(const std::string& json, google::protobuf::Message* msg);
 std::string MessageToJson(const google::protobuf::Message& msg);
+// As MessageToJson, but a list response's empty top-level lists are printed
+// as [] ({"runs": []}, not the {} proto3 JSON prints for a message whose
+// fields all have their default values), so a client can read `runs` always.
+std::string ListToJson(const google::protobuf::Message& msg);
 
 int HttpStatus(absl::StatusCode code);
 std::string ErrorJson(const absl::Status& status);

@@ -37,6 +37,14 @@ void Send(httplib::Response& res, const absl::StatusOr<T>& r) {
   res.set_content(MessageToJson(*r), "application/json");
 }
 
+// A list response: its empty lists print as [] (ListToJson).
+template <typename T>
+void SendList(httplib::Response& res, const absl::StatusOr<T>& r) {
+  if (!r.ok()) return SendError(res, r.status());
+  res.status = 200;
+  res.set_content(ListToJson(*r), "application/json");
+}
+
 // Query parameters plus path captures, into a request message.
 template <typename T>
 absl::StatusOr<T> Request(const httplib::Request& req, const Fields& path = {}) {
@@ -183,7 +191,7 @@ void AddRunRoutes(const RouteContext& c) {
   svr.Get("/api/v1/runs", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::ListRunsRequest>(req);
     if (!r.ok()) return SendError(res, r.status());
-    Send(res, h.ListRuns(*r));
+    SendList(res, h.ListRuns(*r));
   }));
   svr.Get(R"(/api/v1/runs/([^/]+))", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::GetRunRequest>(req, {{"run_id", req.matches[1]}});
@@ -193,12 +201,12 @@ void AddRunRoutes(const RouteContext& c) {
   svr.Get(R"(/api/v1/runs/([^/]+)/cells)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::ListCellsRequest>(req, {{"run_id", req.matches[1]}});
     if (!r.ok()) return SendError(res, r.status());
-    Send(res, h.ListCells(*r));
+    SendList(res, h.ListCells(*r));
   }));
   svr.Get("/api/v1/compare", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::CompareRunsRequest>(req);
     if (!r.ok()) return SendError(res, r.status());
-    Send(res, h.CompareRuns(*r));
+    SendList(res, h.CompareRuns(*r));
   }));
 }
 
@@ -209,7 +217,7 @@ void AddClusterRoutes(const RouteContext& c) {
   svr.Get("/api/v1/clusters", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::ListClustersRequest>(req);
     if (!r.ok()) return SendError(res, r.status());
-    Send(res, h.ListClusters(*r));
+    SendList(res, h.ListClusters(*r));
   }));
   svr.Get(R"(/api/v1/clusters/([^/]+)/baseline)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::GetBaselineRequest>(req, {{"cluster", req.matches[1]}});
@@ -264,7 +272,7 @@ void AddSweepRoutes(const RouteContext& c) {
   svr.Get("/api/v1/sweeps", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::ListSweepsRequest>(req);
     if (!r.ok()) return SendError(res, r.status());
-    Send(res, h.ListSweeps(*r));
+    SendList(res, h.ListSweeps(*r));
   }));
   svr.Get(R"(/api/v1/sweeps/([^/]+))", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::GetSweepRequest>(req, {{"job_id", req.matches[1]}});

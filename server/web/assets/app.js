@@ -64,6 +64,22 @@
     const pad = (n) => String(n).padStart(2, '0');
     return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes());
   };
+  // An x tick of a time axis: the date when the ticks span days, the time of
+  // day when they all fall on one day (same-day runs would all read "12-04"),
+  // both when they span a few days.
+  gdr.timeTick = function (v, ticks) {
+    const t = gdr.time(v);
+    const first = ticks && ticks.length ? ticks[0].value : v;
+    const last = ticks && ticks.length ? ticks[ticks.length - 1].value : v;
+    if (gdr.time(first).slice(0, 10) === gdr.time(last).slice(0, 10)) return t.slice(11, 16);
+    if (last - first < 3 * 86400e3) return t.slice(5, 16);
+    return t.slice(5, 10);
+  };
+  // Whether every point of every dataset has the same y (or there is none).
+  gdr.flat = function (datasets) {
+    const ys = datasets.flatMap((d) => d.data.map((p) => p.y));
+    return ys.every((y) => y === ys[0]);
+  };
   gdr.ago = function (ts) {
     if (!ts) return '';
     const s = (Date.now() - new Date(ts).getTime()) / 1000;
@@ -181,8 +197,13 @@
         animation: false, maintainAspectRatio: false, parsing: false, normalized: true,
         interaction: { mode: 'nearest', intersect: false },
         scales: {
-          x: { type: 'linear', ticks: { callback: (v) => gdr.time(v).slice(5, 10), maxTicksLimit: 8 } },
-          y: { title: { display: true, text: opts.yTitle || 'Gb/s' }, beginAtZero: !!opts.zero, suggestedMax: opts.yMax },
+          x: { type: 'linear', ticks: { callback: (v, i, ticks) => gdr.timeTick(v, ticks), maxTicksLimit: 8 } },
+          // Gb/s and counts are never negative: Chart.js pads a flat series (all
+          // 0) by one unit both ways unless the axis begins at zero. Counts
+          // (opts.integer) start at 0 and step by whole numbers.
+          y: { title: { display: true, text: opts.yTitle || 'Gb/s' },
+            beginAtZero: !!opts.zero || !!opts.integer || gdr.flat(datasets), suggestedMax: opts.yMax,
+            ticks: opts.integer ? { precision: 0 } : {} },
         },
         plugins: {
           legend: { position: 'bottom' },

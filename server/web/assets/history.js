@@ -65,7 +65,7 @@
     gdr.lineChart(box, [...byRail.entries()].flatMap(([r, pts]) => [
       { label: 'low, rail ' + r, data: pts.map((x) => ({ x: ms(x.startedAt), y: x.lowCells || 0 })) },
       { label: 'failed, rail ' + r, data: pts.map((x) => ({ x: ms(x.startedAt), y: x.failedCells || 0 })) }]),
-    { yTitle: 'cells', zero: true, label: 'low and failed cells over time' });
+    { yTitle: 'cells', integer: true, label: 'low and failed cells over time' });
   }
 
   async function linkCharts(box) {
