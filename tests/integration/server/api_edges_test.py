@@ -4,8 +4,9 @@ gdrbench-server (plaintext, with tokens) and the lab's published run
 (tests/testdata/runs/lab-demo-4node.json):
   - an empty GET /api/v1/runs is {"runs": []}, not the {} proto3 JSON prints;
   - an unknown route is a JSON 404 naming the route;
-  - re-uploading a run with another --cluster says it was already stored
-    under its first cluster (it used to print "already stored (0 cells, 0 pairs)");
+  - re-uploading a run says under which cluster it is stored (it used to
+    print "already stored (0 cells, 0 pairs)"); under another --cluster the
+    server refuses it naming the change;
   - `baseline show` without --cluster picks the server's only cluster, as
     `report capacity` does."""
 import argparse
@@ -49,10 +50,13 @@ def main():
         run = os.path.join(args.source_dir, "tests/testdata/runs/lab-demo-4node.json")
         r = cli("runs", "upload", run, "--cluster", "lab", token="write")
         check(r.returncode == 0 and " stored (" in r.stdout, f"upload under lab: {r.stdout.strip()} {r.stderr.strip()}")
+        r = cli("runs", "upload", run, "--cluster", "lab", token="write")
+        check(r.returncode == 0 and "was already stored under cluster 'lab'; nothing changed" in r.stdout
+              and "0 cells" not in r.stdout,
+              f"re-upload says where the run is, not '0 cells': {r.stdout.strip()} {r.stderr.strip()}")
         r = cli("runs", "upload", run, "--cluster", "other", token="write")
-        check(r.returncode == 0 and "was already stored under cluster 'lab'; nothing changed (--cluster other is "
-              "not applied" in r.stdout and "0 cells" not in r.stdout,
-              f"re-upload under another cluster says where the run is: {r.stdout.strip()} {r.stderr.strip()}")
+        check(r.returncode != 0 and 'cluster: "lab" -> "other"' in r.stderr,
+              f"re-upload under another cluster is refused naming the change: {r.returncode} {r.stderr.strip()}")
         code, body = sl.curl(url + "/api/v1/runs?cluster=other", token=sl.TOKENS["read"])
         check(code == 200 and body == {"runs": []}, f"nothing stored under 'other': {body}")
 
