@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""cmake/check-dependencies on graphs CMake itself wrote.
+
+The fixtures (tests/testdata/cmake-graphviz/, README there) are `cmake
+--graphviz` output of this tree at two commits; the forbidden edges added
+below are lines in the same format (CMakeGraphVizOptions, CMake 3.25).
+
+  python3 tests/unit/cmake/check_dependencies_test.py SOURCE_DIR
+"""
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
+import os
+import sys
+import tempfile
+import unittest
+
+SOURCE = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else
+                         os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+DATA = os.path.join(SOURCE, "tests", "testdata", "cmake-graphviz")
+
+
+def load_checker():
+    path = os.path.join(SOURCE, "cmake", "check-dependencies")
+    loader = importlib.machinery.SourceFileLoader("check_dependencies", path)
+    spec = importlib.util.spec_from_loader("check_dependencies", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+cd = load_checker()
+
+
+def read(name):
+    with open(os.path.join(DATA, name)) as f:
+        return f.read()
+
+
+def with_edges(text, *edges):
+    """The graph plus `a -> b` edges written as CMake writes them (new nodes
+    declared first when the graph lacks them)."""
+    lines = text.rstrip().splitlines()
+    assert lines[-1] == "}"
+    body = lines[:-1]
+    ids = {}
+    for line in body:
+        m = cd.NODE.match(line)
+        if m:
+            ids[m.group(2)] = m.group(1)
+    for a, b in edges:
+        for name in (a, b):
+            if name not in ids:
+                ids[name] = "node%d" % (1000 + len(ids))
+                body.append('    "%s" [ label = "%s", shape = octagon ];' % (ids[name], name))
+        body.append('    "%s" -> "%s" [ style = dotted ] // %s -> %s' % (ids[a], ids[b], a, b))
+    return "\n".join(body + ["}"]) + "\n"
+
+
+def violations(text, exceptions=None):
+    deps, names = cd.parse_graph(text)
+    found, _ = cd.check(deps, names,
+                        exceptions=cd.KNOWN_EXCEPTIONS if exceptions is None else exceptions)
+    return found
+
+
+class TheTree(unittest.TestCase):
+    def test_tree_passes_with_its_one_known_exception(self):
+        self.assertEqual(violations(read("tree.dot")), [])
+
+    def test_known_exception_is_a_violation_without_the_list(self):
+        found = violations(read("tree.dot"), exceptions={})
+        self.assertIn("controller-not-agent: gdrbench_controller_cli -> gdrbench_agent_preflight_report "
+                      "(the controller never links the agent's libraries (verbs, CUDA))", found)
+        self.assertTrue(all(v.startswith("controller-not-agent: ") for v in found), found)
+
+    def test_server_reaching_run_through_sweep_is_allowed(self):
+        deps, _ = cd.parse_graph(read("tree.dot"))
+        self.assertIn("gdrbench_controller_sweep", deps["gdrbench_server_sweeps"])
+        self.assertIn("gdrbench_controller_run", deps["gdrbench_controller_sweep"])
+
+
+class ForbiddenEdges(unittest.TestCase):
+    def test_server_linking_the_cli_before_step_1_fails(self):
+        found = violations(read("server-links-cli.dot"))
+        self.assertIn("server-not-cli: gdrbench_server_sweeps -> gdrbench_controller_cli "
+                      "(the server never links the CLI: what both use lives below both)", found)
+        self.assertIn("server-not-cli: gdrbench-server -> gdrbench_server_api -> gdrbench_server_sweeps "
+                      "-> gdrbench_controller_cli (the server never links the CLI: what both use "
+                      "lives below both)", found)
+
+    def test_server_linking_run_directly_fails(self):
+        found = violations(with_edges(read("tree.dot"), ("gdrbench_server_api", "gdrbench_controller_run")))
+        self.assertEqual(found, ["server-not-run: gdrbench_server_api -> gdrbench_controller_run "
+                                 "(the server runs sweeps through controller/sweep, never drives "
+                                 "rounds itself)"])
+
+    def test_controller_linking_an_agent_library_fails(self):
+        found = violations(with_edges(read("tree.dot"), ("gdrbench_controller_run", "gdrbench_agent_bench")))
+        self.assertIn("controller-not-agent: gdrbench_controller_run -> gdrbench_agent_bench "
+                      "(the controller never links the agent's libraries (verbs, CUDA))", found)
+        # The server reaches it through controller/sweep: one more, not a different, finding.
+        self.assertIn("server-not-agent: gdrbench_server_sweeps -> gdrbench_controller_sweep -> "
+                      "gdrbench_controller_run -> gdrbench_agent_bench (the server never links the "
+                      "agent's libraries (verbs, CUDA))", found)
+
+    def test_hardware_library_reaching_grpc_fails(self):
+        found = violations(with_edges(read("tree.dot"), ("gdrbench_agent_verbs", "gdrbench_common_rpc")))
+        self.assertIn("hardware-not-grpc: gdrbench_agent_verbs -> gdrbench_common_rpc (hardware "
+                      "libraries build without gRPC or protobuf (the gpu preset))", found)
+        # Nothing past the first forbidden target is reported again.
+        self.assertFalse([v for v in found if "gdrbench_common_rpc -> " in v], found)
+        # What links verbs is reported through it: memory, bench, preflight, the tool.
+        self.assertIn("hardware-not-grpc: gdrbench-preflight -> gdrbench_agent_preflight -> "
+                      "gdrbench_agent_verbs -> gdrbench_common_rpc (hardware libraries build "
+                      "without gRPC or protobuf (the gpu preset))", found)
+
+    def test_hardware_library_through_a_raw_library_path_fails(self):
+        found = violations(with_edges(read("tree.dot"),
+                                      ("gdrbench_agent_cuda", "/usr/lib/x86_64-linux-gnu/libgrpc++.so")))
+        self.assertIn("hardware-not-grpc: gdrbench_agent_cuda -> /usr/lib/x86_64-linux-gnu/libgrpc++.so "
+                      "(hardware libraries build without gRPC or protobuf (the gpu preset))", found)
+
+    def test_agent_service_may_use_grpc(self):
+        deps, _ = cd.parse_graph(read("tree.dot"))
+        self.assertIn("gdrbench_proto", deps["gdrbench_agent_service"])
+        self.assertEqual(violations(read("tree.dot")), [])
+
+    def test_shipped_binary_linking_a_testing_library_fails(self):
+        found = violations(with_edges(read("tree.dot"),
+                                      ("gdrbench_controller_run", "gdrbench_controller_run_testing")))
+        self.assertIn("product-not-testing: gdrbench -> gdrbench_controller_cli -> "
+                      "gdrbench_controller_run -> gdrbench_controller_run_testing (a shipped binary "
+                      "links no test double)", found)
+        self.assertIn("product-not-testing: gdrbench-server -> gdrbench_server_api -> gdrbench_server_sweeps "
+                      "-> gdrbench_controller_sweep -> gdrbench_controller_run -> "
+                      "gdrbench_controller_run_testing (a shipped binary links no test double)", found)
+
+    def test_tests_may_link_testing_libraries_and_anything(self):
+        text = with_edges(read("tree.dot"),
+                          ("controller_runner_test", "gdrbench_controller_run_testing"),
+                          ("gdrbench_controller_run_testing", "gdrbench_controller_run"),
+                          ("gdrbench_agent_verbs_test", "gdrbench_proto"),
+                          ("gdrbench_controller_run_test", "gdrbench_agent_verbs"),
+                          ("gdrbench_server_api_test", "gdrbench_controller_cli"),
+                          ("gdrbench_server_test_support", "gdrbench_controller_run_testing"))
+        self.assertEqual(violations(text), [])
+
+
+class Exceptions(unittest.TestCase):
+    def test_exception_for_a_missing_edge_is_stale(self):
+        found = violations(read("tree.dot"), exceptions={
+            ("gdrbench_controller_cli", "gdrbench_agent_preflight_report"): "as in the tree",
+            ("gdrbench_controller_run", "gdrbench_agent_bench"): "gone"})
+        self.assertEqual(found, ["stale exception: gdrbench_controller_run -> gdrbench_agent_bench is no "
+                                 "longer in the graph; remove it from KNOWN_EXCEPTIONS"])
+
+    def test_exception_for_an_allowed_edge_is_stale(self):
+        found = violations(read("tree.dot"), exceptions={
+            ("gdrbench_controller_cli", "gdrbench_agent_preflight_report"): "as in the tree",
+            ("gdrbench_controller_cli", "gdrbench_controller_sweep"): "allowed anyway"})
+        self.assertEqual(found, ["stale exception: gdrbench_controller_cli -> gdrbench_controller_sweep "
+                                 "breaks no rule; remove it from KNOWN_EXCEPTIONS"])
+
+
+class Parsing(unittest.TestCase):
+    def test_reads_every_target_of_the_fixture(self):
+        deps, names = cd.parse_graph(read("tree.dot"))
+        self.assertIn("gdrbench-agent", names)
+        self.assertEqual(deps["gdrbench"], {"gdrbench_controller_cli"})
+        self.assertNotIn("Executable", names)  # the legend is not a target
+
+    def test_line_it_does_not_understand_is_an_error(self):
+        text = read("tree.dot").replace('    "node3" -> "node4"', '    "node3" => "node4"', 1)
+        with self.assertRaisesRegex(cd.GraphError, r"line \d+ not understood"):
+            cd.parse_graph(text)
+
+    def test_not_a_digraph_is_an_error(self):
+        with self.assertRaisesRegex(cd.GraphError, "not a CMake graphviz digraph"):
+            cd.parse_graph("graph G {\n}\n")
+        with self.assertRaisesRegex(cd.GraphError, "not a CMake graphviz digraph"):
+            cd.parse_graph("")
+
+    def test_edge_to_an_undeclared_node_is_an_error(self):
+        text = read("tree.dot").rstrip()[:-1] + '    "node3" -> "node9999"\n}\n'
+        with self.assertRaisesRegex(cd.GraphError, "edge between undeclared nodes node3 -> node9999"):
+            cd.parse_graph(text)
+
+    def test_exit_codes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.dot")
+            with open(bad, "w") as f:
+                f.write(with_edges(read("tree.dot"), ("gdrbench_server_api", "gdrbench_controller_run")))
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                self.assertEqual(cd.main(["--graph", os.path.join(DATA, "tree.dot")]), 0)
+                self.assertEqual(cd.main(["--graph", bad]), 1)
+                self.assertEqual(cd.main(["--graph", os.path.join(tmp, "absent.dot")]), 2)
+            self.assertIn("FORBIDDEN server-not-run: gdrbench_server_api -> gdrbench_controller_run",
+                          err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
