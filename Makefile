@@ -2,7 +2,8 @@
 #   make demo   the main job (installs what is missing, builds, runs)
 #   make test   every test tier this machine can run
 #   make deps | build | unit | integration | lab | clean
-.PHONY: all deps build demo test unit integration lab gpu fuzz sanitize clean
+#   make format formats the C++ lines this branch changes (make test checks them)
+.PHONY: all deps build demo test unit integration lab gpu fuzz sanitize format clean
 
 BUILD := build
 # ccache (wired in CMakeLists.txt) hits across clones at different paths.
@@ -55,6 +56,11 @@ sanitize: deps
 # On a GPU machine without gRPC: the hardware libraries and the gpu tier.
 gpu:
 	@cmake --preset gpu && cmake --build build-gpu -j $(JOBS) && ctest --preset gpu
+
+# clang-format-14 on the C++ lines changed since the merge base with main (or
+# HEAD~1), committed or not; unit.format_changed_lines checks the committed ones.
+format:
+	@cmake/check-format --fix
 
 clean:
 	@rm -rf $(BUILD) build-gpu build-sanitize
