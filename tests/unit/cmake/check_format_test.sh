@@ -41,14 +41,27 @@ git commit -qam formatted
 grep -q 'HEAD~1' "$tmp/out" || fail "formatted change: base not HEAD~1: $(cat "$tmp/out")"
 
 # An unformatted change fails, with the diff of that line only.
+git tag formatted
 printf 'int  badly (int a){return a;}\n' >new.cc
 git add new.cc && git commit -qm unformatted
 [[ $(run cmake/check-format) == 1 ]] || fail "unformatted change: want 1: $(cat "$tmp/out")"
 grep -q '^+int badly(int a) { return a; }$' "$tmp/out" || fail "no diff of the bad line: $(cat "$tmp/out")"
 grep -q 'old_unformatted' "$tmp/out" && fail "untouched lines were checked: $(cat "$tmp/out")"
 
-# A non-C++ file is not checked.
+# A moved file is not a changed one: only the line edited in the move is checked.
+git reset -q --hard formatted
+mkdir sub && git mv old.cc sub/old.cc
+sed -i 's/^namespace gdrbench {}$/namespace gdrbench {  }/' sub/old.cc
+git commit -qam "moved, one line edited"
+[[ $(run cmake/check-format) == 1 ]] || fail "moved file: the edited line passed: $(cat "$tmp/out")"
+grep -q '^+namespace gdrbench {}$' "$tmp/out" || fail "moved file: no diff of the edited line: $(cat "$tmp/out")"
+grep -q 'old_unformatted' "$tmp/out" && fail "moved file: its unchanged lines were checked: $(cat "$tmp/out")"
 git reset -q --hard HEAD~1
+git mv old.cc moved.cc && git commit -qm "moved only"
+[[ $(run cmake/check-format) == 0 ]] || fail "a pure move was checked: $(cat "$tmp/out")"
+
+# A non-C++ file is not checked.
+git reset -q --hard formatted
 printf 'const   x=1;\n' >app.js
 git add app.js && git commit -qm js
 [[ $(run cmake/check-format) == 0 ]] || fail "a .js file was checked: $(cat "$tmp/out")"
