@@ -26,10 +26,10 @@
 
 #include "CLI/CLI.hpp"
 #include "controller/analysis/verdicts.h"
-#include "controller/run/fake_cluster.h"
 #include "controller/run/journal.h"
 #include "controller/run/probe.h"
 #include "controller/run/runner.h"
+#include "controller/run/testing/fake_cluster.h"
 #include "controller/sweep/sweep.h"
 
 namespace run = gdrbench::controller::run;

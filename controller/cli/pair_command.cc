@@ -7,15 +7,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/analysis/gdr.h"
 #include "controller/analysis/link_flags.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/cli/cli_util.h"
 #include "controller/cli/exit_codes.h"
+#include "controller/report/report.h"
 #include "controller/run/agent_api.h"
+#include "controller/run/grpc_agent_api.h"
 #include "controller/run/memory_kinds.h"
 #include "controller/run/pair_tester.h"
-#include "controller/analysis/gdr.h"
-#include "controller/report/report.h"
 
 namespace gdrbench::controller::cli {
 namespace {

@@ -1,8 +1,9 @@
 // AgentApi: the agent RPCs the controller uses, as a plain interface so the
 // run layer is tested against fakes (unit tests, the 1024-agent bench) and
-// runs against real agents through GrpcAgentApi (controller/client).
+// runs against real agents through GrpcAgentApi (grpc_agent_api.h). This
+// header carries no transport: messages only, no gRPC.
 //
-// Error codes (real implementation; fakes return what they are told):
+// Error codes (the gRPC implementation; fakes return what they are told):
 //   UNAVAILABLE        the agent did not answer within the connect timeout
 //   DEADLINE_EXCEEDED  the RPC ran past its deadline
 //   INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, UNIMPLEMENTED, INTERNAL:
@@ -18,7 +19,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "controller/client/agent_client.h"
 #include "gdrbench/v1/agent.pb.h"
 
 namespace gdrbench::controller::run {
@@ -52,39 +52,6 @@ class AgentApi {
       const v1::VerifyTargetRequest& request) = 0;
   // The answer carries the target port's counters (open to close).
   virtual absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& target_id) = 0;
-};
-
-// The real one: a thin adapter over AgentClient (deadlines, TLS).
-class GrpcAgentApi final : public AgentApi {
- public:
-  // INVALID_ARGUMENT for a malformed address or TLS config; does not connect.
-  static absl::StatusOr<std::unique_ptr<GrpcAgentApi>> Create(AgentClientConfig config);
-
-  absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return client_->GetNodeInfo(); }
-  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& r) override {
-    return client_->RunPreflight(r);
-  }
-  absl::Status OpenTarget(const v1::OpenTargetRequest& r, v1::OpenTargetResponse* response) override {
-    return client_->OpenTarget(r, response);
-  }
-  absl::Status RunWriteSweep(
-      const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
-      const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
-    return client_->RunWriteSweep(r, timeout, on_message);
-  }
-  absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {
-    return client_->ConnectTarget(r);
-  }
-  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
-    return client_->VerifyTarget(r);
-  }
-  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
-    return client_->CloseTarget(id);
-  }
-
- private:
-  explicit GrpcAgentApi(std::unique_ptr<AgentClient> c) : client_(std::move(c)) {}
-  std::unique_ptr<AgentClient> client_;
 };
 
 }  // namespace gdrbench::controller::run

@@ -15,6 +15,7 @@
 #include "controller/analysis/verdicts.h"
 #include "controller/run/discover.h"
 #include "controller/run/expectations.h"
+#include "controller/run/grpc_agent_api.h"
 #include "controller/run/memory_kinds.h"
 #include "controller/run/probe.h"
 #include "controller/sweep/retest.h"

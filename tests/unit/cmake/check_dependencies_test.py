@@ -127,15 +127,23 @@ class ForbiddenEdges(unittest.TestCase):
         self.assertIn("gdrbench_proto", deps["gdrbench_agent_service"])
         self.assertEqual(violations(read("tree.dot")), [])
 
-    def test_shipped_binary_linking_a_testing_library_fails(self):
+    def test_product_linking_a_testing_library_fails(self):
         found = violations(with_edges(read("tree.dot"),
                                       ("gdrbench_controller_run", "gdrbench_controller_run_testing")))
+        why = " (test doubles stay out of the shipped binaries and their libraries)"
+        self.assertIn("product-not-testing: gdrbench_controller_run -> gdrbench_controller_run_testing" + why,
+                      found)
         self.assertIn("product-not-testing: gdrbench -> gdrbench_controller_cli -> "
-                      "gdrbench_controller_run -> gdrbench_controller_run_testing (a shipped binary "
-                      "links no test double)", found)
+                      "gdrbench_controller_run -> gdrbench_controller_run_testing" + why, found)
         self.assertIn("product-not-testing: gdrbench-server -> gdrbench_server_api -> gdrbench_server_sweeps "
                       "-> gdrbench_controller_sweep -> gdrbench_controller_run -> "
-                      "gdrbench_controller_run_testing (a shipped binary links no test double)", found)
+                      "gdrbench_controller_run_testing" + why, found)
+
+    def test_benches_and_tests_may_link_testing_libraries(self):
+        text = with_edges(read("tree.dot"),
+                          ("gdrbench-controller-bench", "gdrbench_controller_run_testing"),
+                          ("gdrbench_controller_run_testing", "gdrbench_controller_run"))
+        self.assertEqual(violations(text), [])
 
     def test_tests_may_link_testing_libraries_and_anything(self):
         text = with_edges(read("tree.dot"),

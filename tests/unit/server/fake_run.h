@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/run/fake_cluster.h"
+#include "controller/run/testing/fake_cluster.h"
 #include "gdrbench/v1/run.pb.h"
 
 namespace gdrbench::server::testing {

@@ -11,6 +11,7 @@
 
 #include "agent/service/server.h"
 #include "controller/run/agent_api.h"
+#include "controller/run/grpc_agent_api.h"
 #include "controller/run/pair_tester.h"
 
 namespace gdrbench::controller {

@@ -12,11 +12,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "controller/run/fake_cluster.h"
 #include "controller/run/journal.h"
 #include "controller/run/pair_tester.h"
 #include "controller/run/probe.h"
 #include "controller/run/runner.h"
+#include "controller/run/testing/fake_cluster.h"
 
 namespace gdrbench::controller::run {
 namespace {

@@ -21,10 +21,10 @@
 #include <google/protobuf/reflection.h>
 #include <google/protobuf/util/message_differencer.h>
 
-#include "controller/run/fake_cluster.h"
 #include "controller/run/pair_tester.h"
 #include "controller/run/probe.h"
 #include "controller/run/runner.h"
+#include "controller/run/testing/fake_cluster.h"
 
 namespace gdrbench::controller::run {
 namespace {

@@ -9,9 +9,9 @@
 #include <set>
 #include <thread>
 
-#include "controller/run/fake_cluster.h"
-#include "controller/run/probe.h"
 #include "controller/run/clear_keeping.h"
+#include "controller/run/probe.h"
+#include "controller/run/testing/fake_cluster.h"
 #include "tests/unit/controller/run/unimplemented_agent.h"
 
 namespace gdrbench::controller::run {

@@ -14,9 +14,9 @@
 #include <set>
 
 #include "common/sweep_limits.h"
-#include "controller/run/fake_cluster.h"
 #include "controller/run/journal.h"
 #include "controller/run/pair_tester.h"
+#include "controller/run/testing/fake_cluster.h"
 #include "controller/sweep/spec.h"
 #include "controller/sweep/sweep.h"
 

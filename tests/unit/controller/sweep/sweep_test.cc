@@ -17,7 +17,7 @@
 #include <thread>
 #include <tuple>
 
-#include "controller/run/fake_cluster.h"
+#include "controller/run/testing/fake_cluster.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace gdrbench::controller::sweep {

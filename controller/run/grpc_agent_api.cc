@@ -1,4 +1,4 @@
-#include "controller/run/agent_api.h"
+#include "controller/run/grpc_agent_api.h"
 
 #include "common/status.h"
 

@@ -1,4 +1,4 @@
-#include "controller/run/fake_cluster.h"
+#include "controller/run/testing/fake_cluster.h"
 
 #include <charconv>
 

@@ -1,6 +1,7 @@
 // FakeCluster: N in-process fake agents behind AgentApi, for unit tests and
-// the controller-at-scale bench. Tests take zero time; the bandwidth of a
-// test comes from a settable model of (src node, dst node, NIC). Failures are
+// the controller-at-scale bench, in gdrbench_controller_run_testing (no
+// shipped binary links it). Tests take zero time; the bandwidth of a test
+// comes from a settable model of (src node, dst node, NIC). Failures are
 // settable per node: the agent down (every RPC UNAVAILABLE), OpenTarget
 // failing, a preflight status. Counts every RPC and the targets left open.
 // Thread safety: RPCs may be called concurrently; setters before the run.
