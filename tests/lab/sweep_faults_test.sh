@@ -8,7 +8,8 @@
 # sums in run.json and in the printed table; (4) --mode cross-rail over both rails, routed
 # through the lab's spine (deploy/lab/spine): every node's rail 0 to every other's rail 1 and
 # back, each lane's matrix full, the bytes seen on the spine's legs; then out of band (--cm oob,
-# the GIDs chosen by the agents: the IPv4 ones across subnets). The steps before (4) use
+# the GIDs chosen by the agents: the IPv4 ones across subnets); before them, an out-of-band
+# first contact across the spine timed against one within a subnet (no 1 s neighbour wait). The steps before (4) use
 # rail 0 only, with the rails isolated as they boot. First, one first-contact test per
 # connection mode, bounded well under the old 5 s stall (sw_first_contact).
 source "$(dirname "$0")/lib.sh"
@@ -116,6 +117,11 @@ spine_before=$(spine_bytes)
       "$(lab_rail_dev "$n" 0)" "$(lab_rail_dev "$n" 1)"
   done
 } >"$DP_DIR/inv-rails.yaml"
+# Out of band across the spine, first contact (issue 34 item 8): each end resolves its spine leg
+# (the next hop) instead of waiting 1 s for the off-link peer's own ARP entry; against a
+# one-subnet first contact of the same agents, less than one warm-up budget (1 s) apart.
+lab_log "first contact out of band across the spine against one subnet"
+sw_routed_first_contact node2 node1 1000
 out=$DP_DIR/crossrail
 # Fewer iterations (24 tests cross a slower, routed path) and the lab's ACK timeout of 2^18
 # (datapath_lib.sh dp_pair: rxe answers go-back-N retransmissions of a loaded lab with status 9
