@@ -169,6 +169,7 @@ class OobTarget final : public TargetSession {
     SweepIdentity id{spec_.device.name, path_.gid_index, ""};
     RunTargetPart(nic_->ops(), spec_.options, layout_, reverse, id, stop, nullptr, on_size);
   }
+  verbs::DataObjects data_objects() const override { return nic_->data_objects(); }
 
  private:
   OobTarget(const TargetSpec& spec, const verbs::PortInfo& port)

@@ -105,6 +105,10 @@ class TargetSession {
   virtual memory::Buffer& buffer() = 0;
   virtual uint64_t slice_bytes() const = 0;
   virtual const verbs::PathInfo& path() const = 0;
+  // The verbs objects whose async errors end this side's part of the test
+  // (data_events.h), as the initiator's do; none (no context) for the fake
+  // NIC.
+  virtual verbs::DataObjects data_objects() const { return {}; }
 };
 
 struct InitiatorSpec {

@@ -70,6 +70,7 @@ class CmTarget final : public TargetSession {
   memory::Buffer& buffer() override { return ep_->buffer(); }
   uint64_t slice_bytes() const override { return ep_->slice_bytes(); }
   const verbs::PathInfo& path() const override { return ep_->path(); }
+  verbs::DataObjects data_objects() const override { return ep_->data_objects(); }
 
  private:
   std::unique_ptr<TargetEndpoint> ep_;

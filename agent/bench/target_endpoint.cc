@@ -150,6 +150,19 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
   return absl::OkStatus();
 }
 
+verbs::DataObjects TargetEndpoint::data_objects() const {
+  verbs::DataObjects o;
+  if (listen_id_ == nullptr || listen_id_->verbs == nullptr) return o;
+  o.context = listen_id_->verbs;
+  o.device = verbs::DeviceName(o.context);
+  o.send_cq = cq_.get();
+  o.recv_cq = recv_cq_.get();
+  for (const auto& qp : qps_) {
+    if (qp) o.qps.push_back(qp->qp);
+  }
+  return o;
+}
+
 SweepEndpoint TargetEndpoint::ReverseEndpoint(const BufferLayout& layout, uint64_t seed) {
   std::vector<ibv_qp*> qps;
   for (const auto& qp : qps_) qps.push_back(qp ? qp->qp : nullptr);

@@ -22,6 +22,7 @@
 #include "agent/bench/write_sweep.h"
 #include "agent/memory/memory.h"
 #include "agent/verbs/cm.h"
+#include "agent/verbs/data_events.h"
 #include "agent/verbs/device_info.h"
 #include "agent/verbs/handles.h"
 #include "common/fs_root.h"
@@ -70,6 +71,8 @@ class TargetEndpoint {
   // the control messages go through it.
   VerbsOps& ops() { return *ops_; }
   const verbs::PathInfo& path() const { return path_; }
+  // Its CQs and QPs on librdmacm's context of the device (data_events.h).
+  verbs::DataObjects data_objects() const;
 
  private:
   explicit TargetEndpoint(TargetConfig config) : config_(std::move(config)) {}

@@ -51,7 +51,7 @@ class Target {
     expires = now + std::chrono::nanoseconds(lease_ns);
   }
 
-  void Work(const SteadyClock& clock) {
+  void Work(const SteadyClock& clock, bench::SessionFactory& sessions) {
     int timeout_ms = static_cast<int>(std::min<int64_t>(lease_ns / 1'000'000, INT32_MAX));
     absl::Status st = session->Accept(stop, timeout_ms);
     {
@@ -65,15 +65,46 @@ class Target {
     if (!st.ok()) {
       spdlog::warn("target {}: {}", id, std::string(st.message()));
     } else {
-      session->Run(stop, [this](const bench::SizeOutcome& o) {
-        if (!o.ok) spdlog::warn("target {}: {}", id, o.error);
-        std::lock_guard lock(mu);
-        reverse.push_back(o);
-      });
+      RunOwnPart(sessions);
     }
     std::lock_guard lock(mu);
     worker_done = true;
     cv.notify_all();
+  }
+
+  // The target's part of the test (session.h Run) under a watch of its own
+  // CQs and QPs (data_events.h), as the initiator's sweep runs under one: an
+  // error event on them ends it (the data loop reads the watch's stop flag),
+  // and the event, named, is the outcome of the size it cut short (or of the
+  // first size that did not run). The watch is removed before the worker
+  // ends, so before the session's objects are destroyed.
+  void RunOwnPart(bench::SessionFactory& sessions) {
+    auto keep = [this](const bench::SizeOutcome& o) {
+      if (!o.ok) spdlog::warn("target {}: {}", id, o.error);
+      std::lock_guard lock(mu);
+      reverse.push_back(o);
+    };
+    if (!options.bidirectional && options.test != bench::TestKind::kWriteLat) {
+      session->Run(stop, keep);  // nothing of its own to run: no watch either
+      return;
+    }
+    std::unique_ptr<verbs::DataWatch> watch = sessions.WatchData(session->data_objects(), stop);
+    session->Run(watch->stop(), keep);
+    const std::string fault = watch->fault();
+    if (fault.empty()) return;
+    std::lock_guard lock(mu);
+    const size_t total = options.sizes_bytes.size();
+    bench::SizeOutcome f;
+    if (!reverse.empty() && !reverse.back().ok) {  // the size the fault stopped
+      f.size_bytes = reverse.back().size_bytes;
+      reverse.pop_back();
+    } else if (reverse.size() < total) {
+      f.size_bytes = options.sizes_bytes[reverse.size()];
+    }
+    f.error = absl::StrCat("target side: ", fault, "; ", reverse.size(), " of ", total,
+                           " sizes ran");
+    spdlog::warn("target {}: {}", id, f.error);
+    reverse.push_back(std::move(f));
   }
 };
 
@@ -237,7 +268,8 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
 
   Target* raw = t.get();
   SteadyClock clock = clock_;
-  t->worker = std::thread([raw, clock] { raw->Work(clock); });
+  std::shared_ptr<bench::SessionFactory> sessions = sessions_;
+  t->worker = std::thread([raw, clock, sessions] { raw->Work(clock, *sessions); });
   {
     std::lock_guard lock(mu_);
     targets_[id] = std::move(t);

@@ -2,12 +2,14 @@
 // bench::TargetSession from the SessionFactory: buffer, registration, QPs,
 // and a worker thread that waits for the initiator's QPs and then runs the
 // target's part of the test: the reverse sweep of a bidirectional test, or
-// the latency responder), ConnectTarget hands it the initiator's half in the
-// out-of-band mode, VerifyTarget checks the pattern the initiator's last
-// pass of each size left, CloseTarget frees it. Every target carries a lease
-// renewed by each call on it; a reaper thread frees targets whose lease ran
-// out (their controller vanished), so a killed controller or initiator never
-// pins memory or QPs for longer than the lease.
+// the latency responder, ended early, with the event named, by an error
+// event on the target's own CQs or QPs: verbs/data_events.h), ConnectTarget
+// hands it the initiator's half in the out-of-band mode, VerifyTarget checks
+// the pattern the initiator's last pass of each size left, CloseTarget frees
+// it. Every target carries a lease renewed by each call on it; a reaper
+// thread frees targets whose lease ran out (their controller vanished), so a
+// killed controller or initiator never pins memory or QPs for longer than
+// the lease.
 //
 // Errors: INVALID_ARGUMENT for bad requests (one sentence), NOT_FOUND for
 // an unknown or already freed target, RESOURCE_EXHAUSTED past the agent's

@@ -4,9 +4,10 @@
 // IBV_EVENT_QP_ACCESS_ERR. They arrive as asynchronous events on the context
 // that made the objects (a test's own for out of band, librdmacm's shared
 // one of the device for rdma_cm), not on PortEvents' context: one thread per
-// agent reads the async fd of every context a running test registered and
-// stops that test (its stop flag, read by the data loop once per poll) with
-// the event named.
+// agent reads the async fd of every context a running test registered (the
+// initiator's sweep, and the target's own part: its reverse sweep or latency
+// responder, agent/service/target_registry.cc) and stops that side (its stop
+// flag, read by the data loop once per poll) with the event named.
 //
 //   DataEvents events;                          // one per agent
 //   auto w = events.Watch(session.data_objects(), cancelled);

@@ -237,8 +237,14 @@ class FakeNic {
   absl::Status Connect(uint32_t q, const QpTransition& rtr, const QpTransition& rts);
   ibv_qp* qp(uint32_t) const { return nullptr; }
   FakeNic& ops() { return *this; }
-  // No context: nothing for DataEvents to read (session.h WatchData's default).
-  verbs::DataObjects data_objects() const { return {}; }
+  // No context: nothing for DataEvents to read (session.h WatchData's
+  // default); the device's name (device_name), for a fake factory's watch.
+  verbs::DataObjects data_objects() const {
+    verbs::DataObjects o;
+    o.device = device_name;
+    return o;
+  }
+  std::string device_name;
   uint32_t max_inline() const { return created_caps.max_inline_data; }
   void SetInline(bool on) { inline_on = on; }
   bool connected(uint32_t q) const { return q < peers_.size() && peers_[q].nic != nullptr; }

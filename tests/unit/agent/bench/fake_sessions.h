@@ -6,8 +6,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "agent/bench/oob_session.h"
 #include "agent/bench/session.h"
@@ -51,6 +55,7 @@ class FakeSessionFactory final : public SessionFactory {
       return absl::UnimplementedError("the fake fabric has no rdma_cm");
     }
     auto nic = std::make_unique<FakeNic>(&fabric, spec.device.ports.front());
+    nic->device_name = spec.device.name;
     ASSIGN_OR_RETURN(auto t, OobTarget<FakeNic>::Open(std::move(nic), spec));
     ++targets_opened;
     return std::unique_ptr<TargetSession>(std::move(t));
@@ -59,21 +64,34 @@ class FakeSessionFactory final : public SessionFactory {
       const InitiatorSpec& spec) override {
     if (spec.cm != CmMode::kOob) return absl::UnimplementedError("the fake fabric has no rdma_cm");
     auto nic = std::make_unique<FakeNic>(&fabric, spec.device.ports.front());
+    nic->device_name = spec.device.name;
     ASSIGN_OR_RETURN(auto in, OobInitiator<FakeNic>::Open(std::move(nic), spec));
     return std::unique_ptr<InitiatorSession>(std::move(in));
   }
 
   // Faults the test raises: RaisePortDown ends the running test as a real
-  // IBV_EVENT_PORT_ERR would (port_events.h), RaiseDataError as an error
-  // event on the test's own CQ or QP (data_events.h). Either sets the one
-  // stop flag the data loop reads.
+  // IBV_EVENT_PORT_ERR would (port_events.h); RaiseDataErrorOn(device,
+  // fault) is an error event on the CQs or QPs of `device`'s session
+  // (data_events.h): the watches of its objects stop within a millisecond,
+  // as the real DataEvents' would, with `fault` as theirs. RaiseDataError:
+  // one on the initiator's (fake0's) send CQ. The initiator's loop reads
+  // the port watch's flag (stop_any), which both set.
   void RaisePortDown() {
     port_down = true;
     stop_any = true;
   }
   void RaiseDataError() {
-    data_error = true;
+    RaiseDataErrorOn("fake0", data_fault);
     stop_any = true;
+  }
+  void RaiseDataErrorOn(const std::string& device, const std::string& fault) {
+    std::lock_guard lock(faults_mu_);
+    device_faults_[device] = fault;
+  }
+  std::string DeviceFault(const std::string& device) {
+    std::lock_guard lock(faults_mu_);
+    auto it = device_faults_.find(device);
+    return it == device_faults_.end() ? "" : it->second;
   }
   std::unique_ptr<verbs::PortWatch> WatchPort(const std::string&, uint32_t,
                                               const std::atomic<bool>&) override {
@@ -88,27 +106,49 @@ class FakeSessionFactory final : public SessionFactory {
     };
     return std::make_unique<Watch>(this);
   }
-  std::unique_ptr<verbs::DataWatch> WatchData(const verbs::DataObjects&, const std::atomic<bool>&) override {
-    class Watch final : public verbs::DataWatch {
+  // A watch of `objects.device`: stops on `cancelled` or that device's
+  // fault, polled every millisecond by its own thread.
+  std::unique_ptr<verbs::DataWatch> WatchData(const verbs::DataObjects& objects,
+                                              const std::atomic<bool>& cancelled) override {
+    class DeviceWatch final : public verbs::DataWatch {
      public:
-      explicit Watch(FakeSessionFactory* f) : f_(f) {}
-      const std::atomic<bool>& stop() const override { return f_->stop_any; }
-      std::string fault() const override { return f_->data_error ? f_->data_fault : ""; }
+      DeviceWatch(FakeSessionFactory* f, std::string device, const std::atomic<bool>& cancelled)
+          : f_(f), device_(std::move(device)), cancelled_(cancelled), thread_([this] { Loop(); }) {}
+      ~DeviceWatch() override {
+        done_ = true;
+        thread_.join();
+      }
+      const std::atomic<bool>& stop() const override { return stop_; }
+      std::string fault() const override { return f_->DeviceFault(device_); }
 
      private:
+      void Loop() {
+        while (!done_) {
+          if (cancelled_.load() || !f_->DeviceFault(device_).empty()) stop_ = true;
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }
       FakeSessionFactory* f_;
+      const std::string device_;
+      const std::atomic<bool>& cancelled_;
+      std::atomic<bool> stop_{false};
+      std::atomic<bool> done_{false};
+      std::thread thread_;  // last: started after what it reads
     };
-    return std::make_unique<Watch>(this);
+    return std::make_unique<DeviceWatch>(this, objects.device, cancelled);
   }
 
   FakeFabric fabric;
   std::atomic<bool> stop_any{false};
   std::atomic<bool> port_down{false};
-  std::atomic<bool> data_error{false};
   std::string data_fault = "the send CQ of fake0 overran (IBV_EVENT_CQ_ERR): completions were lost";
   std::string port_fault = "port 1 of fake0 went down (IBV_EVENT_PORT_ERR)";
   bool force_rdma_cm = false;
   int targets_opened = 0;
+
+ private:
+  std::mutex faults_mu_;
+  std::map<std::string, std::string> device_faults_;  // guarded by faults_mu_
 };
 
 }  // namespace gdrbench::agent::bench::testing

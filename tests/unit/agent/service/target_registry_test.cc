@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "agent/service/agent_handler.h"
 #include "agent/service/sweep_convert.h"
@@ -113,12 +114,17 @@ TEST_F(Registry, VerifyBeforeTheInitiatorSaysSoAndAFailedOpenHoldsNothing) {
   EXPECT_EQ(registry_->Connect(c).code(), absl::StatusCode::kInvalidArgument);  // no QPs in it
 }
 
+// As agent/verbs/data_events.cc words an IBV_EVENT_QP_FATAL on a test's QP.
+constexpr char kTargetQpFatal[] =
+    "QP 17 (1 of 1) on fake1 failed (IBV_EVENT_QP_FATAL): the NIC moved it to the error state";
+
 // A whole test through the agent's handler, as two agents and a controller
 // run it: both "agents" are one handler here (one fake fabric).
 class Handler : public ::testing::Test {
  protected:
   std::shared_ptr<FakeSessionFactory> factory_ = std::make_shared<FakeSessionFactory>();
   int data_error_after_size_ = 0;  // ... an error event on its own CQ after that many sizes
+  int target_error_after_size_ = 0;  // ... on the target's (fake1's) QP after that many sizes
   int port_down_after_size_ = 0;  // the initiator's port goes down after that many sizes
   AgentHandler handler_{AgentConfig{.fs_root = "/", .devices = {}}, factory_};
 
@@ -162,6 +168,12 @@ class Handler : public ::testing::Test {
             out.sizes.push_back(m.size());
             if (port_down_after_size_ == static_cast<int>(out.sizes.size())) factory_->RaisePortDown();
             if (data_error_after_size_ == static_cast<int>(out.sizes.size())) factory_->RaiseDataError();
+            if (target_error_after_size_ == static_cast<int>(out.sizes.size())) {
+              factory_->RaiseDataErrorOn("fake1", kTargetQpFatal);
+              // The initiator holds here, before the next size's barrier,
+              // long enough for the target's watch (1 ms) to be heard.
+              std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
           }
           if (m.has_summary()) out.summary = m.summary();
           return true;
@@ -234,6 +246,31 @@ TEST_F(Handler, AnErrorEventOnTheTestsOwnCqEndsItWithTheEventNamed) {
   EXPECT_THAT(o.summary.error(),
               HasSubstr("the send CQ of fake0 overran (IBV_EVENT_CQ_ERR): completions were lost; 1 of 3 sizes ran"));
   ASSERT_EQ(o.sizes.size(), 1u);
+}
+
+// Issue 34 item 11: the target's own CQs and QPs are watched too. An error
+// event on the target's QP during a bidirectional test ends the target's
+// reverse sweep at once with the event named (the target's part of the
+// result), instead of the target sweeping on with a broken QP.
+TEST_F(Handler, AnErrorEventOnTheTargetsQpEndsItsReverseSweepWithTheEventNamed) {
+  v1::SweepParams p;
+  for (uint64_t s : {4096, 65536, 262144}) p.add_sizes_bytes(s);
+  p.set_iterations(8);
+  p.set_qps(1);
+  p.set_bidirectional(true);
+  target_error_after_size_ = 1;
+  Outcome o = Run(p);
+  ASSERT_TRUE(o.verify_status.ok()) << o.verify_status;
+  ASSERT_EQ(o.verify.reverse_sizes_size(), 2);
+  EXPECT_EQ(o.verify.reverse_sizes(0).status(), v1::RESULT_STATUS_OK) << o.verify.reverse_sizes(0).error();
+  const v1::SizeResult& cut = o.verify.reverse_sizes(1);
+  EXPECT_NE(cut.status(), v1::RESULT_STATUS_OK);
+  EXPECT_EQ(cut.size_bytes(), 65536u);
+  EXPECT_EQ(cut.error(), absl::StrCat("target side: ", kTargetQpFatal, "; 1 of 3 sizes ran"));
+  // The initiator's side of the same test fails at the next barrier, its
+  // peer gone from the sweep.
+  EXPECT_EQ(o.summary.status(), v1::RESULT_STATUS_FAILED);
+  EXPECT_THAT(o.summary.error(), HasSubstr("the peer ended its sweep"));
 }
 
 TEST_F(Handler, OutOfBandBidirectionalIsVerifiedBothWays) {
