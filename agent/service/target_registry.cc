@@ -101,8 +101,7 @@ class Target {
     } else if (reverse.size() < total) {
       f.size_bytes = options.sizes_bytes[reverse.size()];
     }
-    f.error = absl::StrCat("target side: ", fault, "; ", reverse.size(), " of ", total,
-                           " sizes ran");
+    f.error = absl::StrCat("target side: ", fault, "; ", reverse.size(), " of ", total, " sizes ran");
     spdlog::warn("target {}: {}", id, f.error);
     reverse.push_back(std::move(f));
   }
