@@ -129,22 +129,3 @@ _sw_first_contact() {
     --sizes 2 --iterations 5 --warmup 0 --json ||
     { dp_show; lab_fail "first-contact pair $4 -> $1 rail $3 (--cm oob) failed"; }
 }
-# _sw_flush_neigh NODE...: every neighbour entry of the nodes' rail interfaces and the spine's.
-_sw_flush_neigh() {
-  local n r
-  for n in "$@"; do
-    for ((r = 0; r < ${LAB_RAILS:-1}; r++)); do ip neigh flush dev "$(lab_rail_netdev "$n" "$r")" 2>/dev/null; done
-  done
-  ip -n spine neigh flush all 2>/dev/null
-  return 0
-}
-
-# _sw_first_contact_ms SERVER CLIENT SERVER_RAIL CLIENT_DEV: one tiny out-of-band pair test from
-# CLIENT_DEV to SERVER's rail SERVER_RAIL; prints its duration in ms.
-_sw_first_contact_ms() {
-  dp_pair "$1" "$2" --cm oob --server-device "$(lab_rail_dev "$1" "$3")" --client-device "$4" \
-    --sizes 2 --iterations 5 --warmup 0 --json ||
-    { dp_show >&2; lab_fail "first-contact pair $4 -> $1 rail $3 (--cm oob) failed"; }
-  python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1])).get("duration_ns", 0)) // 1000000)' \
-    "$DP_DIR/pair.out"
-}
