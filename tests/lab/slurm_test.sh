@@ -122,14 +122,23 @@ echo "  $got"
 lab_log "node4 repaired (unshaped); a sweep outside Slurm tests it"
 shape node4 --clear || lab_fail "shape --clear failed"
 sw_start_agents node1 node2 node3 node4
-sw_sweep "$out/repaired" --max-concurrent 1
-rc=$?
-((rc <= 1)) && [[ -s "$out/repaired/run.json" ]] ||
-  lab_fail "the sweep of the repaired node: exit $rc: $(tail -n 5 "$out/repaired.stderr")"
-got=$("$GDRBENCH_BIN/gdrbench" resume --run "$out/repaired/run.json" --verdicts "$verdicts") ||
-  lab_fail "resume failed: $got"
-echo "  $got"
-[[ "$got" == "resumed node4: passed in run "* ]] || lab_fail "resume after the repair: '$got'"
+# The emulated links wander (a cell can read 30 % low by chance): a repaired
+# node whose only mark is a link below the floor ("suspect", a cable, not the
+# node) stays drained, as designed; the operator sweeps again. Up to three
+# sweeps; a node or drain verdict on node4 fails at once.
+for try in 1 2 3; do
+  sw_sweep "$out/repaired$try" --max-concurrent 1
+  rc=$?
+  ((rc <= 1)) && [[ -s "$out/repaired$try/run.json" ]] ||
+    lab_fail "the sweep of the repaired node: exit $rc: $(tail -n 5 "$out/repaired$try.stderr")"
+  got=$("$GDRBENCH_BIN/gdrbench" resume --run "$out/repaired$try/run.json" --verdicts "$verdicts") ||
+    lab_fail "resume failed: $got"
+  echo "  sweep $try: $got"
+  [[ "$got" == "resumed node4: passed in run "* ]] && break
+  [[ "$got" == "kept node4 drained: run "*" says suspect: link "* ]] ||
+    lab_fail "resume after the repair: '$got'"
+done
+[[ "$got" == "resumed node4: passed in run "* ]] || lab_fail "resume after the repair, 3 sweeps: '$got'"
 sl_idle node4 || lab_fail "node4 is '$(sl_state node4)' after the resume"
 NHC_DIE=""
 check_gdrbench_fabric "$verdicts" node4 || lab_fail "NHC check still fails node4: $NHC_DIE"
