@@ -127,6 +127,7 @@ void AddOutputFlags(CLI::App* c, SweepOptions& o) {
   c->add_option("--out", o.out, "report folder: run.json pairs.csv summary.md report.html junit.xml journal");
   c->add_option("--resume", o.resume, "continue the run recorded in this journal (same inventory and flags)");
   c->add_flag("--dry-run", o.dry_run, "print the plan and its estimated duration; contact no agent");
+  c->add_flag("--verbose", o.verbose, "with --dry-run: every round's tests too");
   c->add_option("--estimate-from", o.estimate_from,
                 absl::StrCat("run.json of an earlier sweep of this fabric: the estimate uses its measured "
                              "per-test set-up and bandwidth (default: --out DIR/run.json if present, else ",

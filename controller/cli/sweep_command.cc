@@ -15,6 +15,7 @@
 #include "controller/analysis/blame.h"
 #include "controller/analysis/left_out.h"
 #include "controller/cli/cli_util.h"
+#include "controller/cli/dry_run_text.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/server_commands.h"
 #include "controller/cli/sweep_conflicts.h"
@@ -175,7 +176,7 @@ int DryRun(const SweepOptions& o, const sweep::SweepConfig& c) {
   if (o.common.json) {
     PrintPlanJson(*plan, sweep::Estimate(c), basis, stdout);
   } else {
-    PrintPlanText(*plan, sweep::Estimate(c), basis, stdout);
+    PrintPlanSummary(*plan, c, sweep::Estimate(c), basis, o.verbose, stdout);
     if (std::string qos = sweep::DescribeQos(c, sweep::kFlagNames); !qos.empty()) std::printf("qos: %s\n", qos.c_str());
   }
   return 0;

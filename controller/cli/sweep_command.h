@@ -63,6 +63,7 @@ struct SweepOptions {
   std::string out;                // report folder (required unless --dry-run)
   std::string resume;             // journal of an interrupted run
   bool dry_run = false;
+  bool verbose = false;           // --dry-run: every round's tests in the text plan
   std::string estimate_from;      // a run.json whose tests' costs the estimate uses
                                   // (default: --out DIR/run.json when there is one)
   std::string progress = "auto";  // auto | bar | json | none

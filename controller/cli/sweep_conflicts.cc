@@ -36,6 +36,9 @@ absl::Status CheckSweepFlagConflicts(const SweepOptions& o, const CLI::App& cmd)
     return Bad("--json prints the plan of --dry-run only; a sweep writes run.json in --out (progress as JSON "
                "lines: --progress json)");
   }
+  if (o.verbose && !o.dry_run) {
+    return Bad("--verbose lists the rounds of --dry-run's plan only; a sweep's progress is --progress lines");
+  }
   if (o.dry_run && !o.resume.empty()) {
     return Bad("--dry-run prints a new plan and --resume continues a recorded run: give one of them");
   }

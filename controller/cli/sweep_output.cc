@@ -24,14 +24,6 @@ size_t RailCount(const run::Plan& plan) {
   return r;
 }
 
-std::string RailName(const run::Plan& plan, const schedule::Test& t) {
-  const auto& a = plan.nodes[t.src].rails[t.rail].nic;
-  const auto& b = plan.nodes[t.dst].rails[t.TargetRail()].nic;
-  const std::string lane = analysis::LaneName(t.rail, t.TargetRail());
-  if (a.empty() && b.empty()) return lane;
-  return absl::StrFormat("%s %s>%s", lane, a.empty() ? "auto" : a, b.empty() ? "auto" : b);
-}
-
 }  // namespace
 
 std::string JsonEscape(const std::string& s) {
@@ -51,40 +43,6 @@ std::string JsonEscape(const std::string& s) {
     }
   }
   return o;
-}
-
-void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, const std::string& basis,
-                   std::FILE* out) {
-  const auto& s = plan.schedule;
-  const auto& o = plan.schedule_options;
-  const std::string mode = o.mode == schedule::Mode::kIncast
-                               ? absl::StrFormat("incast (fan-in %u)", o.fan_in)
-                               : std::string(schedule::ModeName(o.mode));
-  std::fprintf(out, "plan %s: %s, %zu nodes, %zu rail(s), %s, memory %s\n", plan.fingerprint.c_str(),
-               mode.c_str(), plan.nodes.size(), RailCount(plan),
-               o.bidirectional ? "bidirectional tests" : "one direction per sub-round",
-               plan.memory.c_str());
-  std::fprintf(out, "rounds: %zu, tests: %zu, at most %zu tests per round%s\n", s.rounds(), s.tests(),
-               s.MaxRoundSize(),
-               o.max_concurrent ? absl::StrFormat(" (cap %u)", o.max_concurrent).c_str() : "");
-  const double per_test = schedule::EstimateTestSeconds(est);
-  std::fprintf(out, "estimated duration: %s (%zu rounds in sequence x %.3g s per test at %.4g Gb/s; %s)\n",
-               Hms(schedule::EstimateScheduleSeconds(s, est)).c_str(), s.rounds(), per_test, est.link_gbps,
-               basis.c_str());
-  for (const auto& n : plan.nodes) {
-    if (n.excluded) std::fprintf(out, "left out: %s: %s\n", n.name.c_str(), n.excluded_reason.c_str());
-  }
-  for (size_t r = 0; r < s.rounds(); ++r) {
-    std::fprintf(out, "round %zu:", r);
-    bool first = true;
-    for (const auto& t : s.Round(r)) {
-      std::fprintf(out, "%s %s%s%s [%s]", first ? "" : ",", plan.nodes[t.src].name.c_str(),
-                   t.bidirectional ? "<->" : "->", plan.nodes[t.dst].name.c_str(),
-                   RailName(plan, t).c_str());
-      first = false;
-    }
-    std::fputc('\n', out);
-  }
 }
 
 void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, const std::string& basis,

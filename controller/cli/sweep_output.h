@@ -12,11 +12,9 @@
 
 namespace gdrbench::controller::cli {
 
-// The plan: every round with its pairs and rails, and the estimated duration
-// with its `basis` (where the per-test cost comes from). Streams to `out`
-// (works for any inventory size).
-void PrintPlanText(const run::Plan& plan, const schedule::EstimateParams& est, const std::string& basis,
-                   std::FILE* out);
+// The plan as JSON: every round with its pairs and rails, and the estimated
+// duration with its `basis` (where the per-test cost comes from). Streams to
+// `out` (works for any inventory size). The text plan: dry_run_text.h.
 void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, const std::string& basis,
                    std::FILE* out);
 
