@@ -3,6 +3,7 @@
 #include "controller/run/answer_bounds.h"
 #include "controller/run/clear_keeping.h"
 #include "controller/run/memory_kinds.h"
+#include "controller/run/pair_verdict.h"
 
 #include <algorithm>
 #include <memory>
@@ -61,23 +62,6 @@ void SetStarted(v1::PairResult* r) {
   google::protobuf::Timestamp* t = r->mutable_started_at();
   t->set_seconds(ns / 1000000000);
   t->set_nanos(static_cast<int32_t>(ns % 1000000000));
-}
-
-void Fail(v1::PairResult* r, v1::ResultStatus status, std::string reason) {
-  r->set_status(status);
-  r->set_reason(std::move(reason));
-}
-
-// "<rpc> on <name>: <message>". The real agent client already begins its
-// messages with "<rpc> on <address>: " (agent_api.h): for `gdrbench pair`
-// the name is that address and the message goes as it is; in a sweep the node
-// name goes before it ("node1: OpenTarget on 10.0.0.1:7470: ..."), never the
-// RPC twice.
-std::string AgentError(absl::string_view rpc, absl::string_view name, absl::string_view message) {
-  const std::string own = absl::StrCat(rpc, " on ");
-  if (!absl::StartsWith(message, own)) return absl::StrCat(own, name, ": ", message);
-  if (absl::StartsWith(message.substr(own.size()), absl::StrCat(name, ":"))) return std::string(message);
-  return absl::StrCat(name, ": ", message);
 }
 
 // This thread's requests, reused test after test (a sweep runs millions):
@@ -140,40 +124,6 @@ void FillSweep(const PairSide& initiator, const v1::SweepParams& p, bool bidirec
   }
 }
 
-// Copies VerifyTarget's answer into the sizes (verified, first bad offset;
-// a mismatch fails the size) and takes the reverse direction's results.
-void ApplyVerify(const v1::VerifyTargetResponse& v, bool verify, v1::PairResult* r) {
-  for (const auto& vs : v.sizes()) {
-    for (auto& s : *r->mutable_sizes()) {
-      if (s.size_bytes() != vs.size_bytes()) continue;
-      s.set_verified(vs.verified());
-      s.set_verify_first_bad_offset(vs.verify_first_bad_offset());
-      if (verify && !vs.verified()) {
-        s.set_status(v1::RESULT_STATUS_FAILED);
-        s.set_error(vs.error().empty()
-                        ? absl::StrCat("data mismatch: first bad byte at offset ",
-                                       vs.verify_first_bad_offset())
-                        : vs.error());
-      }
-    }
-  }
-  *r->mutable_reverse_sizes() = v.reverse_sizes();
-  ApplyReverseChecks(r);
-}
-
-// Every size that is not OK, both directions: "65536 B: <error>".
-std::vector<std::string> BadSizes(const v1::PairResult& r) {
-  std::vector<std::string> bad;
-  for (const auto* list : {&r.sizes(), &r.reverse_sizes()}) {
-    for (const auto& s : *list) {
-      if (s.status() == v1::RESULT_STATUS_OK) continue;
-      bad.push_back(absl::StrCat(s.size_bytes(), " B", list == &r.sizes() ? "" : " (reverse)", ": ",
-                                 s.error().empty() ? "failed" : s.error()));
-    }
-  }
-  return bad;
-}
-
 }  // namespace
 
 absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
@@ -183,60 +133,43 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
                      [](bool, const absl::Status&) {});
 }
 
-absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
-                         const v1::SweepParams& p, bool bidirectional, const PairTestOptions& o,
-                         v1::PairResult* r,
-                         absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
-  const int64_t t0 = NowNs();
-  SetStarted(r);
-  // A retry's counters are its own: none are kept from an attempt before.
-  r->clear_src_counters();
-  r->clear_dst_counters();
-  r->clear_link_flag();
-  auto finish = [&] { r->set_duration_ns(NowNs() - t0); };
-  absl::Status first_error;
-  auto answer = [&](bool is_target, const absl::Status& st) {
-    on_answer(is_target, st);
-    if (!st.ok() && first_error.ok()) first_error = st;
-  };
+namespace {
 
-  v1::OpenTargetRequest& open = requests.open;
-  v1::RunWriteSweepRequest& sweep = requests.sweep;
-  FillOpen(target, p, bidirectional, o, &open);
-  // Each test verifies a pattern of its own (set after the params, which
-  // are kept between tests of one plan).
-  const uint64_t seed = p.verify() ? VerifySeed(p, o) : p.seed();
-  open.mutable_params()->set_seed(seed);
-  if (p.verify()) r->set_verify_seed(seed);
-  // The answer too is this thread's (agent_api.h: OpenTarget fills it).
-  thread_local v1::OpenTargetResponse answered;
-  const v1::OpenTargetResponse* opened = &answered;
-  const absl::Status open_st = target.agent->OpenTarget(open, &answered);
-  answer(true, open_st);
-  if (!open_st.ok()) {
-    Fail(r, v1::RESULT_STATUS_ERROR, AgentError("OpenTarget", target.name, open_st.message()));
-    finish();
-    return first_error;
+// What the initiator's stream leaves behind.
+struct Stream {
+  AnswerBounds bounds;
+  absl::Status connect_st;
+  bool got_summary = false;
+};
+
+// Keeps the initiator's memory, registration and port counters of the
+// summary it answered.
+void TakeInitiatorSummary(v1::PairResult* r) {
+  Assign(r->mutable_src()->mutable_memory_kind(), r->summary().memory_kind());
+  Assign(r->mutable_src()->mutable_registration(), r->summary().registration());
+  // The initiator's port counters: kept once, beside the target's.
+  if (r->summary().has_counters()) {
+    r->mutable_src_counters()->Swap(r->mutable_summary()->mutable_counters());
+    r->mutable_summary()->clear_counters();
   }
-  Assign(r->mutable_dst()->mutable_memory_kind(), opened->memory_kind());
-  Assign(r->mutable_dst()->mutable_registration(), opened->registration());
-  FillSweep(initiator, p, bidirectional, o, *opened, &sweep);
-  sweep.mutable_params()->set_seed(seed);
-  // What the stream's answers leave behind. The callback captures only this
-  // (one pointer: std::function keeps it inline, no allocation per test).
-  struct Stream {
-    AnswerBounds bounds;
-    absl::Status connect_st;
-    bool got_summary = false;
-  } stream{AnswerBounds(p, r->expected_gbps()), absl::OkStatus()};
-  AnswerBounds& bounds = stream.bounds;
+}
+
+// Runs the initiator's sweep against the `opened` target, taking its
+// answers into `r` and `stream`; the call's status.
+absl::Status StreamSweep(const PairSide& initiator, const PairSide& target,
+                         const v1::RunWriteSweepRequest& sweep, const PairTestOptions& o,
+                         const v1::OpenTargetResponse& opened,
+                         absl::FunctionRef<void(bool, const absl::Status&)> answer, Stream& stream,
+                         v1::PairResult* r) {
+  // The callback captures only this (one pointer: std::function keeps it
+  // inline, no allocation per test).
   struct Ctx {
     Stream* stream;
     v1::PairResult* r;
     const v1::OpenTargetResponse* opened;
     const PairSide* target;
     absl::FunctionRef<void(bool, const absl::Status&)> answer;
-  } ctx{&stream, r, opened, &target, answer};
+  } ctx{&stream, r, &opened, &target, answer};
   absl::Status st = initiator.agent->RunWriteSweep(
       sweep, o.sweep_timeout, [c = &ctx](v1::RunWriteSweepResponse& m) {
         Stream& s = *c->stream;
@@ -260,83 +193,96 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
         }
         return true;
       });
-  const bool got_summary = stream.got_summary;
-  const absl::Status& connect_st = stream.connect_st;
   // Stopped by us: the agent did answer (the impossible); not a failed call.
-  if (!bounds.first_error().ok() && absl::IsCancelled(st)) st = absl::OkStatus();
+  if (!stream.bounds.first_error().ok() && absl::IsCancelled(st)) st = absl::OkStatus();
   answer(false, st);
-  if (got_summary) {
-    Assign(r->mutable_src()->mutable_memory_kind(), r->summary().memory_kind());
-    Assign(r->mutable_src()->mutable_registration(), r->summary().registration());
-    // The initiator's port counters: kept once, beside the target's.
-    if (r->summary().has_counters()) {
-      r->mutable_src_counters()->Swap(r->mutable_summary()->mutable_counters());
-      r->mutable_summary()->clear_counters();
-    }
-  }
+  if (stream.got_summary) TakeInitiatorSummary(r);
+  return st;
+}
 
-  // VerifyTarget checks the pattern (verify) and returns the target's own
-  // direction of a bidirectional test (reverse_sizes).
-  const bool swept = st.ok() && got_summary && r->summary().status() == v1::RESULT_STATUS_OK;
-  absl::Status verify_st;
-  if (swept && (p.verify() || bidirectional)) {
-    v1::VerifyTargetRequest vr;
-    vr.set_target_id(opened->target_id());
-    vr.set_seed(seed);
-    *vr.mutable_sizes_bytes() = p.sizes_bytes();
-    auto verified = target.agent->VerifyTarget(vr);
-    answer(true, verified.status());
-    if (verified.ok()) {
-      ApplyVerify(*verified, p.verify(), r);
-    } else {
-      verify_st = verified.status();
-    }
-  }
+// VerifyTarget checks the pattern (verify) and returns the target's own
+// direction of a bidirectional test (reverse_sizes); its failure, if any.
+absl::Status VerifyStep(const PairSide& target, const v1::SweepParams& p, uint64_t seed,
+                        const v1::OpenTargetResponse& opened,
+                        absl::FunctionRef<void(bool, const absl::Status&)> answer, v1::PairResult* r) {
+  v1::VerifyTargetRequest vr;
+  vr.set_target_id(opened.target_id());
+  vr.set_seed(seed);
+  *vr.mutable_sizes_bytes() = p.sizes_bytes();
+  auto verified = target.agent->VerifyTarget(vr);
+  answer(true, verified.status());
+  if (!verified.ok()) return verified.status();
+  ApplyVerify(*verified, p.verify(), r);
+  return absl::OkStatus();
+}
 
-  // Always release the target, even after a failure; a failed close only
-  // logs (the agent's lease frees it).
-  auto closed = target.agent->CloseTarget(opened->target_id());
+// Releases the target and keeps its port counters; a failed close only logs
+// (the agent's lease frees it).
+void CloseTargetStep(const PairSide& target, const v1::OpenTargetResponse& opened,
+                     absl::FunctionRef<void(bool, const absl::Status&)> on_answer, v1::PairResult* r) {
+  auto closed = target.agent->CloseTarget(opened.target_id());
   on_answer(true, closed.status());
   if (!closed.ok()) {
-    spdlog::warn("CloseTarget {} on {}: {} (its lease will free it)", opened->target_id(),
+    spdlog::warn("CloseTarget {} on {}: {} (its lease will free it)", opened.target_id(),
                  std::string(target.name), std::string(closed.status().message()));
   } else if (closed->counters().changes_size() > 256) {
     // As AnswerBounds for the initiator's: not one port's counters.
-    spdlog::warn("CloseTarget {} on {}: {} counter changes for one port: dropped", opened->target_id(),
+    spdlog::warn("CloseTarget {} on {}: {} counter changes for one port: dropped", opened.target_id(),
                  std::string(target.name), closed->counters().changes_size());
   } else if (closed->has_counters()) {
     r->mutable_dst_counters()->Swap(closed->mutable_counters());
   }
+}
 
-  if (!bounds.first_error().ok()) {
-    r->clear_sizes();
-    Fail(r, v1::RESULT_STATUS_ERROR, absl::StrCat("RunWriteSweep on ", initiator.name, ": ",
-                                                  bounds.first_error().message()));
-  } else if (!connect_st.ok()) {
-    Fail(r, v1::RESULT_STATUS_ERROR,
-         AgentError("ConnectTarget", target.name, connect_st.message()));
-  } else if (!st.ok()) {
-    Fail(r, st.code() == absl::StatusCode::kDeadlineExceeded ? v1::RESULT_STATUS_FAILED
-                                                              : v1::RESULT_STATUS_ERROR,
-         AgentError("RunWriteSweep", initiator.name, st.message()));
-  } else if (!got_summary) {
-    Fail(r, v1::RESULT_STATUS_ERROR,
-         absl::StrCat("RunWriteSweep on ", initiator.name, ": the stream ended without a summary"));
-  } else if (r->summary().status() != v1::RESULT_STATUS_OK) {
-    Fail(r, r->summary().status() == v1::RESULT_STATUS_UNSPECIFIED ? v1::RESULT_STATUS_ERROR
-                                                                   : r->summary().status(),
-         absl::StrCat(initiator.name, "->", target.name, ": ",
-                      r->summary().error().empty() ? "the sweep failed without a reason"
-                                                   : r->summary().error()));
-  } else if (!verify_st.ok()) {
-    Fail(r, v1::RESULT_STATUS_ERROR,
-         AgentError("VerifyTarget", target.name, verify_st.message()));
-  } else if (std::vector<std::string> bad = BadSizes(*r); !bad.empty()) {
-    Fail(r, v1::RESULT_STATUS_FAILED,
-         absl::StrCat(initiator.name, "->", target.name, ": ", absl::StrJoin(bad, "; ")));
-  } else {
-    r->set_status(v1::RESULT_STATUS_OK);
+}  // namespace
+
+absl::Status RunPairTest(const PairSide& initiator, const PairSide& target, const v1::SweepParams& p,
+                         bool bidirectional, const PairTestOptions& o, v1::PairResult* r,
+                         absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
+  const int64_t t0 = NowNs();
+  SetStarted(r);
+  // A retry's counters are its own: none are kept from an attempt before.
+  r->clear_src_counters();
+  r->clear_dst_counters();
+  r->clear_link_flag();
+  auto finish = [&] { r->set_duration_ns(NowNs() - t0); };
+  absl::Status first_error;
+  auto answer = [&](bool is_target, const absl::Status& st) {
+    on_answer(is_target, st);
+    if (!st.ok() && first_error.ok()) first_error = st;
+  };
+
+  v1::OpenTargetRequest& open = requests.open;
+  v1::RunWriteSweepRequest& sweep = requests.sweep;
+  FillOpen(target, p, bidirectional, o, &open);
+  // Each test verifies a pattern of its own (set after the params, which
+  // are kept between tests of one plan).
+  const uint64_t seed = p.verify() ? VerifySeed(p, o) : p.seed();
+  open.mutable_params()->set_seed(seed);
+  if (p.verify()) r->set_verify_seed(seed);
+  // The answer too is this thread's (agent_api.h: OpenTarget fills it).
+  thread_local v1::OpenTargetResponse opened;
+  const absl::Status open_st = target.agent->OpenTarget(open, &opened);
+  answer(true, open_st);
+  if (!open_st.ok()) {
+    Fail(r, v1::RESULT_STATUS_ERROR, AgentError("OpenTarget", target.name, open_st.message()));
+    finish();
+    return first_error;
   }
+  Assign(r->mutable_dst()->mutable_memory_kind(), opened.memory_kind());
+  Assign(r->mutable_dst()->mutable_registration(), opened.registration());
+  FillSweep(initiator, p, bidirectional, o, opened, &sweep);
+  sweep.mutable_params()->set_seed(seed);
+  Stream stream{AnswerBounds(p, r->expected_gbps()), absl::OkStatus()};
+  const absl::Status st = StreamSweep(initiator, target, sweep, o, opened, answer, stream, r);
+
+  const bool swept = st.ok() && stream.got_summary && r->summary().status() == v1::RESULT_STATUS_OK;
+  absl::Status verify_st;
+  if (swept && (p.verify() || bidirectional)) verify_st = VerifyStep(target, p, seed, opened, answer, r);
+  // Always release the target, even after a failure.
+  CloseTargetStep(target, opened, on_answer, r);
+  SetVerdict(initiator.name, target.name,
+             PairSteps{stream.bounds.first_error(), stream.connect_st, st, stream.got_summary, verify_st}, r);
   finish();
   return first_error;
 }
