@@ -196,8 +196,25 @@ absl::StatusOr<std::string> CaptureInfo(const FsRoot& tree) {
                       kv["kernel"].empty() ? "" : absl::StrCat(", kernel ", kv["kernel"]));
 }
 
-absl::Status StageTree(const FsRoot& src, const std::string& dest) {
-  Stager s(src, dest);
+namespace {
+
+// The kernel config's lines about dma-buf and the IOMMU.
+void StageKernelConfig(const FsRoot& src, Stager& s) {
+  auto rel = src.ReadLine("/proc/sys/kernel/osrelease");
+  if (!rel.ok()) return;
+  if (auto cfg = src.ReadFile(absl::StrCat("/boot/config-", *rel)); cfg.ok()) {
+    std::string kept;
+    for (absl::string_view line : absl::StrSplit(*cfg, '\n')) {
+      if (absl::StrContains(line, "DMA_SHARED_BUFFER") || absl::StrContains(line, "IOMMU")) {
+        absl::StrAppend(&kept, line, "\n");
+      }
+    }
+    s.Write(absl::StrCat("/boot/config-", *rel), kept);
+  }
+}
+
+// The system's files: kernel, driver versions, packages, module options.
+void StageSystem(const FsRoot& src, Stager& s) {
   for (const char* f : {"/proc/driver/nvidia/version", "/proc/sys/kernel/osrelease", "/proc/cmdline",
                         "/proc/self/limits", "/proc/self/status", "/proc/1/cgroup", "/proc/modules",
                         "/proc/sys/kernel/tainted", "/sys/kernel/security/lockdown",
@@ -217,17 +234,7 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
   if (auto dpkg = src.ReadFile("/var/lib/dpkg/status", limits::kMaxPackageDbBytes); dpkg.ok()) {
     s.Write("/var/lib/dpkg/status", FilterDpkg(*dpkg));
   }
-  if (auto rel = src.ReadLine("/proc/sys/kernel/osrelease"); rel.ok()) {
-    if (auto cfg = src.ReadFile(absl::StrCat("/boot/config-", *rel)); cfg.ok()) {
-      std::string kept;
-      for (absl::string_view line : absl::StrSplit(*cfg, '\n')) {
-        if (absl::StrContains(line, "DMA_SHARED_BUFFER") || absl::StrContains(line, "IOMMU")) {
-          absl::StrAppend(&kept, line, "\n");
-        }
-      }
-      s.Write(absl::StrCat("/boot/config-", *rel), kept);
-    }
-  }
+  StageKernelConfig(src, s);
   for (const char* dir : {"/etc/modules-load.d", "/run/modules-load.d", "/usr/lib/modules-load.d",
                           "/lib/modules-load.d", "/etc/modprobe.d"}) {
     if (auto names = src.ListDir(dir); names.ok()) {
@@ -241,6 +248,10 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
   if (auto peers = src.ListDir("/sys/kernel/mm/memory_peers"); peers.ok()) {
     for (const auto& p : *peers) s.File(absl::StrCat("/sys/kernel/mm/memory_peers/", p, "/version"));
   }
+}
+
+// Secure Boot's variables and the IOMMU units.
+void StageFirmware(const FsRoot& src, Stager& s) {
   if (src.Exists("/sys/firmware/efi")) {
     s.Dir("/sys/firmware/efi");
     if (auto vars = src.ListDir("/sys/firmware/efi/efivars"); vars.ok()) {
@@ -255,59 +266,70 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
     s.Dir("/sys/class/iommu");
     for (const auto& u : *units) s.Link(absl::StrCat("/sys/class/iommu/", u));
   }
-  // PCI: every function's identity (the topology scans them all); links,
-  // NUMA, config space and IOMMU group of GPUs, RDMA NICs and their bridges.
-  std::set<std::string> wanted;
-  if (auto fns = topology::ListPciFunctions(src); fns.ok()) {
-    for (const auto& bdf : *fns) {
-      std::string dev = absl::StrCat("/sys/bus/pci/devices/", bdf);
-      s.Link(dev);
-      s.Attributes(dev, {"class", "vendor", "device"});
-      auto cls = src.ReadLine(dev + "/class");
-      auto ven = src.ReadLine(dev + "/vendor");
-      if (cls.ok() && ven.ok() && *ven == "0x10de" && absl::StartsWith(*cls, "0x03")) wanted.insert(bdf);
+}
+
+// Every PCI function's identity (the topology scans them all); adds the
+// GPUs to `wanted`.
+void StagePciFunctions(const FsRoot& src, Stager& s, std::set<std::string>& wanted) {
+  auto fns = topology::ListPciFunctions(src);
+  if (!fns.ok()) return;
+  for (const auto& bdf : *fns) {
+    std::string dev = absl::StrCat("/sys/bus/pci/devices/", bdf);
+    s.Link(dev);
+    s.Attributes(dev, {"class", "vendor", "device"});
+    auto cls = src.ReadLine(dev + "/class");
+    auto ven = src.ReadLine(dev + "/vendor");
+    if (cls.ok() && ven.ok() && *ven == "0x10de" && absl::StartsWith(*cls, "0x03")) wanted.insert(bdf);
+  }
+}
+
+// One RDMA port: its state, counters and the GIDs in use; adds their
+// network devices to `netdevs`.
+void StageRdmaPort(const FsRoot& src, Stager& s, const std::string& port, std::set<std::string>& netdevs) {
+  s.Attributes(port, {"state", "phys_state", "link_layer", "rate", "lid", "sm_lid"});
+  for (const char* dir : {"counters", "hw_counters"}) {
+    if (auto names = src.ListDir(absl::StrCat(port, "/", dir)); names.ok()) {
+      for (const auto& c : *names) s.File(absl::StrCat(port, "/", dir, "/", c));
     }
   }
-  std::set<std::string> netdevs;
-  if (auto ibdevs = src.ListDir("/sys/class/infiniband"); ibdevs.ok()) {
-    s.Dir("/sys/class/infiniband");
-    for (const auto& name : *ibdevs) {
-      std::string ib = absl::StrCat("/sys/class/infiniband/", name);
-      s.Link(ib);
-      s.Attributes(ib, {"fw_ver", "node_guid", "node_type", "node_desc"});
-      s.Link(ib + "/device");
-      if (auto real = src.RealPath(ib + "/device"); real.ok()) {
-        std::string last = real->substr(real->rfind('/') + 1);
-        if (topology::IsBdf(last)) wanted.insert(last);
-      }
-      auto ports = src.ListDir(ib + "/ports");
-      if (!ports.ok()) continue;
-      for (const auto& p : *ports) {
-        std::string port = absl::StrCat(ib, "/ports/", p);
-        s.Attributes(port, {"state", "phys_state", "link_layer", "rate", "lid", "sm_lid"});
-        for (const char* dir : {"counters", "hw_counters"}) {
-          if (auto names = src.ListDir(absl::StrCat(port, "/", dir)); names.ok()) {
-            for (const auto& c : *names) s.File(absl::StrCat(port, "/", dir, "/", c));
-          }
-        }
-        auto gids = src.ListDir(port + "/gids");
-        if (!gids.ok()) continue;
-        for (const auto& g : *gids) {
-          auto gid = src.ReadLine(absl::StrCat(port, "/gids/", g));
-          // Empty table slots (all zero) are left out: rxe has hundreds.
-          if (!gid.ok() || *gid == "0000:0000:0000:0000:0000:0000:0000:0000") continue;
-          s.File(absl::StrCat(port, "/gids/", g));
-          s.File(absl::StrCat(port, "/gid_attrs/types/", g));
-          s.File(absl::StrCat(port, "/gid_attrs/ndevs/", g));
-          if (auto nd = src.ReadLine(absl::StrCat(port, "/gid_attrs/ndevs/", g)); nd.ok()) netdevs.insert(*nd);
-        }
-      }
+  auto gids = src.ListDir(port + "/gids");
+  if (!gids.ok()) return;
+  for (const auto& g : *gids) {
+    auto gid = src.ReadLine(absl::StrCat(port, "/gids/", g));
+    // Empty table slots (all zero) are left out: rxe has hundreds.
+    if (!gid.ok() || *gid == "0000:0000:0000:0000:0000:0000:0000:0000") continue;
+    s.File(absl::StrCat(port, "/gids/", g));
+    s.File(absl::StrCat(port, "/gid_attrs/types/", g));
+    s.File(absl::StrCat(port, "/gid_attrs/ndevs/", g));
+    if (auto nd = src.ReadLine(absl::StrCat(port, "/gid_attrs/ndevs/", g)); nd.ok()) netdevs.insert(*nd);
+  }
+}
+
+// Every RDMA device and its ports; adds their PCI functions to `wanted`
+// and the ports' network devices to `netdevs`.
+void StageRdmaDevices(const FsRoot& src, Stager& s, std::set<std::string>& wanted,
+                      std::set<std::string>& netdevs) {
+  auto ibdevs = src.ListDir("/sys/class/infiniband");
+  if (!ibdevs.ok()) return;
+  s.Dir("/sys/class/infiniband");
+  for (const auto& name : *ibdevs) {
+    std::string ib = absl::StrCat("/sys/class/infiniband/", name);
+    s.Link(ib);
+    s.Attributes(ib, {"fw_ver", "node_guid", "node_type", "node_desc"});
+    s.Link(ib + "/device");
+    if (auto real = src.RealPath(ib + "/device"); real.ok()) {
+      std::string last = real->substr(real->rfind('/') + 1);
+      if (topology::IsBdf(last)) wanted.insert(last);
     }
+    auto ports = src.ListDir(ib + "/ports");
+    if (!ports.ok()) continue;
+    for (const auto& p : *ports) StageRdmaPort(src, s, absl::StrCat(ib, "/ports/", p), netdevs);
   }
-  for (const auto& nd : netdevs) {
-    s.Link(absl::StrCat("/sys/class/net/", nd));
-    s.Attributes(absl::StrCat("/sys/class/net/", nd), {"mtu", "operstate", "address"});
-  }
+}
+
+// Links, NUMA, config space and IOMMU group of the `wanted` functions and
+// their bridges.
+void StagePciDetails(const FsRoot& src, Stager& s, std::set<std::string>& wanted) {
   for (const auto& bdf : std::set<std::string>(wanted)) {
     if (auto d = topology::ReadPciDevice(src, bdf); d.ok()) {
       for (const auto& a : d->ancestors) wanted.insert(a);
@@ -320,7 +342,11 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
     s.Link(dev + "/iommu_group");
     if (auto group = src.RealPath(dev + "/iommu_group"); group.ok()) s.File(*group + "/type");
   }
-  // Device nodes as empty files: the checks only test their presence.
+}
+
+// Device nodes and CUDA driver libraries as empty files: the checks only
+// test their presence.
+void StagePresenceFiles(const FsRoot& src, Stager& s) {
   for (const char* dir : {"/dev/infiniband", "/dev"}) {
     auto names = src.ListDir(dir);
     if (!names.ok()) continue;
@@ -337,6 +363,26 @@ absl::Status StageTree(const FsRoot& src, const std::string& dest) {
       if (absl::StartsWith(n, "libcuda.so.")) s.Empty(absl::StrCat(dir, "/", n));
     }
   }
+}
+
+}  // namespace
+
+absl::Status StageTree(const FsRoot& src, const std::string& dest) {
+  Stager s(src, dest);
+  StageSystem(src, s);
+  StageFirmware(src, s);
+  // PCI: every function's identity; links, NUMA, config space and IOMMU
+  // group of GPUs, RDMA NICs and their bridges.
+  std::set<std::string> wanted;
+  StagePciFunctions(src, s, wanted);
+  std::set<std::string> netdevs;
+  StageRdmaDevices(src, s, wanted, netdevs);
+  for (const auto& nd : netdevs) {
+    s.Link(absl::StrCat("/sys/class/net/", nd));
+    s.Attributes(absl::StrCat("/sys/class/net/", nd), {"mtu", "operstate", "address"});
+  }
+  StagePciDetails(src, s, wanted);
+  StagePresenceFiles(src, s);
   s.Write(kCaptureInfoFile, CaptureInfoText(src));
   return absl::OkStatus();
 }
