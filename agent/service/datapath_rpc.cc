@@ -98,6 +98,109 @@ void FillPath(const bench::InitiatorSession& in, v1::SweepSummary& summary) {
   summary.set_path_mtu_bytes(path.path_mtu_bytes);
 }
 
+// What the sizes of one sweep added up to, and its first error.
+struct SweepTally {
+  uint64_t total_bytes = 0;
+  int64_t total_ns = 0;
+  double best = 0;
+  std::string first_error;
+  bool caller_gone = false;
+  bool lockstep = false;
+
+  // One size's outcome, sent to the caller.
+  void Add(const bench::SizeOutcome& o, const std::function<bool(const v1::RunWriteSweepResponse&)>& emit) {
+    v1::RunWriteSweepResponse msg;
+    ToProto(o, msg.mutable_size());
+    lockstep = lockstep && o.lockstep;
+    if (o.ok) {
+      total_bytes += o.iterations * o.size_bytes;
+      total_ns += o.duration_ns;
+      best = std::max(best, o.bw_avg_gbps);
+    } else if (first_error.empty()) {
+      first_error = o.error;
+    }
+    if (!emit(msg)) caller_gone = true;
+  }
+};
+
+// The port's fault, else the test's CQs' and QPs'; empty while none.
+std::string Fault(const verbs::PortWatch& port, const verbs::DataWatch& data) {
+  std::string f = port.fault();
+  return f.empty() ? data.fault() : f;
+}
+
+// A bidirectional test's end: waits for the target's reverse sweep and, with
+// verify, checks its data into the summary's reverse_checks.
+void FinishReverse(bench::InitiatorSession& in, const bench::SweepOptions& options,
+                   const verbs::PortWatch& watch, const verbs::DataWatch& data_watch, SweepTally& t,
+                   v1::SweepSummary& summary) {
+  absl::Status w = in.WaitReverseDone(watch.stop(), ReverseWaitMs(options));
+  if (std::string f = Fault(watch, data_watch); !w.ok() && !f.empty()) {
+    t.first_error = absl::StrCat("bidirectional: waiting for the reverse direction: ", f);
+  } else if (!w.ok()) {
+    t.first_error = absl::StrCat("bidirectional: ", w.message());
+  } else if (options.verify) {
+    for (const bench::ReverseCheck& c : in.CheckReverse()) {
+      v1::SizeResult* rc = summary.add_reverse_checks();
+      rc->set_size_bytes(c.size_bytes);
+      rc->set_verified(c.verified);
+      rc->set_verify_first_bad_offset(c.first_bad_offset);
+      rc->set_status(c.verified ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
+      rc->set_error(c.error);
+      if (!c.verified && t.first_error.empty()) {
+        t.first_error = absl::StrCat("reverse direction (target -> initiator): ", c.error);
+      }
+    }
+  }
+}
+
+// The summary's totals and status once `ran` sizes ran.
+void SetOutcome(const SweepTally& t, size_t ran, const bench::SweepOptions& options,
+                v1::SweepSummary& summary) {
+  summary.set_sizes_in_lockstep(t.lockstep && ran == options.sizes_bytes.size());
+  summary.set_total_bytes(t.total_bytes);
+  summary.set_duration_ns(t.total_ns);
+  summary.set_bw_avg_gbps_best(t.best);
+  if (!t.first_error.empty()) {
+    summary.set_status(v1::RESULT_STATUS_FAILED);
+    summary.set_error(t.first_error);
+  } else if (ran < options.sizes_bytes.size()) {
+    summary.set_status(v1::RESULT_STATUS_ERROR);
+    summary.set_error(absl::StrCat("cancelled after ", ran, " of ", options.sizes_bytes.size(),
+                                   " sizes (the caller went away or the deadline passed)"));
+  } else {
+    summary.set_status(v1::RESULT_STATUS_OK);
+  }
+}
+
+// The summary before the test: the request's side of it.
+void StartSummary(const v1::RunWriteSweepRequest& r, const bench::SweepOptions& options,
+                  const bench::InitiatorSpec& spec, v1::SweepSummary& summary) {
+  summary.set_device(r.device());
+  summary.set_qps(options.qps);
+  summary.set_cm(ToProto(spec.cm));
+  summary.set_remote_address(spec.cm == bench::CmMode::kOob
+                                 ? std::string("out of band")
+                                 : absl::StrCat(r.target_address(), ":", r.target_cm_port()));
+}
+
+// Out of band: sends the initiator's QPs to the caller (the controller hands
+// them to the target, ConnectTarget, which answers in band once its QPs are
+// up) and waits for that answer. false: the caller went away.
+absl::StatusOr<bool> ConnectOutOfBand(bench::InitiatorSession& in, const bench::InitiatorSpec& spec,
+                                      const std::function<bool(const v1::RunWriteSweepResponse&)>& emit,
+                                      const std::atomic<bool>& cancelled, v1::SweepSummary& summary) {
+  std::optional<bench::OobPeer> me = in.connect_info();
+  if (!me.has_value()) return true;
+  v1::RunWriteSweepResponse msg;
+  ToProto(*me, in.gid_choice(), msg.mutable_connect());
+  summary.set_gid_choice(in.gid_choice());
+  if (!emit(msg)) return false;
+  absl::Status ready = in.WaitReady(cancelled, spec.timeout_ms);
+  if (!ready.ok()) return absl::Status(ready.code(), absl::StrCat("out-of-band connect: ", ready.message()));
+  return true;
+}
+
 }  // namespace
 
 TargetRegistry& AgentHandler::targets() {
@@ -146,12 +249,7 @@ absl::Status AgentHandler::RunWriteSweep(
 
   v1::RunWriteSweepResponse summary_msg;
   v1::SweepSummary& summary = *summary_msg.mutable_summary();
-  summary.set_device(r.device());
-  summary.set_qps(options.qps);
-  summary.set_cm(ToProto(spec.cm));
-  summary.set_remote_address(spec.cm == bench::CmMode::kOob
-                                 ? std::string("out of band")
-                                 : absl::StrCat(r.target_address(), ":", r.target_cm_port()));
+  StartSummary(r, options, spec, summary);
   auto fail = [&](const absl::Status& st) {
     // A test that could not run is data, not a failed RPC.
     summary.set_status(v1::RESULT_STATUS_ERROR);
@@ -164,18 +262,9 @@ absl::Status AgentHandler::RunWriteSweep(
   auto session = sessions_->OpenInitiator(spec);
   if (!session.ok()) return fail(session.status());
   bench::InitiatorSession& in = **session;
-  if (std::optional<bench::OobPeer> me = in.connect_info(); me.has_value()) {
-    v1::RunWriteSweepResponse msg;
-    ToProto(*me, in.gid_choice(), msg.mutable_connect());
-    summary.set_gid_choice(in.gid_choice());
-    if (!emit(msg)) return absl::OkStatus();
-    // The controller hands it to the target (ConnectTarget), which answers
-    // in band once its QPs are up.
-    absl::Status ready = in.WaitReady(cancelled, spec.timeout_ms);
-    if (!ready.ok()) {
-      return fail(absl::Status(ready.code(), absl::StrCat("out-of-band connect: ", ready.message())));
-    }
-  }
+  absl::StatusOr<bool> connected = ConnectOutOfBand(in, spec, emit, cancelled, summary);
+  if (!connected.ok()) return fail(connected.status());
+  if (!*connected) return absl::OkStatus();
   FillPath(in, summary);
   const verbs::PathInfo& path = in.path();
   const std::string server = spec.cm == bench::CmMode::kOob ? "" : r.target_address();
@@ -186,25 +275,9 @@ absl::Status AgentHandler::RunWriteSweep(
   const uint32_t counter_port = path.port != 0 ? path.port : 1;
   const counters::Sample counters_before = ReadTestCounters(r.device(), counter_port);
   bench::SweepIdentity ident{r.device(), path.gid_index, server};
-  uint64_t total_bytes = 0;
-  int64_t total_ns = 0;
-  double best = 0;
-  std::string first_error;
-  bool caller_gone = false;
-  bool lockstep = options.bidirectional;
-  auto on_size = [&](const bench::SizeOutcome& o) {
-    v1::RunWriteSweepResponse msg;
-    ToProto(o, msg.mutable_size());
-    lockstep = lockstep && o.lockstep;
-    if (o.ok) {
-      total_bytes += o.iterations * o.size_bytes;
-      total_ns += o.duration_ns;
-      best = std::max(best, o.bw_avg_gbps);
-    } else if (first_error.empty()) {
-      first_error = o.error;
-    }
-    if (!emit(msg)) caller_gone = true;
-  };
+  SweepTally tally;
+  tally.lockstep = options.bidirectional;
+  auto on_size = [&](const bench::SizeOutcome& o) { tally.Add(o, emit); };
   // A port that goes down ends the test at once (IBV_EVENT_PORT_ERR), not
   // after the QP's retries, and so does an error event on the test's own CQs
   // or QPs (IBV_EVENT_CQ_ERR, QP fatal); the same flag carries the caller's
@@ -212,59 +285,25 @@ absl::Status AgentHandler::RunWriteSweep(
   std::unique_ptr<verbs::DataWatch> data_watch = sessions_->WatchData(in.data_objects(), cancelled);
   std::unique_ptr<verbs::PortWatch> watch =
       sessions_->WatchPort(r.device(), path.port != 0 ? path.port : 1, data_watch->stop());
-  auto fault = [&] {
-    std::string f = watch->fault();
-    return f.empty() ? data_watch->fault() : f;
-  };
   const bool latency = options.test == bench::TestKind::kWriteLat;
   size_t ran = latency ? in.RunLatency(ident, watch->stop(), on_size)
                        : in.RunSweep(ident, watch->stop(), on_size);
-  if (std::string f = fault(); !f.empty()) {
-    first_error = absl::StrCat(f, "; ", ran, " of ", options.sizes_bytes.size(), " sizes ran");
+  if (std::string f = Fault(*watch, *data_watch); !f.empty()) {
+    tally.first_error = absl::StrCat(f, "; ", ran, " of ", options.sizes_bytes.size(), " sizes ran");
   }
-  if (options.bidirectional && !caller_gone && first_error.empty() &&
+  if (options.bidirectional && !tally.caller_gone && tally.first_error.empty() &&
       ran == options.sizes_bytes.size()) {
-    absl::Status w = in.WaitReverseDone(watch->stop(), ReverseWaitMs(options));
-    if (std::string f = fault(); !w.ok() && !f.empty()) {
-      first_error = absl::StrCat("bidirectional: waiting for the reverse direction: ", f);
-    } else if (!w.ok()) {
-      first_error = absl::StrCat("bidirectional: ", w.message());
-    } else if (options.verify) {
-      for (const bench::ReverseCheck& c : in.CheckReverse()) {
-        v1::SizeResult* rc = summary.add_reverse_checks();
-        rc->set_size_bytes(c.size_bytes);
-        rc->set_verified(c.verified);
-        rc->set_verify_first_bad_offset(c.first_bad_offset);
-        rc->set_status(c.verified ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
-        rc->set_error(c.error);
-        if (!c.verified && first_error.empty()) {
-          first_error = absl::StrCat("reverse direction (target -> initiator): ", c.error);
-        }
-      }
-    }
+    FinishReverse(in, options, *watch, *data_watch, tally, summary);
   }
   ToProto(counters::Diff(counters_before, ReadTestCounters(r.device(), counter_port)),
           summary.mutable_counters());
-  summary.set_sizes_in_lockstep(lockstep && ran == options.sizes_bytes.size());
-  summary.set_total_bytes(total_bytes);
-  summary.set_duration_ns(total_ns);
-  summary.set_bw_avg_gbps_best(best);
-  if (!first_error.empty()) {
-    summary.set_status(v1::RESULT_STATUS_FAILED);
-    summary.set_error(first_error);
-  } else if (ran < options.sizes_bytes.size()) {
-    summary.set_status(v1::RESULT_STATUS_ERROR);
-    summary.set_error(absl::StrCat("cancelled after ", ran, " of ", options.sizes_bytes.size(),
-                                   " sizes (the caller went away or the deadline passed)"));
-  } else {
-    summary.set_status(v1::RESULT_STATUS_OK);
-  }
+  SetOutcome(tally, ran, options, summary);
   spdlog::info("sweep {} -> {} ({}): {} of {} sizes{}, best {:.3f} Gb/s, {}{}{}", r.device(),
                path.remote_address, bench::CmModeName(spec.cm), ran, options.sizes_bytes.size(),
-               summary.sizes_in_lockstep() ? " in lock-step with the reverse direction" : "",
-               best, v1::ResultStatus_Name(summary.status()), first_error.empty() ? "" : ": ",
-               first_error);
-  if (!caller_gone) emit(summary_msg);
+               summary.sizes_in_lockstep() ? " in lock-step with the reverse direction" : "", tally.best,
+               v1::ResultStatus_Name(summary.status()), tally.first_error.empty() ? "" : ": ",
+               tally.first_error);
+  if (!tally.caller_gone) emit(summary_msg);
   const bool port_fault = !watch->fault().empty();
   watch.reset();
   data_watch.reset();
