@@ -28,18 +28,25 @@ int Fail(const std::string& msg) {
   return 1;
 }
 
-}  // namespace
+using gdrbench::agent::service::AgentServer;
+using gdrbench::agent::service::AgentServerConfig;
 
-int main(int argc, char** argv) {
-  using gdrbench::agent::service::AgentServer;
-  using gdrbench::agent::service::AgentServerConfig;
-
-  CLI::App app{"gdrbench-agent: per-node GPUDirect RDMA benchmark agent (gRPC)"};
-  app.set_version_flag("--version", std::string(gdrbench::kVersion));
-  app.set_config("--config", "", "read flags from a file (key = value per line)");
+// What the flags set besides AgentServerConfig.
+struct AgentFlags {
   AgentServerConfig cfg;
   std::string log_level = "info";
   std::string port_file;
+  double handshake_deadline_s = gdrbench::limits::kHandshakeDeadlineMs / 1000.0;
+  std::vector<std::string> controller_cidrs;
+  gdrbench::agent::service::OfflinePreflightConfig once;
+  std::string capture_out;
+  CLI::App* preflight_cmd = nullptr;
+  CLI::App* capture_cmd = nullptr;
+};
+
+// The serving agent's flags.
+void AddServeFlags(CLI::App& app, AgentFlags& f) {
+  AgentServerConfig& cfg = f.cfg;
   app.add_option("--listen", cfg.listen, "HOST:PORT to serve on (port 0: any free port)")
       ->capture_default_str()
       ->check(gdrbench::ListenAddressCheck());
@@ -56,8 +63,7 @@ int main(int argc, char** argv) {
   app.add_option("--health-listen", cfg.health_listen,
                  "HOST:PORT for a plaintext grpc.health.v1-only listener (Kubernetes gRPC probes)")
       ->check(gdrbench::ListenAddressCheck());
-  double handshake_deadline_s = gdrbench::limits::kHandshakeDeadlineMs / 1000.0;
-  app.add_option("--handshake-deadline-s", handshake_deadline_s,
+  app.add_option("--handshake-deadline-s", f.handshake_deadline_s,
                  "seconds a new connection has to make its first call (TLS handshake included)")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 120.0));
@@ -68,18 +74,18 @@ int main(int argc, char** argv) {
                  "connections without a call yet all addresses may hold; past it the oldest of the address "
                  "holding the most is closed")
       ->capture_default_str();
-  std::vector<std::string> controller_cidrs;
-  app.add_option("--controller-cidr", controller_cidrs,
+  app.add_option("--controller-cidr", f.controller_cidrs,
                  "address ranges of controllers (comma-separated CIDRs): their new connections have budgets "
                  "of their own that other addresses cannot use up")
       ->delimiter(',');
-  app.add_option("--port-file", port_file, "write the bound port here once serving");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
-      ->capture_default_str();
+  app.add_option("--port-file", f.port_file, "write the bound port here once serving");
+  app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error")->capture_default_str();
+}
 
-  // One-shot modes (support tickets, tests): run the checks once, or capture
-  // the files they read into a tarball that `preflight --fs-root` accepts.
-  gdrbench::agent::service::OfflinePreflightConfig once;
+// One-shot modes (support tickets, tests): run the checks once, or capture
+// the files they read into a tarball that `preflight --fs-root` accepts.
+void AddOneShotCommands(CLI::App& app, AgentFlags& f) {
+  gdrbench::agent::service::OfflinePreflightConfig& once = f.once;
   CLI::App* preflight_cmd = app.add_subcommand(
       "preflight", "run the preflight checks once and exit (1 when a check FAILs)");
   preflight_cmd->add_option("--fs-root", once.fs_root,
@@ -92,43 +98,34 @@ int main(int argc, char** argv) {
   preflight_cmd->add_option("--rail-nics", once.run.expect.rail_nics,
                             "NICs that are GPU rails beyond each GPU's nearest (comma-separated)")
       ->delimiter(',');
-  std::string capture_out;
   CLI::App* capture_cmd = app.add_subcommand(
       "capture", "pack the files the preflight checks read into FILE.tar.gz and exit");
-  capture_cmd->add_option("--out", capture_out, "the tarball to write")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return gdrbench::ExitOnParseError(app, e, "gdrbench-agent", argc, argv);
-  }
-  if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return Fail(std::string(st.message()));
-  cfg.admission.handshake_deadline =
-      std::chrono::milliseconds(static_cast<int64_t>(handshake_deadline_s * 1000 + 0.5));
-  for (const std::string& text : controller_cidrs) {
-    auto cidr = gdrbench::agent::service::Cidr::Parse(text);
-    if (!cidr.ok()) return Fail(std::string(cidr.status().message()));
-    cfg.admission.controller_cidrs.push_back(*cidr);
-  }
-  gdrbench::rpc::RouteGrpcLogsToSpdlog();
-  if (*preflight_cmd || *capture_cmd) {
-    // Their temporary trees go on SIGINT/SIGTERM/SIGHUP too.
-    gdrbench::agent::preflight::RemoveTempTreesOnSignals("gdrbench-agent");
-  }
-  if (*preflight_cmd) {
-    once.run.devices = cfg.agent.devices;  // gdrbench-agent --devices a,b preflight
-    auto out = gdrbench::agent::service::RunPreflightOnce(once);
+  capture_cmd->add_option("--out", f.capture_out, "the tarball to write")->required();
+  f.preflight_cmd = preflight_cmd;
+  f.capture_cmd = capture_cmd;
+}
+
+// `preflight` or `capture`: the exit code.
+int RunOneShot(AgentFlags& f) {
+  // Their temporary trees go on SIGINT/SIGTERM/SIGHUP too.
+  gdrbench::agent::preflight::RemoveTempTreesOnSignals("gdrbench-agent");
+  if (*f.preflight_cmd) {
+    f.once.run.devices = f.cfg.agent.devices;  // gdrbench-agent --devices a,b preflight
+    auto out = gdrbench::agent::service::RunPreflightOnce(f.once);
     if (!out.ok()) return Fail(std::string(out.status().message()));
     std::fputs(out->text.c_str(), stdout);
     return out->any_failed ? 1 : 0;
   }
-  if (*capture_cmd) {
-    if (auto st = gdrbench::agent::service::CaptureNode(capture_out); !st.ok()) {
-      return Fail(std::string(st.message()));
-    }
-    std::fprintf(stderr, "gdrbench-agent: wrote %s\n", capture_out.c_str());
-    return 0;
+  if (auto st = gdrbench::agent::service::CaptureNode(f.capture_out); !st.ok()) {
+    return Fail(std::string(st.message()));
   }
+  std::fprintf(stderr, "gdrbench-agent: wrote %s\n", f.capture_out.c_str());
+  return 0;
+}
 
+// Starts the agent and serves until SIGINT/SIGTERM (SIGHUP reloads TLS);
+// the exit code.
+int Serve(const AgentFlags& f) {
   // Block the stop signals (and SIGHUP, the TLS reload) in every thread gRPC
   // starts; main waits for them.
   sigset_t stop;
@@ -141,14 +138,14 @@ int main(int argc, char** argv) {
   // systemd's default soft limit is 1024 files; the unit raises both, and a
   // shell's hard limit is usually far above its soft one.
   gdrbench::agent::service::RaiseFileLimit();
-  auto server = AgentServer::Start(cfg);
+  auto server = AgentServer::Start(f.cfg);
   if (!server.ok()) return Fail(std::string(server.status().message()));
-  if (!port_file.empty()) {
+  if (!f.port_file.empty()) {
     // Written then renamed, so a reader never sees a half-written file.
-    std::string tmp = port_file + ".tmp";
+    std::string tmp = f.port_file + ".tmp";
     std::ofstream(tmp) << (*server)->port() << "\n";
-    if (std::rename(tmp.c_str(), port_file.c_str()) != 0) {
-      return Fail("cannot write --port-file " + port_file);
+    if (std::rename(tmp.c_str(), f.port_file.c_str()) != 0) {
+      return Fail("cannot write --port-file " + f.port_file);
     }
   }
   int sig = 0;
@@ -170,4 +167,32 @@ int main(int argc, char** argv) {
     _exit(1);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gdrbench-agent: per-node GPUDirect RDMA benchmark agent (gRPC)"};
+  app.set_version_flag("--version", std::string(gdrbench::kVersion));
+  app.set_config("--config", "", "read flags from a file (key = value per line)");
+  AgentFlags flags;
+  AddServeFlags(app, flags);
+  AddOneShotCommands(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return gdrbench::ExitOnParseError(app, e, "gdrbench-agent", argc, argv);
+  }
+  if (auto st = gdrbench::InitLogging(flags.log_level); !st.ok()) return Fail(std::string(st.message()));
+  AgentServerConfig& cfg = flags.cfg;
+  cfg.admission.handshake_deadline =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.handshake_deadline_s * 1000 + 0.5));
+  for (const std::string& text : flags.controller_cidrs) {
+    auto cidr = gdrbench::agent::service::Cidr::Parse(text);
+    if (!cidr.ok()) return Fail(std::string(cidr.status().message()));
+    cfg.admission.controller_cidrs.push_back(*cidr);
+  }
+  gdrbench::rpc::RouteGrpcLogsToSpdlog();
+  if (*flags.preflight_cmd || *flags.capture_cmd) return RunOneShot(flags);
+  return Serve(flags);
 }
