@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -179,6 +180,120 @@ bool DoneTests::Contains(uint32_t round, uint32_t src, uint32_t dst, uint32_t ra
   return std::binary_search(keys_.begin(), keys_.end(), key);
 }
 
+namespace {
+
+// What the rounds' workers share: progress, the first error, the handover of
+// results to on_result. Count and Deliver are called with `mu` held.
+struct RunShared {
+  explicit RunShared(const RunnerOptions& o) : options(o) {}
+
+  const RunnerOptions& options;
+  std::mutex mu;  // serializes on_result, progress and `first_error`
+  absl::Status first_error;
+  Progress prog;
+  size_t ran = 0;
+  const std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+
+  // Counts a finished test and reports progress.
+  void Count(const v1::PairResult& result) {
+    ++prog.tests_done;
+    ++ran;
+    if (result.status() != v1::RESULT_STATUS_OK) ++prog.tests_bad;
+    if (options.on_progress) {
+      prog.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      size_t left = prog.tests_total - prog.tests_done;
+      prog.eta_s = prog.elapsed_s / static_cast<double>(ran) * static_cast<double>(left);
+      options.on_progress(prog);
+    }
+  }
+
+  // Hands a worker's pending results to on_result.
+  void Deliver(WorkerResults& w) {
+    for (size_t i = 0; i < w.pending; ++i) {
+      const v1::PairResult& result = *w.slots[i];
+      if (options.on_result) {
+        absl::Status st = options.on_result(result, w.tests[i]);
+        if (!st.ok() && first_error.ok()) first_error = st;
+      }
+      Count(result);
+    }
+    w.pending = 0;
+  }
+};
+
+// The indices of the round's tests to run; resumed tests are counted, not run.
+std::vector<uint32_t> TestsToRun(std::span<const schedule::Test> tests, uint32_t round,
+                                 const DoneTests& already_done, Progress& prog) {
+  std::vector<uint32_t> todo;
+  todo.reserve(tests.size());
+  for (uint32_t i = 0; i < tests.size(); ++i) {
+    const auto& t = tests[i];
+    if (!already_done.empty() && already_done.Contains(round, t.src, t.dst, t.rail, t.TargetRail())) {
+      ++prog.tests_done;
+      ++prog.tests_resumed;
+      continue;
+    }
+    todo.push_back(i);
+  }
+  return todo;
+}
+
+// Runs one test into `result` (its identity already filled), retrying a
+// failed one up to `retries` times; a test with a node left out is skipped.
+void RunWithRetries(const Plan& plan, PairTester& tester, uint32_t retries, PairTestSpec& spec,
+                    v1::PairResult& result) {
+  const auto& t = spec.test;
+  const PlanNode* excluded = plan.nodes[t.src].excluded   ? &plan.nodes[t.src]
+                             : plan.nodes[t.dst].excluded ? &plan.nodes[t.dst]
+                                                          : nullptr;
+  if (excluded != nullptr) {
+    result.set_status(v1::RESULT_STATUS_SKIPPED);
+    result.set_reason(absl::StrCat(excluded->name, " left out: ", excluded->excluded_reason));
+    return;
+  }
+  uint32_t attempts = 0;
+  for (;;) {
+    ++attempts;
+    spec.attempt = attempts;
+    tester.Run(spec, &result);
+    if (result.status() == v1::RESULT_STATUS_OK || attempts > retries) break;
+    spdlog::info("retrying {}->{} rail {}{}: {}", result.src().node(), result.dst().node(), t.rail,
+                 t.CrossRail() ? absl::StrCat("->", t.TargetRail()) : "", result.reason());
+    RecycleResult(&result);
+    ClearOutcome(&result);
+  }
+  result.set_attempts(attempts);
+}
+
+// The worker's next free result slot (for `t`).
+v1::PairResult& NextSlot(WorkerResults& w, const schedule::Test& t) {
+  if (w.slots.size() == w.pending) {
+    w.slots.push_back(std::make_unique<v1::PairResult>());
+    w.tests.emplace_back();
+  }
+  w.tests[w.pending] = t;
+  return *w.slots[w.pending];
+}
+
+// Queues the worker's finished result (its slot's) and hands the queue over
+// when it should be.
+void HandOver(RunShared& shared, WorkerResults& w, const v1::PairResult& result) {
+  // A real test's result is handed over at once when the lock is free, a
+  // sub-millisecond one's kQuickBatch at a time; queued when the other
+  // worker holds the lock (a contended mutex's sleep and wake-up cost
+  // more than a zero-time test: a fifth of the controller bench's
+  // samples), and handed over with this worker's next results or at the
+  // round's end.
+  ++w.pending;
+  if (w.pending < kQuickBatch && result.duration_ns() < kQuickTestNs) return;
+  if (w.pending < kMaxPending && !shared.mu.try_lock()) return;
+  if (w.pending == kMaxPending) shared.mu.lock();
+  std::lock_guard<std::mutex> lock(shared.mu, std::adopt_lock);
+  shared.Deliver(w);
+}
+
+}  // namespace
+
 absl::Status SweepRunner::Run(const DoneTests& already_done) {
   if (!already_done.empty() && !already_done.sealed()) {
     return absl::FailedPreconditionError("the finished tests of a resume were not sealed (DoneTests::Seal)");
@@ -198,118 +313,43 @@ absl::Status SweepRunner::Run(const DoneTests& already_done) {
   BatchPool pool(threads);
   std::vector<WorkerResults> workers(pool.threads());
 
-  std::mutex mu;  // serializes on_result, progress and `first_error`
-  absl::Status first_error;
-  Progress prog;
+  RunShared shared(options_);
+  Progress& prog = shared.prog;
   prog.tests_total = sched.tests();
   prog.rounds = sched.rounds();
-  size_t ran = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-
-  // Counts a finished test and reports progress; `mu` held.
-  auto count = [&](const v1::PairResult& result) {
-    ++prog.tests_done;
-    ++ran;
-    if (result.status() != v1::RESULT_STATUS_OK) ++prog.tests_bad;
-    if (options_.on_progress) {
-      prog.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      size_t left = prog.tests_total - prog.tests_done;
-      prog.eta_s = prog.elapsed_s / static_cast<double>(ran) * static_cast<double>(left);
-      options_.on_progress(prog);
-    }
-  };
-  // Hands a worker's pending results to on_result; `mu` held.
-  auto deliver = [&](WorkerResults& w) {
-    for (size_t i = 0; i < w.pending; ++i) {
-      const v1::PairResult& result = *w.slots[i];
-      if (options_.on_result) {
-        absl::Status st = options_.on_result(result, w.tests[i]);
-        if (!st.ok() && first_error.ok()) first_error = st;
-      }
-      count(result);
-    }
-    w.pending = 0;
-  };
 
   for (size_t r = 0; r < sched.rounds(); ++r) {
     auto tests = sched.Round(r);
     prog.round = r;
-    // Resumed tests are counted, not run.
-    std::vector<uint32_t> todo;
-    todo.reserve(tests.size());
-    for (uint32_t i = 0; i < tests.size(); ++i) {
-      const auto& t = tests[i];
-      if (!already_done.empty() &&
-          already_done.Contains(static_cast<uint32_t>(r) + options_.round_offset, t.src, t.dst, t.rail,
-                                t.TargetRail())) {
-        ++prog.tests_done;
-        ++prog.tests_resumed;
-        continue;
-      }
-      todo.push_back(i);
-    }
+    const uint32_t round = static_cast<uint32_t>(r) + options_.round_offset;
+    std::vector<uint32_t> todo = TestsToRun(tests, round, already_done, prog);
     if (todo.empty()) continue;
     if (cancelled()) break;
     pool.RunBatch(todo.size(), [&](size_t k, size_t worker) {
       if (cancelled()) return;  // not started: a resume runs it
-      PairTestSpec spec{&plan_, tests[todo[k]], static_cast<uint32_t>(r) + options_.round_offset};
+      PairTestSpec spec{&plan_, tests[todo[k]], round};
       const auto& t = spec.test;
       WorkerResults& w = workers[worker];
-      if (w.slots.size() == w.pending) {
-        w.slots.push_back(std::make_unique<v1::PairResult>());
-        w.tests.emplace_back();
-      }
-      v1::PairResult& result = *w.slots[w.pending];
-      w.tests[w.pending] = t;
+      v1::PairResult& result = NextSlot(w, t);
       ReadyForNextTest(&result);
       FillIdentity(spec, &result);
-      const PlanNode* excluded = plan_.nodes[t.src].excluded   ? &plan_.nodes[t.src]
-                                 : plan_.nodes[t.dst].excluded ? &plan_.nodes[t.dst]
-                                                               : nullptr;
-      if (excluded != nullptr) {
-        result.set_status(v1::RESULT_STATUS_SKIPPED);
-        result.set_reason(absl::StrCat(excluded->name, " left out: ", excluded->excluded_reason));
-      } else {
-        uint32_t attempts = 0;
-        for (;;) {
-          ++attempts;
-          spec.attempt = attempts;
-          tester_.Run(spec, &result);
-          if (result.status() == v1::RESULT_STATUS_OK || attempts > options_.retries) break;
-          spdlog::info("retrying {}->{} rail {}{}: {}", result.src().node(), result.dst().node(), t.rail,
-                       t.CrossRail() ? absl::StrCat("->", t.TargetRail()) : "", result.reason());
-          RecycleResult(&result);
-          ClearOutcome(&result);
-        }
-        result.set_attempts(attempts);
-      }
+      RunWithRetries(plan_, tester_, options_.retries, spec, result);
       absl::Status concurrent = options_.on_result_concurrent ? options_.on_result_concurrent(result, t)
                                                               : absl::OkStatus();
       if (!concurrent.ok()) {
         // Not recorded (the journal failed): counted, not handed over.
-        std::lock_guard<std::mutex> lock(mu);
-        if (first_error.ok()) first_error = concurrent;
-        count(result);
+        std::lock_guard<std::mutex> lock(shared.mu);
+        if (shared.first_error.ok()) shared.first_error = concurrent;
+        shared.Count(result);
         return;
       }
-      // A real test's result is handed over at once when the lock is free, a
-      // sub-millisecond one's kQuickBatch at a time; queued when the other
-      // worker holds the lock (a contended mutex's sleep and wake-up cost
-      // more than a zero-time test: a fifth of the controller bench's
-      // samples), and handed over with this worker's next results or at the
-      // round's end.
-      ++w.pending;
-      if (w.pending < kQuickBatch && result.duration_ns() < kQuickTestNs) return;
-      if (w.pending < kMaxPending && !mu.try_lock()) return;
-      if (w.pending == kMaxPending) mu.lock();
-      std::lock_guard<std::mutex> lock(mu, std::adopt_lock);
-      deliver(w);
+      HandOver(shared, w, result);
     });
     {
-      std::lock_guard<std::mutex> lock(mu);
-      for (auto& w : workers) deliver(w);
+      std::lock_guard<std::mutex> lock(shared.mu);
+      for (auto& w : workers) shared.Deliver(w);
     }
-    if (!first_error.ok()) return first_error;
+    if (!shared.first_error.ok()) return shared.first_error;
   }
   if (cancelled()) {
     return absl::CancelledError(absl::StrCat("cancelled after ", prog.tests_done, " of ",
