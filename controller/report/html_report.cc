@@ -142,10 +142,10 @@ std::string OtherSizes(const v1::Run& run, const v1::BandwidthMatrix& verdict, b
   return out;
 }
 
-}  // namespace
-
-std::string RenderHtml(const v1::Run& run) {
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+// The page's head, title, verdict, the causes of nodes left out and the
+// sweep's mode and policy.
+void AppendHeader(const v1::Run& run, std::string& out) {
+  out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   absl::StrAppend(&out, "<title>gdrbench sweep ", HtmlEscape(run.run_id()), "</title>\n<style>", kStyle,
                   "</style></head><body>\n");
   absl::StrAppend(&out, "<h1>gdrbench sweep ", HtmlEscape(run.run_id()), "</h1>\n");
@@ -166,6 +166,10 @@ std::string RenderHtml(const v1::Run& run) {
                   run.policy().mad_k() > 0 ? absl::StrCat(" &middot; fleet-relative k = ", run.policy().mad_k())
                                            : std::string(""),
                   "</p>\n");
+}
+
+// The nodes' software table, the nodes left out and the blame table.
+void AppendNodesAndBlame(const v1::Run& run, std::string& out) {
   if (auto rows = internal::NodeRows(run); !rows.empty()) {
     out += "<h2>Nodes</h2>\n<table><tr><th>node</th><th>host</th><th>kernel</th><th>NVIDIA driver</th><th>CUDA</th>"
            "<th>rdma-core / OFED</th><th>HCA firmware</th><th>preflight</th></tr>\n";
@@ -193,6 +197,10 @@ std::string RenderHtml(const v1::Run& run) {
     }
     out += "</table>\n";
   }
+}
+
+// One section per reference the run was compared with.
+void AppendRegressions(const v1::Run& run, std::string& out) {
   for (const auto& r : run.regressions()) {
     absl::StrAppend(&out, "<h2>Regressions against ", internal::RegressionReferenceName(r.reference()),
                     r.reference_run_id().empty() ? "" : absl::StrCat(" (", HtmlEscape(r.reference_run_id()), ")"),
@@ -208,6 +216,10 @@ std::string RenderHtml(const v1::Run& run) {
     }
     out += "</table>\n";
   }
+}
+
+// Each lane's verdict heatmap, its other sizes and its bandwidth curves.
+void AppendMatrices(const v1::Run& run, std::string& out) {
   size_t cell_budget = kOtherSizesCellBudget;
   for (const auto* m : internal::VerdictMatrices(run)) {
     // Colours: % of each cell's link rate when the absolute verdict is on, else
@@ -225,7 +237,11 @@ std::string RenderHtml(const v1::Run& run) {
     absl::StrAppend(&out, "<h2>", internal::LaneTitle(*m), ": bandwidth vs message size</h2>\n",
                     Curves(run, m->rail(), analysis::DstRail(*m)));
   }
-  auto problems = internal::PreflightProblems(run);
+}
+
+// The rows of the failing cells' table, each with its nodes' preflight
+// findings and remedies.
+std::string FailingRows(const v1::Run& run, const std::map<std::string, std::vector<std::string>>& problems) {
   std::string failing;
   for (const auto* m : internal::VerdictMatrices(run)) {
     for (const auto& c : m->cells()) {
@@ -242,6 +258,11 @@ std::string RenderHtml(const v1::Run& run) {
                       remedy.empty() ? "&mdash;" : remedy, "</td></tr>\n");
     }
   }
+  return failing;
+}
+
+// The rows of the table of links their port counters flagged.
+std::string FlaggedRows(const v1::Run& run) {
   std::string flagged;
   for (const auto& p : run.pairs()) {
     if (p.link_flag().empty()) continue;
@@ -250,6 +271,20 @@ std::string RenderHtml(const v1::Run& run) {
                     HtmlEscape(DescribePortCounters(p.src_counters())), "<br>",
                     HtmlEscape(DescribePortCounters(p.dst_counters())), "</td></tr>\n");
   }
+  return flagged;
+}
+
+}  // namespace
+
+std::string RenderHtml(const v1::Run& run) {
+  std::string out;
+  AppendHeader(run, out);
+  AppendNodesAndBlame(run, out);
+  AppendRegressions(run, out);
+  AppendMatrices(run, out);
+  auto problems = internal::PreflightProblems(run);
+  std::string failing = FailingRows(run, problems);
+  std::string flagged = FlaggedRows(run);
   if (!flagged.empty()) {
     absl::StrAppend(&out, "<h2>Links flagged by their counters</h2>\n<table><tr><th>pair</th><th>rail</th>"
                           "<th>flag</th><th>counters (initiator, target)</th></tr>\n",
