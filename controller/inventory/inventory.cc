@@ -199,29 +199,26 @@ absl::StatusOr<std::vector<Node>> NodesFromDns(absl::string_view spec, int defau
   return nodes;
 }
 
-absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::string_view source,
-                                             const Resolver& resolver) {
-  Ctx ctx(source);
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ": YAML syntax error: ", e.msg));
-  }
-  RETURN_IF_ERROR(CheckKeys(ctx, root, "",
-                            {"port", "link_gbps", "memory", "tls", "rails", "expect", "qos", "nodes"}));
-  Inventory inv;
-  inv.source = std::string(source);
+namespace {
+
+// What the top level gives every node unless the node says otherwise.
+struct NodeDefaults {
   int port = kDefaultAgentPort;
+  double link_gbps = 0;
+  std::vector<Rail> rails;
+};
+
+// The top-level keys but nodes: the defaults of every node, and the
+// inventory's memory, qos, tls and expect.
+absl::StatusOr<NodeDefaults> ParseTopLevel(const Ctx& ctx, const YAML::Node& root, Inventory& inv) {
+  NodeDefaults d;
   if (root["port"]) {
     ASSIGN_OR_RETURN(uint64_t p, GetUint(ctx, root["port"], "port", 65535));
     if (p == 0) return ctx.Error(root["port"], "port", "must be in 1..65535");
-    port = static_cast<int>(p);
+    d.port = static_cast<int>(p);
   }
-  double link = 0;
   if (root["link_gbps"]) {
-    ASSIGN_OR_RETURN(link, GetRate(ctx, root["link_gbps"], "link_gbps"));
+    ASSIGN_OR_RETURN(d.link_gbps, GetRate(ctx, root["link_gbps"], "link_gbps"));
   }
   if (root["memory"]) {
     ASSIGN_OR_RETURN(inv.memory, GetString(ctx, root["memory"], "memory"));
@@ -234,13 +231,120 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
     ASSIGN_OR_RETURN(inv.tls, GetTls(ctx, root["tls"]));
     inv.has_tls = true;
   }
-  std::vector<Rail> default_rails;
   if (root["rails"]) {
-    ASSIGN_OR_RETURN(default_rails, GetRails(ctx, root["rails"], "rails"));
+    ASSIGN_OR_RETURN(d.rails, GetRails(ctx, root["rails"], "rails"));
   }
   if (root["expect"]) {
     ASSIGN_OR_RETURN(inv.expect, GetExpectations(ctx, root["expect"]));
   }
+  return d;
+}
+
+// What one entry of nodes gives each of its nodes: rails, link rate, leaf
+// and spine group (checked against each other), and its line.
+absl::StatusOr<Node> ParseEntryCommon(const Ctx& ctx, const YAML::Node& n, const std::string& f,
+                                      const NodeDefaults& d) {
+  RETURN_IF_ERROR(CheckKeys(
+      ctx, n, f, {"name", "address", "hostlist", "dns", "rails", "link_gbps", "leaf", "spine_group"}));
+  Node proto;
+  proto.line = n.Mark().line + 1;
+  proto.link_gbps = d.link_gbps;
+  proto.rails = d.rails;
+  if (n["rails"]) {
+    ASSIGN_OR_RETURN(proto.rails, GetRails(ctx, n["rails"], f + ".rails"));
+  }
+  if (n["link_gbps"]) {
+    ASSIGN_OR_RETURN(proto.link_gbps, GetRate(ctx, n["link_gbps"], f + ".link_gbps"));
+  }
+  if (n["leaf"]) {
+    ASSIGN_OR_RETURN(proto.leaf, GetRailLabel(ctx, n["leaf"], f + ".leaf"));
+  }
+  if (n["spine_group"]) {
+    ASSIGN_OR_RETURN(proto.spine_group, GetRailLabel(ctx, n["spine_group"], f + ".spine_group"));
+    if (proto.leaf.empty())
+      return ctx.Error(n["spine_group"], f + ".spine_group", "needs leaf: (the spine group of which leaf?)");
+  }
+  if (!proto.leaf.per_rail.empty() && !proto.rails.empty() &&
+      proto.leaf.per_rail.size() != proto.rails.size()) {
+    return ctx.Error(n["leaf"], f + ".leaf",
+                     absl::StrCat(proto.leaf.per_rail.size(), " leaves for ", proto.rails.size(),
+                                  " rails: give one per rail, or one name for all"));
+  }
+  if (int forms = !!n["hostlist"] + !!n["dns"] + (n["name"] || n["address"]); forms > 1) {
+    return ctx.Error(n, f, "give one of hostlist, dns or name/address");
+  }
+  return proto;
+}
+
+// dns: every address the name resolves to, each a node like `proto`.
+absl::Status AddDnsNodes(const Ctx& ctx, const YAML::Node& n, const std::string& f, int port,
+                         const Resolver& resolver, const Node& proto, std::set<std::string>* names,
+                         Inventory* inv) {
+  ASSIGN_OR_RETURN(std::string spec, GetString(ctx, n["dns"], f + ".dns"));
+  auto found = NodesFromDns(spec, port, resolver);
+  if (!found.ok()) return ctx.Error(n["dns"], f + ".dns", found.status().message());
+  for (Node& node : *found) {
+    node.rails = proto.rails;
+    node.link_gbps = proto.link_gbps;
+    node.line = proto.line;
+    node.leaf = proto.leaf;
+    node.spine_group = proto.spine_group;
+    RETURN_IF_ERROR(AddNode(ctx, n["dns"], std::move(node), names, inv));
+  }
+  return absl::OkStatus();
+}
+
+// hostlist: every host the expression names, each a node like `proto`.
+absl::Status AddHostlistNodes(const Ctx& ctx, const YAML::Node& n, const std::string& f, int port,
+                              const Node& proto, std::set<std::string>* names, Inventory* inv) {
+  ASSIGN_OR_RETURN(std::string expr, GetString(ctx, n["hostlist"], f + ".hostlist"));
+  auto hosts = ExpandHostlist(expr);
+  if (!hosts.ok()) return ctx.Error(n["hostlist"], f + ".hostlist", hosts.status().message());
+  for (const auto& h : *hosts) {
+    Node node = proto;
+    node.name = h;
+    node.address = WithPort(h, port);
+    RETURN_IF_ERROR(AddNode(ctx, n["hostlist"], std::move(node), names, inv));
+  }
+  return absl::OkStatus();
+}
+
+// name (and address): one node.
+absl::Status AddNamedNode(const Ctx& ctx, const YAML::Node& n, const std::string& f, int port, Node proto,
+                          std::set<std::string>* names, Inventory* inv) {
+  if (!n["name"]) return ctx.Error(n, f + ".name", "missing (or give hostlist)");
+  ASSIGN_OR_RETURN(proto.name, GetString(ctx, n["name"], f + ".name"));
+  if (n["address"]) {
+    ASSIGN_OR_RETURN(std::string addr, GetString(ctx, n["address"], f + ".address"));
+    std::string host;
+    int p = -1;
+    if (auto st = SplitHostPort(addr, &host, &p); !st.ok()) {
+      return ctx.Error(n["address"], f + ".address", st.message());
+    }
+    proto.address = p < 0 ? WithPort(host, port) : addr;
+  } else {
+    proto.address = WithPort(proto.name, port);
+  }
+  return AddNode(ctx, n["name"], std::move(proto), names, inv);
+}
+
+}  // namespace
+
+absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::string_view source,
+                                             const Resolver& resolver) {
+  Ctx ctx(source);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", e.mark.line + 1, ": YAML syntax error: ", e.msg));
+  }
+  RETURN_IF_ERROR(
+      CheckKeys(ctx, root, "", {"port", "link_gbps", "memory", "tls", "rails", "expect", "qos", "nodes"}));
+  Inventory inv;
+  inv.source = std::string(source);
+  ASSIGN_OR_RETURN(const NodeDefaults defaults, ParseTopLevel(ctx, root, inv));
 
   const YAML::Node nodes = root["nodes"];
   if (!nodes) return absl::InvalidArgumentError(absl::StrCat(source, ": nodes: missing"));
@@ -251,72 +355,14 @@ absl::StatusOr<Inventory> ParseInventoryYaml(absl::string_view text, absl::strin
   for (size_t i = 0; i < nodes.size(); ++i) {
     const YAML::Node n = nodes[i];
     std::string f = absl::StrCat("nodes[", i, "]");
-    RETURN_IF_ERROR(
-        CheckKeys(ctx, n, f, {"name", "address", "hostlist", "dns", "rails", "link_gbps", "leaf", "spine_group"}));
-    Node proto;
-    proto.line = n.Mark().line + 1;
-    proto.link_gbps = link;
-    proto.rails = default_rails;
-    if (n["rails"]) {
-      ASSIGN_OR_RETURN(proto.rails, GetRails(ctx, n["rails"], f + ".rails"));
-    }
-    if (n["link_gbps"]) {
-      ASSIGN_OR_RETURN(proto.link_gbps, GetRate(ctx, n["link_gbps"], f + ".link_gbps"));
-    }
-    if (n["leaf"]) {
-      ASSIGN_OR_RETURN(proto.leaf, GetRailLabel(ctx, n["leaf"], f + ".leaf"));
-    }
-    if (n["spine_group"]) {
-      ASSIGN_OR_RETURN(proto.spine_group, GetRailLabel(ctx, n["spine_group"], f + ".spine_group"));
-      if (proto.leaf.empty()) return ctx.Error(n["spine_group"], f + ".spine_group", "needs leaf: (the spine group of which leaf?)");
-    }
-    if (!proto.leaf.per_rail.empty() && !proto.rails.empty() && proto.leaf.per_rail.size() != proto.rails.size()) {
-      return ctx.Error(n["leaf"], f + ".leaf", absl::StrCat(proto.leaf.per_rail.size(), " leaves for ", proto.rails.size(),
-                                                            " rails: give one per rail, or one name for all"));
-    }
-    if (int forms = !!n["hostlist"] + !!n["dns"] + (n["name"] || n["address"]); forms > 1) {
-      return ctx.Error(n, f, "give one of hostlist, dns or name/address");
-    }
+    ASSIGN_OR_RETURN(Node proto, ParseEntryCommon(ctx, n, f, defaults));
     if (n["dns"]) {
-      ASSIGN_OR_RETURN(std::string spec, GetString(ctx, n["dns"], f + ".dns"));
-      auto found = NodesFromDns(spec, port, resolver);
-      if (!found.ok()) return ctx.Error(n["dns"], f + ".dns", found.status().message());
-      for (Node& node : *found) {
-        node.rails = proto.rails;
-        node.link_gbps = proto.link_gbps;
-        node.line = proto.line;
-        node.leaf = proto.leaf;
-        node.spine_group = proto.spine_group;
-        RETURN_IF_ERROR(AddNode(ctx, n["dns"], std::move(node), &names, &inv));
-      }
-      continue;
-    }
-    if (n["hostlist"]) {
-      ASSIGN_OR_RETURN(std::string expr, GetString(ctx, n["hostlist"], f + ".hostlist"));
-      auto hosts = ExpandHostlist(expr);
-      if (!hosts.ok()) return ctx.Error(n["hostlist"], f + ".hostlist", hosts.status().message());
-      for (const auto& h : *hosts) {
-        Node node = proto;
-        node.name = h;
-        node.address = WithPort(h, port);
-        RETURN_IF_ERROR(AddNode(ctx, n["hostlist"], std::move(node), &names, &inv));
-      }
-      continue;
-    }
-    if (!n["name"]) return ctx.Error(n, f + ".name", "missing (or give hostlist)");
-    ASSIGN_OR_RETURN(proto.name, GetString(ctx, n["name"], f + ".name"));
-    if (n["address"]) {
-      ASSIGN_OR_RETURN(std::string addr, GetString(ctx, n["address"], f + ".address"));
-      std::string host;
-      int p = -1;
-      if (auto st = SplitHostPort(addr, &host, &p); !st.ok()) {
-        return ctx.Error(n["address"], f + ".address", st.message());
-      }
-      proto.address = p < 0 ? WithPort(host, port) : addr;
+      RETURN_IF_ERROR(AddDnsNodes(ctx, n, f, defaults.port, resolver, proto, &names, &inv));
+    } else if (n["hostlist"]) {
+      RETURN_IF_ERROR(AddHostlistNodes(ctx, n, f, defaults.port, proto, &names, &inv));
     } else {
-      proto.address = WithPort(proto.name, port);
+      RETURN_IF_ERROR(AddNamedNode(ctx, n, f, defaults.port, std::move(proto), &names, &inv));
     }
-    RETURN_IF_ERROR(AddNode(ctx, n["name"], std::move(proto), &names, &inv));
   }
   return inv;
 }
