@@ -157,93 +157,68 @@ absl::Status NotFound(const std::string& id) {
       "target ", id, " does not exist on this agent (closed, or freed when its lease expired)"));
 }
 
-}  // namespace
+// What an OpenTarget request asks for, validated.
+struct OpenPlan {
+  bench::SweepOptions options;
+  memory::MemorySpec memory;
+  int64_t lease_ns = 0;
+  bench::BufferLayout layout;
+  uint64_t slice = 0;  // one QP's share of the buffer
+  uint64_t bytes = 0;  // the whole buffer
+};
 
-absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTargetRequest& r) {
+// Every check of an OpenTarget request that needs no hardware.
+absl::StatusOr<OpenPlan> ValidateOpen(const v1::OpenTargetRequest& r, const TargetLimits& limits) {
   auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
-  // Validation first, all of it before any hardware is touched.
   const v1::SweepParams& params = r.params();
   if (params.sizes_bytes_size() == 0) {
     return bad("no message sizes: give params.sizes_bytes (the sizes the initiator will sweep)");
   }
-  ASSIGN_OR_RETURN(bench::SweepOptions options, ToSweepOptions(params));
-  ASSIGN_OR_RETURN(memory::MemorySpec spec,
+  OpenPlan plan;
+  ASSIGN_OR_RETURN(plan.options, ToSweepOptions(params));
+  ASSIGN_OR_RETURN(plan.memory,
                    memory::MemorySpec::Parse(params.memory().empty() ? "host" : params.memory()));
-  RETURN_IF_ERROR(CheckMemoryForTest(spec, options));
+  RETURN_IF_ERROR(CheckMemoryForTest(plan.memory, plan.options));
   if (!r.bind_address().empty()) {
     RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
   }
   if (r.port_num() > 1) {
     return bad("port_num ", r.port_num(), ": only port 1 (or 0 = the first) is supported");
   }
-  int64_t lease_ns = r.lease_ns() == 0 ? limits_.default_lease_ns : r.lease_ns();
-  if (lease_ns < limits_.min_lease_ns || lease_ns > limits_.max_lease_ns) {
-    return bad("lease ", lease_ns / 1'000'000'000.0, " s outside ",
-               limits_.min_lease_ns / 1'000'000'000, " .. ", limits_.max_lease_ns / 1'000'000'000,
-               " s");
+  plan.lease_ns = r.lease_ns() == 0 ? limits.default_lease_ns : r.lease_ns();
+  if (plan.lease_ns < limits.min_lease_ns || plan.lease_ns > limits.max_lease_ns) {
+    return bad("lease ", plan.lease_ns / 1'000'000'000.0, " s outside ", limits.min_lease_ns / 1'000'000'000,
+               " .. ", limits.max_lease_ns / 1'000'000'000, " s");
   }
-  bench::BufferLayout layout = bench::PlanLayout(options);
+  plan.layout = bench::PlanLayout(plan.options);
   if (r.buffer_bytes() > bench::kMaxBufferBytes) {
     return bad("buffer_bytes ", r.buffer_bytes(), " above the limit of ", bench::kMaxBufferBytes);
   }
   // buffer_bytes is a floor: the layout of the sizes (data area plus, with
   // verify, one region per size) decides the rest.
-  uint64_t slice = bench::TargetSliceBytes(layout, r.buffer_bytes());
-  if (slice > bench::kMaxBufferBytes / options.qps) {
-    return bad("the target needs ", slice, " B x ", options.qps, " QPs; the limit is ",
+  plan.slice = bench::TargetSliceBytes(plan.layout, r.buffer_bytes());
+  if (plan.slice > bench::kMaxBufferBytes / plan.options.qps) {
+    return bad("the target needs ", plan.slice, " B x ", plan.options.qps, " QPs; the limit is ",
                bench::kMaxBufferBytes, " B");
   }
-  uint64_t bytes = slice * options.qps;
-  ASSIGN_OR_RETURN(verbs::DeviceInfo device, resolve_(r.device()));
-  // The port the session listens on: the one asked for, else the first
-  // active one (as the session picks it).
-  uint32_t counter_port = r.port_num();
+  plan.bytes = plan.slice * plan.options.qps;
+  return plan;
+}
+
+// The port the session listens on: the one asked for, else the first
+// active one (as the session picks it), else 1.
+uint32_t ListeningPort(const verbs::DeviceInfo& device, uint32_t asked) {
+  uint32_t port = asked;
   for (const verbs::PortInfo& p : device.ports) {
-    if (counter_port != 0) break;
-    if (p.state == "PORT_ACTIVE") counter_port = p.port_num;
+    if (port != 0) break;
+    if (p.state == "PORT_ACTIVE") port = p.port_num;
   }
-  if (counter_port == 0) counter_port = 1;
+  return port == 0 ? 1 : port;
+}
 
-  std::string id;
-  {
-    std::lock_guard lock(mu_);
-    if (targets_.size() >= limits_.max_targets) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "this agent already holds ", targets_.size(), " targets (the limit): close some"));
-    }
-    if (total_bytes_ + bytes > limits_.max_total_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "a ", bytes, " B target would exceed this agent's memory limit for targets (",
-          limits_.max_total_bytes, " B, ", total_bytes_, " B in use)"));
-    }
-    total_bytes_ += bytes;
-    id = absl::StrCat("t", next_id_++, "-", r.device());
-  }
-  bench::TargetSpec ts{.device = std::move(device),
-                       .bind_address = r.bind_address(),
-                       .memory = spec,
-                       .options = options,
-                       .slice_bytes = slice,
-                       .cm = FromProto(params.cm())};
-  auto session = sessions_->OpenTarget(ts);
-  if (!session.ok()) {
-    std::lock_guard lock(mu_);
-    total_bytes_ -= bytes;
-    return session.status();
-  }
-  auto t = std::make_shared<Target>();
-  t->id = id;
-  t->bytes = bytes;
-  t->options = options;
-  t->layout = layout;
-  t->lease_ns = lease_ns;
-  t->session = std::move(*session);
-  t->counter_port = counter_port;
-  // Before the initiator connects: the window holds the whole test.
-  if (read_counters_) t->counters_before = read_counters_(r.device(), counter_port);
-  t->Renew(clock_());
-
-  const bench::TargetOpened& op = t->session->opened();
+// The answer to OpenTarget for the target `id` its session `op` opened.
+v1::OpenTargetResponse OpenedResponse(const std::string& id, const bench::TargetOpened& op, int64_t lease_ns,
+                                      const std::string& device) {
   v1::OpenTargetResponse resp;
   resp.set_target_id(id);
   resp.set_address(op.address);
@@ -261,10 +236,64 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
       lease_ns);
   resp.set_memory_kind(op.memory_kind);
   resp.set_registration(op.registration);
-  resp.set_device(r.device());
+  resp.set_device(device);
   resp.set_cm(ToProto(op.cm));
   if (op.cm == bench::CmMode::kOob) ToProto(op.oob, resp.mutable_oob());
+  return resp;
+}
 
+}  // namespace
+
+TargetRegistry::ByteReservation::~ByteReservation() {
+  if (registry_ == nullptr) return;
+  std::lock_guard lock(registry_->mu_);
+  registry_->total_bytes_ -= bytes_;
+}
+
+absl::StatusOr<TargetRegistry::ByteReservation> TargetRegistry::Reserve(uint64_t bytes,
+                                                                        const std::string& device) {
+  std::lock_guard lock(mu_);
+  if (targets_.size() >= limits_.max_targets) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("this agent already holds ", targets_.size(), " targets (the limit): close some"));
+  }
+  if (total_bytes_ + bytes > limits_.max_total_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("a ", bytes, " B target would exceed this agent's memory limit for targets (",
+                     limits_.max_total_bytes, " B, ", total_bytes_, " B in use)"));
+  }
+  total_bytes_ += bytes;
+  return ByteReservation(this, bytes, absl::StrCat("t", next_id_++, "-", device));
+}
+
+absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTargetRequest& r) {
+  // Validation first, all of it before any hardware is touched.
+  ASSIGN_OR_RETURN(OpenPlan plan, ValidateOpen(r, limits_));
+  ASSIGN_OR_RETURN(verbs::DeviceInfo device, resolve_(r.device()));
+  const uint32_t counter_port = ListeningPort(device, r.port_num());
+  ASSIGN_OR_RETURN(ByteReservation reserved, Reserve(plan.bytes, r.device()));
+  const std::string& id = reserved.id();
+  bench::TargetSpec ts{.device = std::move(device),
+                       .bind_address = r.bind_address(),
+                       .memory = plan.memory,
+                       .options = plan.options,
+                       .slice_bytes = plan.slice,
+                       .cm = FromProto(r.params().cm())};
+  ASSIGN_OR_RETURN(std::unique_ptr<bench::TargetSession> session, sessions_->OpenTarget(ts));
+  auto t = std::make_shared<Target>();
+  t->id = id;
+  t->bytes = plan.bytes;
+  t->options = plan.options;
+  t->layout = plan.layout;
+  t->lease_ns = plan.lease_ns;
+  t->session = std::move(session);
+  t->counter_port = counter_port;
+  // Before the initiator connects: the window holds the whole test.
+  if (read_counters_) t->counters_before = read_counters_(r.device(), counter_port);
+  t->Renew(clock_());
+
+  const bench::TargetOpened& op = t->session->opened();
+  v1::OpenTargetResponse resp = OpenedResponse(id, op, plan.lease_ns, r.device());
   Target* raw = t.get();
   SteadyClock clock = clock_;
   std::shared_ptr<bench::SessionFactory> sessions = sessions_;
@@ -272,9 +301,10 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
   {
     std::lock_guard lock(mu_);
     targets_[id] = std::move(t);
+    reserved.Keep();  // the target holds them now
   }
   spdlog::info("target {} open ({}): {} QP(s), {} B, lease {} s", id, bench::CmModeName(op.cm),
-               options.qps, bytes, lease_ns / 1'000'000'000);
+               plan.options.qps, plan.bytes, plan.lease_ns / 1'000'000'000);
   return resp;
 }
 

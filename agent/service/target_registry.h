@@ -26,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -79,6 +80,32 @@ class TargetRegistry {
   uint64_t bytes_in_use() const;
 
  private:
+  // A target's bytes, counted in total_bytes_ while it is being opened:
+  // given back when this goes, unless Keep() handed them to the target (in
+  // targets_, whose removal gives them back).
+  class ByteReservation {
+   public:
+    ByteReservation(TargetRegistry* registry, uint64_t bytes, std::string id)
+        : registry_(registry), bytes_(bytes), id_(std::move(id)) {}
+    ByteReservation(ByteReservation&& other) noexcept
+        : registry_(std::exchange(other.registry_, nullptr)),
+          bytes_(other.bytes_),
+          id_(std::move(other.id_)) {}
+    ByteReservation& operator=(ByteReservation&&) = delete;
+    ~ByteReservation();
+
+    const std::string& id() const { return id_; }
+    void Keep() { registry_ = nullptr; }
+
+   private:
+    TargetRegistry* registry_;  // null once kept or moved from
+    uint64_t bytes_;
+    std::string id_;
+  };
+
+  // Counts `bytes` for a new target of `device` and names it;
+  // RESOURCE_EXHAUSTED past the limit of targets or of their bytes.
+  absl::StatusOr<ByteReservation> Reserve(uint64_t bytes, const std::string& device);
   std::shared_ptr<Target> Find(const std::string& id);
   void ReapLoop();
 
