@@ -79,50 +79,59 @@ void AddDrainFlags(CLI::App* cmd, gdrbench::controller::cli::DrainOptions& d) {
   cmd->add_option("--kubectl", d.kubectl, "with --on kubernetes: the kubectl to run")->capture_default_str();
 }
 
-}  // namespace
+namespace cli = gdrbench::controller::cli;
 
-int main(int argc, char** argv) {
-  namespace cli = gdrbench::controller::cli;
-  CLI::App app{"gdrbench: GPUDirect RDMA cluster benchmark controller"};
-  app.set_version_flag("--version", std::string(gdrbench::kVersion));
-  app.require_subcommand(1);
-  // Flags from a file: "[sweep]" then "key = value" lines (deploy/systemd/sweep.conf.example).
-  app.set_config("--config", "", "read flags from a file ([SUBCOMMAND] sections of key = value)");
-  std::string log_level = "warn";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
-      ->capture_default_str();
-
+// Every subcommand's options, and which one the command line named.
+struct Commands {
   cli::NodeInfoOptions node_info;
-  CLI::App* node_info_cmd = app.add_subcommand("node-info", "one node's GPUs, NICs and versions");
-  node_info_cmd->add_option("--agent", node_info.agent, "agent HOST:PORT")->required();
-  AddCommon(node_info_cmd, node_info.common);
-
+  CLI::App* node_info_cmd = nullptr;
   cli::PreflightOptions preflight;
   cli::FleetPreflightOptions fleet;
-  CLI::App* preflight_cmd = app.add_subcommand(
+  CLI::App* preflight_cmd = nullptr;
+  cli::PairOptions pair;
+  CLI::App* pair_cmd = nullptr;
+  cli::SweepOptions sweep;
+  CLI::App* sweep_cmd = nullptr;
+  cli::ServerOptions server;
+  std::function<int()> server_cmd;
+  cli::TopologyOptions topology;
+  std::function<int()> topology_cmd;
+  cli::DrainOptions drain;
+  CLI::App* drain_cmd = nullptr;
+  cli::DrainOptions resume;
+  CLI::App* resume_cmd = nullptr;
+};
+
+// `preflight`: one node (--agent) or a fleet.
+void AddPreflightSubcommand(CLI::App& app, Commands& c) {
+  c.preflight_cmd = app.add_subcommand(
       "preflight",
       "the GPUDirect RDMA checklist of one node (--agent), or of a fleet in parallel: a nodes x "
       "checks table and the versions that differ (exit 1 when a check FAILs)");
+  CLI::App* preflight_cmd = c.preflight_cmd;
   auto* pf_nodes = preflight_cmd->add_option_group("nodes", "one node, or a fleet (one of)");
-  pf_nodes->add_option("--agent", preflight.agent, "one agent HOST:PORT: its whole report");
-  pf_nodes->add_option("--inventory", fleet.inventory, "a fleet: YAML inventory (docs/inventory.md)");
-  pf_nodes->add_option("--agents", fleet.agents,
+  pf_nodes->add_option("--agent", c.preflight.agent, "one agent HOST:PORT: its whole report");
+  pf_nodes->add_option("--inventory", c.fleet.inventory, "a fleet: YAML inventory (docs/inventory.md)");
+  pf_nodes->add_option("--agents", c.fleet.agents,
                        "a fleet: HOST:PORT,... (entries may be hostlists, or dns:NAME[:PORT])");
-  pf_nodes->add_option("--hostlist", fleet.hostlist, "a fleet: Slurm hostlist (agents on --port)");
+  pf_nodes->add_option("--hostlist", c.fleet.hostlist, "a fleet: Slurm hostlist (agents on --port)");
   pf_nodes->require_option(1);
-  preflight_cmd->add_option("--port", fleet.port, "a fleet: agent port for entries without one")
+  preflight_cmd->add_option("--port", c.fleet.port, "a fleet: agent port for entries without one")
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
-  preflight_cmd->add_option("--parallel", fleet.parallel, "a fleet: nodes checked at once")
+  preflight_cmd->add_option("--parallel", c.fleet.parallel, "a fleet: nodes checked at once")
       ->capture_default_str()
       ->check(CLI::Range(1, static_cast<int>(gdrbench::sweep_limits::kMaxParallel)));
-  preflight_cmd->add_option("--checks", preflight.checks,
-                            "with --agent: only these checks (comma-separated ids)")
+  preflight_cmd
+      ->add_option("--checks", c.preflight.checks, "with --agent: only these checks (comma-separated ids)")
       ->delimiter(',');
-  cli::AddExpectationFlags(preflight_cmd, fleet.expect);
-  AddCommon(preflight_cmd, preflight.common);
+  cli::AddExpectationFlags(preflight_cmd, c.fleet.expect);
+  AddCommon(preflight_cmd, c.preflight.common);
+}
 
-  cli::PairOptions pair;
+// `pair`: one test between two agents.
+void AddPairSubcommand(CLI::App& app, Commands& c) {
+  cli::PairOptions& pair = c.pair;
   CLI::App* pair_cmd =
       app.add_subcommand("pair", "one RDMA WRITE bandwidth sweep between two agents' NICs");
   pair_cmd->add_option("--server", pair.server, "target agent HOST:PORT")->required();
@@ -136,32 +145,84 @@ int main(int argc, char** argv) {
   pair_cmd->add_option("--lease", pair.lease_s, "target lease in seconds (0: sweep timeout + 60)");
   cli::AddSweepFlags(pair_cmd, pair.sweep, cli::SweepFlagSet::kPair);
   AddCommon(pair_cmd, pair.common);
+  c.pair_cmd = pair_cmd;
+}
 
-  cli::SweepOptions sweep;
-  CLI::App* sweep_cmd = cli::AddSweepSubcommand(app, sweep);
-  cli::ServerOptions server;
-  std::function<int()> server_cmd;
-  cli::AddServerSubcommands(app, server, &server_cmd);
-  cli::TopologyOptions topology;
-  std::function<int()> topology_cmd;
-  cli::AddTopologySubcommands(app, topology, &topology_cmd);
+// `drain` and `resume`.
+void AddDrainSubcommands(CLI::App& app, Commands& c) {
+  c.drain_cmd = app.add_subcommand(
+      "drain",
+      "drain the nodes a run blames in Slurm (scontrol update ... State=DRAIN); exit 3 when the "
+      "run is over --max-fraction (nothing drained)");
+  AddDrainFlags(c.drain_cmd, c.drain);
+  c.drain_cmd->add_flag("--dry-run", c.drain.dry_run, "print the scontrol commands, run none");
+  c.drain_cmd->add_option("--check", c.drain.check_node,
+                          "only say whether NODE would be drained (exit 1 and the reason if so, 3 "
+                          "when unknown: never a drain)");
+  c.resume_cmd =
+      app.add_subcommand("resume",
+                         "return to service the nodes gdrbench drained that the run tested and passed "
+                         "(scontrol update ... State=RESUME); others are never touched");
+  AddDrainFlags(c.resume_cmd, c.resume);
+  c.resume_cmd->add_flag("--dry-run", c.resume.dry_run, "print the scontrol commands, run none");
+  c.resume_cmd->add_option("--sinfo", c.resume.sinfo, "the sinfo to run")->capture_default_str();
+}
 
-  cli::DrainOptions drain;
-  CLI::App* drain_cmd = app.add_subcommand(
-      "drain", "drain the nodes a run blames in Slurm (scontrol update ... State=DRAIN); exit 3 when the "
-               "run is over --max-fraction (nothing drained)");
-  AddDrainFlags(drain_cmd, drain);
-  drain_cmd->add_flag("--dry-run", drain.dry_run, "print the scontrol commands, run none");
-  drain_cmd->add_option("--check", drain.check_node,
-                        "only say whether NODE would be drained (exit 1 and the reason if so, 3 "
-                        "when unknown: never a drain)");
-  cli::DrainOptions resume;
-  CLI::App* resume_cmd = app.add_subcommand(
-      "resume", "return to service the nodes gdrbench drained that the run tested and passed "
-                "(scontrol update ... State=RESUME); others are never touched");
-  AddDrainFlags(resume_cmd, resume);
-  resume_cmd->add_flag("--dry-run", resume.dry_run, "print the scontrol commands, run none");
-  resume_cmd->add_option("--sinfo", resume.sinfo, "the sinfo to run")->capture_default_str();
+// `preflight`: the fleet's or one node's; the exit code.
+int RunPreflight(Commands& c) {
+  if (c.preflight.agent.empty()) {
+    if (!c.preflight.checks.empty()) {
+      return cli::PrintError(absl::InvalidArgumentError("--checks is for one node (--agent)"));
+    }
+    c.fleet.common = c.preflight.common;
+    return cli::FleetPreflightCommand(c.fleet);
+  }
+  if (c.fleet.expect.controller_checks()) {
+    return cli::PrintError(absl::InvalidArgumentError(
+        "--expect-gpus, --expect-rails and --expect-link-* are checked over a fleet "
+        "(--inventory, --agents or --hostlist; one node: --agents HOST:PORT)"));
+  }
+  c.preflight.expect = gdrbench::controller::run::AgentExpectations(c.fleet.expect);
+  return cli::PreflightCommand(c.preflight);
+}
+
+// Runs the subcommand the command line named; the exit code.
+int Dispatch(Commands& c) {
+  if (*c.node_info_cmd) return cli::NodeInfoCommand(c.node_info);
+  if (*c.pair_cmd) return cli::PairCommand(c.pair);
+  if (*c.preflight_cmd) return RunPreflight(c);
+  if (*c.sweep_cmd) {
+    if (auto st = cli::CheckSweepFlagConflicts(c.sweep, *c.sweep_cmd); !st.ok()) return cli::PrintError(st);
+    return cli::SweepCommand(c.sweep);
+  }
+  if (*c.drain_cmd) return cli::DrainCommand(c.drain);
+  if (*c.resume_cmd) return cli::ResumeCommand(c.resume);
+  if (c.server_cmd) return c.server_cmd();
+  if (c.topology_cmd) return c.topology_cmd();
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gdrbench: GPUDirect RDMA cluster benchmark controller"};
+  app.set_version_flag("--version", std::string(gdrbench::kVersion));
+  app.require_subcommand(1);
+  // Flags from a file: "[sweep]" then "key = value" lines (deploy/systemd/sweep.conf.example).
+  app.set_config("--config", "", "read flags from a file ([SUBCOMMAND] sections of key = value)");
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+
+  Commands c;
+  c.node_info_cmd = app.add_subcommand("node-info", "one node's GPUs, NICs and versions");
+  c.node_info_cmd->add_option("--agent", c.node_info.agent, "agent HOST:PORT")->required();
+  AddCommon(c.node_info_cmd, c.node_info.common);
+  AddPreflightSubcommand(app, c);
+  AddPairSubcommand(app, c);
+  c.sweep_cmd = cli::AddSweepSubcommand(app, c.sweep);
+  cli::AddServerSubcommands(app, c.server, &c.server_cmd);
+  cli::AddTopologySubcommands(app, c.topology, &c.topology_cmd);
+  AddDrainSubcommands(app, c);
 
   try {
     app.parse(argc, argv);
@@ -170,31 +231,5 @@ int main(int argc, char** argv) {
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return cli::PrintError(st);
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
-  if (*node_info_cmd) return cli::NodeInfoCommand(node_info);
-  if (*pair_cmd) return cli::PairCommand(pair);
-  if (*preflight_cmd && preflight.agent.empty()) {
-    if (!preflight.checks.empty()) {
-      return cli::PrintError(absl::InvalidArgumentError("--checks is for one node (--agent)"));
-    }
-    fleet.common = preflight.common;
-    return cli::FleetPreflightCommand(fleet);
-  }
-  if (*preflight_cmd) {
-    if (fleet.expect.controller_checks()) {
-      return cli::PrintError(absl::InvalidArgumentError(
-          "--expect-gpus, --expect-rails and --expect-link-* are checked over a fleet "
-          "(--inventory, --agents or --hostlist; one node: --agents HOST:PORT)"));
-    }
-    preflight.expect = gdrbench::controller::run::AgentExpectations(fleet.expect);
-    return cli::PreflightCommand(preflight);
-  }
-  if (*sweep_cmd) {
-    if (auto st = cli::CheckSweepFlagConflicts(sweep, *sweep_cmd); !st.ok()) return cli::PrintError(st);
-    return cli::SweepCommand(sweep);
-  }
-  if (*drain_cmd) return cli::DrainCommand(drain);
-  if (*resume_cmd) return cli::ResumeCommand(resume);
-  if (server_cmd) return server_cmd();
-  if (topology_cmd) return topology_cmd();
-  return 2;
+  return Dispatch(c);
 }
