@@ -50,6 +50,120 @@ double LinkRateGbps(const v1::NodeInfo& info, const std::string& nic) {
   return 0;
 }
 
+namespace {
+
+// A node whose agent did not answer GetNodeInfo: left out, with a failed
+// agent_reachable check; its rails keep the inventory's rate.
+void MarkUnreachable(const inventory::Node& in, const absl::Status& st, PlanNode& pn,
+                     v1::PreflightReport& pre) {
+  pn.excluded = true;
+  pn.excluded_reason = absl::StrCat("agent unreachable: ", st.message());
+  pre.set_overall(v1::CHECK_STATUS_FAIL);
+  auto* c = pre.add_checks();
+  c->set_id("agent_reachable");
+  c->set_status(v1::CHECK_STATUS_FAIL);
+  c->set_summary(std::string(st.message()));
+  c->set_remediation(absl::StrCat("start gdrbench-agent on ", in.name, " (", in.address,
+                                  ") and check the port and TLS settings"));
+  if (pn.rails.empty()) pn.rails.push_back({});
+  pn.rail_gbps.assign(pn.rails.size(), in.link_gbps);
+}
+
+// The node's rails (the inventory's, else the agent's) and their rates; a
+// node without one is left out.
+void SetRails(const inventory::Node& in, const v1::NodeInfo& info, const ProbeOptions& options,
+              PlanNode& pn) {
+  if (pn.rails.empty()) pn.rails = RailsFromNodeInfo(info, options.all_nics);
+  if (pn.rails.empty()) {
+    pn.excluded = true;
+    pn.excluded_reason = absl::StrCat(
+        "no active RDMA NIC (",
+        info.nics_absent_reason().empty() ? "no port is PORT_ACTIVE" : info.nics_absent_reason(), ")");
+    pn.rails.push_back({});
+  }
+  for (const auto& r : pn.rails) {
+    pn.rail_gbps.push_back(in.link_gbps > 0 ? in.link_gbps : LinkRateGbps(info, r.nic));
+  }
+}
+
+// The controller's expectations (GPUs, rails, link rates) checked on the
+// node; a failure leaves it out unless --force.
+void CheckNodeExpectations(const ProbeOptions& options, const v1::NodeInfo& info, PlanNode& pn,
+                           v1::PreflightReport& pre) {
+  if (!options.expect.controller_checks()) return;
+  v1::CheckResult c = CheckExpectations(options.expect, info, pn.rails);
+  const bool failed = c.status() == v1::CHECK_STATUS_FAIL;
+  *pre.add_checks() = c;
+  if (failed) pre.set_overall(v1::CHECK_STATUS_FAIL);
+  if (failed && !options.force && !pn.excluded) {
+    pn.excluded = true;
+    pn.excluded_reason = c.summary();
+  }
+}
+
+// The agent's preflight of the node into `pre`; a failed one (or one that
+// did not run) leaves the node out unless --force.
+void RunNodePreflight(const inventory::Node& in, AgentApi& agent, const ProbeOptions& options,
+                      bool named_rails, PlanNode& pn, v1::PreflightReport& pre) {
+  v1::RunPreflightRequest req;
+  *req.mutable_expectations() = options.expectations;
+  if (named_rails) {
+    // NICs the inventory names are rails: the agent judges them as such.
+    for (const auto& r : pn.rails) {
+      if (!r.nic.empty()) req.mutable_expectations()->add_rail_nics(r.nic);
+    }
+  }
+  auto report = agent.RunPreflight(req);
+  if (!report.ok()) {
+    pre.set_overall(report.status().code() == absl::StatusCode::kUnimplemented ? v1::CHECK_STATUS_SKIP
+                                                                               : v1::CHECK_STATUS_FAIL);
+    auto* c = pre.add_checks();
+    c->set_id("preflight_ran");
+    c->set_status(pre.overall());
+    c->set_summary(std::string(report.status().message()));
+    if (pre.overall() == v1::CHECK_STATUS_FAIL && !pn.excluded && !options.force) {
+      pn.excluded = true;
+      pn.excluded_reason = absl::StrCat("preflight did not run: ", report.status().message());
+    }
+    return;
+  }
+  pre = *report;
+  // Keyed by the inventory's name, like every per-node result: several
+  // agents may share one host (or be listed by IP); the agent's own
+  // hostname stays in its NodeInfo.
+  pre.set_hostname(in.name);
+  if (pre.overall() == v1::CHECK_STATUS_FAIL && !options.force && !pn.excluded) {
+    std::vector<std::string> failed;
+    for (const auto& c : pre.checks()) {
+      if (c.status() == v1::CHECK_STATUS_FAIL) failed.push_back(c.id());
+    }
+    pn.excluded = true;
+    pn.excluded_reason = absl::StrCat("preflight FAIL (", absl::StrJoin(failed, ", "), ")");
+  }
+}
+
+// One node: its agent's NodeInfo, rails, preflight and expectations.
+void ProbeNode(const inventory::Node& in, AgentApi& agent, const ProbeOptions& options, PlanNode& pn,
+               v1::NodeInfo& info_out, v1::PreflightReport& pre) {
+  pn.name = in.name;
+  pn.address = in.address;
+  pn.rails = in.rails;
+  pre.set_hostname(in.name);
+  auto info = agent.GetNodeInfo();
+  if (!info.ok()) {
+    MarkUnreachable(in, info.status(), pn, pre);
+    return;
+  }
+  info_out = *info;
+  const bool named_rails = !pn.rails.empty();  // the inventory names this node's rails
+  SetRails(in, *info, options, pn);
+  if (options.preflight) RunNodePreflight(in, agent, options, named_rails, pn, pre);
+  // Runs last, whatever happened to the preflight: its result joins the report.
+  CheckNodeExpectations(options, *info, pn, pre);
+}
+
+}  // namespace
+
 ProbeResult ProbeNodes(const inventory::Inventory& inv, const std::vector<AgentApi*>& agents,
                        const ProbeOptions& options) {
   const size_t n = inv.nodes.size();
@@ -61,97 +175,7 @@ ProbeResult ProbeNodes(const inventory::Inventory& inv, const std::vector<AgentA
   auto work = [&] {
     for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
       if (options.cancel != nullptr && options.cancel->cancelled()) return;
-      const auto& in = inv.nodes[i];
-      PlanNode& pn = out.nodes[i];
-      pn.name = in.name;
-      pn.address = in.address;
-      pn.rails = in.rails;
-      v1::PreflightReport& pre = out.preflight[i];
-      pre.set_hostname(in.name);
-      auto info = agents[i]->GetNodeInfo();
-      if (!info.ok()) {
-        pn.excluded = true;
-        pn.excluded_reason = absl::StrCat("agent unreachable: ", info.status().message());
-        pre.set_overall(v1::CHECK_STATUS_FAIL);
-        auto* c = pre.add_checks();
-        c->set_id("agent_reachable");
-        c->set_status(v1::CHECK_STATUS_FAIL);
-        c->set_summary(std::string(info.status().message()));
-        c->set_remediation(absl::StrCat("start gdrbench-agent on ", in.name, " (", in.address,
-                                        ") and check the port and TLS settings"));
-        if (pn.rails.empty()) pn.rails.push_back({});
-        pn.rail_gbps.assign(pn.rails.size(), in.link_gbps);
-        continue;
-      }
-      out.infos[i] = *info;
-      bool named_rails = !pn.rails.empty();  // the inventory names this node's rails
-      if (!named_rails) pn.rails = RailsFromNodeInfo(*info, options.all_nics);
-      if (pn.rails.empty()) {
-        pn.excluded = true;
-        pn.excluded_reason = absl::StrCat("no active RDMA NIC (",
-                                          info->nics_absent_reason().empty()
-                                              ? "no port is PORT_ACTIVE"
-                                              : info->nics_absent_reason(),
-                                          ")");
-        pn.rails.push_back({});
-      }
-      for (const auto& r : pn.rails) {
-        pn.rail_gbps.push_back(in.link_gbps > 0 ? in.link_gbps : LinkRateGbps(*info, r.nic));
-      }
-      // Runs last, whatever happened to the preflight: its result joins the report.
-      auto expectations = [&] {
-        if (!options.expect.controller_checks()) return;
-        v1::CheckResult c = CheckExpectations(options.expect, *info, pn.rails);
-        const bool failed = c.status() == v1::CHECK_STATUS_FAIL;
-        *pre.add_checks() = c;
-        if (failed) pre.set_overall(v1::CHECK_STATUS_FAIL);
-        if (failed && !options.force && !pn.excluded) {
-          pn.excluded = true;
-          pn.excluded_reason = c.summary();
-        }
-      };
-      if (!options.preflight) {
-        expectations();
-        continue;
-      }
-      v1::RunPreflightRequest req;
-      *req.mutable_expectations() = options.expectations;
-      if (named_rails) {
-        // NICs the inventory names are rails: the agent judges them as such.
-        for (const auto& r : pn.rails) {
-          if (!r.nic.empty()) req.mutable_expectations()->add_rail_nics(r.nic);
-        }
-      }
-      auto report = agents[i]->RunPreflight(req);
-      if (!report.ok()) {
-        pre.set_overall(report.status().code() == absl::StatusCode::kUnimplemented
-                            ? v1::CHECK_STATUS_SKIP
-                            : v1::CHECK_STATUS_FAIL);
-        auto* c = pre.add_checks();
-        c->set_id("preflight_ran");
-        c->set_status(pre.overall());
-        c->set_summary(std::string(report.status().message()));
-        if (pre.overall() == v1::CHECK_STATUS_FAIL && !pn.excluded && !options.force) {
-          pn.excluded = true;
-          pn.excluded_reason = absl::StrCat("preflight did not run: ", report.status().message());
-        }
-        expectations();
-        continue;
-      }
-      pre = *report;
-      // Keyed by the inventory's name, like every per-node result: several
-      // agents may share one host (or be listed by IP); the agent's own
-      // hostname stays in its NodeInfo.
-      pre.set_hostname(in.name);
-      if (pre.overall() == v1::CHECK_STATUS_FAIL && !options.force && !pn.excluded) {
-        std::vector<std::string> failed;
-        for (const auto& c : pre.checks()) {
-          if (c.status() == v1::CHECK_STATUS_FAIL) failed.push_back(c.id());
-        }
-        pn.excluded = true;
-        pn.excluded_reason = absl::StrCat("preflight FAIL (", absl::StrJoin(failed, ", "), ")");
-      }
-      expectations();
+      ProbeNode(inv.nodes[i], *agents[i], options, out.nodes[i], out.infos[i], out.preflight[i]);
     }
   };
   size_t threads = std::max<size_t>(1, std::min<size_t>(options.parallelism, n));
