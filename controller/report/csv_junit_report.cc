@@ -104,106 +104,118 @@ std::string RenderCsv(const v1::Run& run) {
   return out;
 }
 
+namespace {
 
-std::string RenderJUnit(const v1::Run& run) {
-  internal::CellIndex index(run);
+// The JUnit test cases of a run's pair results, and their counts.
+class JUnitCases {
+ public:
   size_t failures = 0, errors = 0, skipped = 0, halves = 0;
-  std::string cases;
   double total_s = 0;
-  const std::vector<const v1::PairResult*> tests = LastResultPerLink(run);
-  for (const v1::PairResult* pp : tests) {
-    const v1::PairResult& p = *pp;
-    const uint32_t dst_rail = analysis::DstRail(p);
-    const v1::MatrixCell* c = index.FindVerdict(p.src().node(), p.dst().node(), p.rail(), dst_rail);
-    // One test case: its opening tag (the time added to the suite's), then
-    // one of skipped, error, failure or system-out.
-    auto open_case = [&](const std::string& kind, int64_t duration_ns) {
-      const double secs = duration_ns / 1e9;
-      total_s += secs;
-      absl::StrAppend(&cases, "    <testcase classname=\"gdrbench.rail", p.rail(),
-                      dst_rail != p.rail() ? absl::StrCat("-", dst_rail) : "", "\" name=\"",
-                      XmlEscape(absl::StrCat(p.src().node(), " -> ", p.dst().node(), kind.empty() ? "" : " ", kind,
-                                             " (round ", p.round(), ")")),
-                      "\" time=\"", absl::StrFormat("%.3f", secs), "\"");
-    };
-    auto detail_of = [&](const std::string& memory) {
-      return absl::StrCat(p.src().node(), "/", p.src().nic_device(), " -> ", p.dst().node(), "/",
-                          p.dst().nic_device(), " ", memory, ": ");
-    };
-    // A result that did not run OK: skipped or an error; false when it ran.
-    auto not_run = [&](const v1::PairResult& r, const std::string& detail, const std::string& more) {
-      if (r.status() == v1::RESULT_STATUS_SKIPPED) {
-        ++skipped;
-        // JUnit's element for a test that did not run; its message says it in
-        // the words of every other report.
-        absl::StrAppend(&cases, ">\n      <skipped message=\"not run: ", XmlEscape(r.reason()),
-                        "\"/>\n    </testcase>\n");
-        return true;
-      }
-      if (r.status() == v1::RESULT_STATUS_OK) return false;
-      ++errors;
-      absl::StrAppend(&cases, ">\n      <error type=\"", StatusName(r.status()), "\" message=\"",
-                      XmlEscape(r.reason()), "\">", XmlEscape(detail + r.reason()), more,
-                      "</error>\n    </testcase>\n");
-      return true;
-    };
-    auto failure = [&](const std::string& type, const std::string& reason, const std::string& detail) {
-      ++failures;
-      absl::StrAppend(&cases, ">\n      <failure type=\"", type, "\" message=\"", XmlEscape(reason), "\">",
-                      XmlEscape(detail + reason), "</failure>\n    </testcase>\n");
-    };
-    auto passed = [&](const std::string& text) {
-      absl::StrAppend(&cases, ">\n      <system-out>", XmlEscape(text), "</system-out>\n    </testcase>\n");
-    };
+  std::string cases;
 
-    open_case("", p.duration_ns());
-    const std::string detail = detail_of(p.src().memory());
-    if (!not_run(p, detail, "")) {
+  // One pair's test case, then one per later kind of its --memory list
+  // (a gpu half with a gdr blame, gdr.h, is a failure).
+  void AddPair(const v1::Run& run, const v1::PairResult& p, const v1::MatrixCell* c) {
+    const uint32_t dst_rail = analysis::DstRail(p);
+    OpenCase(p, dst_rail, "", p.duration_ns());
+    const std::string detail = Detail(p, p.src().memory());
+    if (!NotRun(p, detail, "")) {
       if (c != nullptr && c->verdict() == "low") {
-        failure("low", c->reason(), detail);
+        Failure("low", c->reason(), detail);
       } else {
-        passed(absl::StrCat(detail, internal::Gbps(c ? c->bw_avg_gbps() : 0), " Gb/s",
+        Passed(absl::StrCat(detail, internal::Gbps(c ? c->bw_avg_gbps() : 0), " Gb/s",
                             p.link_flag().empty() ? "" : "; pass, but ", p.link_flag()));
       }
     }
-    // --memory with a list: each later kind is a test case of its own, named
-    // by its kind; a gpu half with a gdr blame (gdr.h) is a failure.
     const std::optional<v1::Blame> gdr = analysis::GdrBlame(p, run.policy());
     for (const auto& h : p.memory_halves()) {
       ++halves;
       const std::string kind = analysis::MemoryKindOf(h.src().memory());
       const bool blamed = gdr.has_value() && kind == "gpu";
-      open_case(kind, h.duration_ns());
-      const std::string hdetail = detail_of(h.src().memory());
-      if (not_run(h, hdetail, blamed ? XmlEscape("\n" + gdr->reason()) : "")) continue;
+      OpenCase(p, dst_rail, kind, h.duration_ns());
+      const std::string hdetail = Detail(p, h.src().memory());
+      if (NotRun(h, hdetail, blamed ? XmlEscape("\n" + gdr->reason()) : "")) continue;
       if (blamed) {
-        failure("gdr", gdr->reason(), hdetail);
+        Failure("gdr", gdr->reason(), hdetail);
       } else {
         double best = 0;
         for (const auto& z : h.sizes()) best = std::max(best, z.bw_avg_gbps());
-        passed(absl::StrCat(hdetail, internal::Gbps(best), " Gb/s best",
+        Passed(absl::StrCat(hdetail, internal::Gbps(best), " Gb/s best",
                             kind == "gpu" && p.gpu_host_ratio() > 0
                                 ? absl::StrFormat("; %.0f%% of host memory", 100 * p.gpu_host_ratio())
                                 : ""));
       }
     }
   }
+
+ private:
+  // One test case's opening tag (its time added to the suite's), then one
+  // of skipped, error, failure or system-out.
+  void OpenCase(const v1::PairResult& p, uint32_t dst_rail, const std::string& kind, int64_t duration_ns) {
+    const double secs = duration_ns / 1e9;
+    total_s += secs;
+    absl::StrAppend(&cases, "    <testcase classname=\"gdrbench.rail", p.rail(),
+                    dst_rail != p.rail() ? absl::StrCat("-", dst_rail) : "", "\" name=\"",
+                    XmlEscape(absl::StrCat(p.src().node(), " -> ", p.dst().node(), kind.empty() ? "" : " ",
+                                           kind, " (round ", p.round(), ")")),
+                    "\" time=\"", absl::StrFormat("%.3f", secs), "\"");
+  }
+  static std::string Detail(const v1::PairResult& p, const std::string& memory) {
+    return absl::StrCat(p.src().node(), "/", p.src().nic_device(), " -> ", p.dst().node(), "/",
+                        p.dst().nic_device(), " ", memory, ": ");
+  }
+  // A result that did not run OK: skipped or an error; false when it ran.
+  bool NotRun(const v1::PairResult& r, const std::string& detail, const std::string& more) {
+    if (r.status() == v1::RESULT_STATUS_SKIPPED) {
+      ++skipped;
+      // JUnit's element for a test that did not run; its message says it in
+      // the words of every other report.
+      absl::StrAppend(&cases, ">\n      <skipped message=\"not run: ", XmlEscape(r.reason()),
+                      "\"/>\n    </testcase>\n");
+      return true;
+    }
+    if (r.status() == v1::RESULT_STATUS_OK) return false;
+    ++errors;
+    absl::StrAppend(&cases, ">\n      <error type=\"", StatusName(r.status()), "\" message=\"",
+                    XmlEscape(r.reason()), "\">", XmlEscape(detail + r.reason()), more,
+                    "</error>\n    </testcase>\n");
+    return true;
+  }
+  void Failure(const std::string& type, const std::string& reason, const std::string& detail) {
+    ++failures;
+    absl::StrAppend(&cases, ">\n      <failure type=\"", type, "\" message=\"", XmlEscape(reason), "\">",
+                    XmlEscape(detail + reason), "</failure>\n    </testcase>\n");
+  }
+  void Passed(const std::string& text) {
+    absl::StrAppend(&cases, ">\n      <system-out>", XmlEscape(text), "</system-out>\n    </testcase>\n");
+  }
+};
+
+}  // namespace
+
+std::string RenderJUnit(const v1::Run& run) {
+  internal::CellIndex index(run);
+  JUnitCases j;
+  const std::vector<const v1::PairResult*> tests = LastResultPerLink(run);
+  for (const v1::PairResult* p : tests) {
+    j.AddPair(run, *p, index.FindVerdict(p->src().node(), p->dst().node(), p->rail(), analysis::DstRail(*p)));
+  }
   // Nodes left out (preflight FAIL, unreachable) are one failing test case of
   // their own, counted like every other: a CI gate that reads only the
   // counts must see a failure when no agent answered.
   const bool left_out = !run.excluded_nodes().empty();
-  if (left_out) ++failures;
-  const size_t total = tests.size() + halves + (left_out ? 1 : 0);
+  if (left_out) ++j.failures;
+  const size_t total = tests.size() + j.halves + (left_out ? 1 : 0);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   // <testsuites> has no skipped attribute in Jenkins' junit-10.xsd (the
   // schema its JUnit and xUnit plugins read; tests/testdata/junit): only
   // <testsuite> carries it.
-  absl::StrAppend(&out, "<testsuites name=\"gdrbench\" tests=\"", total, "\" failures=\"",
-                  failures, "\" errors=\"", errors, "\">\n");
+  absl::StrAppend(&out, "<testsuites name=\"gdrbench\" tests=\"", total, "\" failures=\"", j.failures,
+                  "\" errors=\"", j.errors, "\">\n");
   absl::StrAppend(&out, "  <testsuite name=\"gdrbench sweep ", XmlEscape(run.run_id()), " (",
-                  XmlEscape(run.mode()), ")\" tests=\"", total, "\" failures=\"", failures,
-                  "\" errors=\"", errors, "\" skipped=\"", skipped, "\" time=\"",
-                  absl::StrFormat("%.3f", total_s), "\">\n");
+                  XmlEscape(run.mode()), ")\" tests=\"", total, "\" failures=\"", j.failures, "\" errors=\"",
+                  j.errors, "\" skipped=\"", j.skipped, "\" time=\"", absl::StrFormat("%.3f", j.total_s),
+                  "\">\n");
   if (left_out) {
     absl::StrAppend(&out, "    <testcase classname=\"gdrbench.preflight\" name=\"nodes left out\">\n",
                     "      <failure type=\"excluded\" message=\"", run.excluded_nodes_size(),
@@ -211,7 +223,7 @@ std::string RenderJUnit(const v1::Run& run) {
     for (const auto& e : run.excluded_nodes()) absl::StrAppend(&out, XmlEscape(e), "\n");
     out += "</failure>\n    </testcase>\n";
   }
-  absl::StrAppend(&out, cases, "  </testsuite>\n</testsuites>\n");
+  absl::StrAppend(&out, j.cases, "  </testsuite>\n</testsuites>\n");
   return out;
 }
 
