@@ -211,8 +211,12 @@ std::string RenderMatrixText(const v1::Run& run) {
   return out + RenderIncastText(run) + RenderMemoryKindsText(run);
 }
 
-std::string RenderMarkdown(const v1::Run& run) {
-  std::string out = absl::StrCat("# gdrbench sweep ", run.run_id(), "\n\n");
+namespace {
+
+// The title, verdict, the causes of nodes left out, and the sweep's mode,
+// memory and policy.
+void AppendMarkdownHeader(const v1::Run& run, std::string& out) {
+  out = absl::StrCat("# gdrbench sweep ", run.run_id(), "\n\n");
   absl::StrAppend(&out, "**", run.passed() ? "PASS" : "FAIL", "** — ", run.summary(), "\n\n");
   // Nodes left out: each cause once, with its count and remedy, first
   // (the per-node reasons are in "Nodes left out", folded).
@@ -241,6 +245,10 @@ std::string RenderMarkdown(const v1::Run& run) {
                                      absl::StrFormat("%g", 100 * p.max_retransmit_fraction()),
                                      " % of packets"),
                   "\n\n");
+}
+
+// The nodes' software, the nodes left out, the links flagged and the blame.
+void AppendMarkdownNodes(const v1::Run& run, std::string& out) {
   if (auto rows = internal::NodeRows(run); !rows.empty()) {
     out += "## Nodes\n\n| node | host | kernel | NVIDIA driver | CUDA | rdma-core / OFED | HCA firmware | preflight |\n"
            "|---|---|---|---|---|---|---|---|\n";
@@ -268,7 +276,11 @@ std::string RenderMarkdown(const v1::Run& run) {
     }
     out += "\n";
   }
-  // Regressions: filled in by gdrbench-server when it stored the run.
+}
+
+// Regressions (filled in by gdrbench-server when it stored the run), the
+// verdict matrices, incast and memory kinds.
+void AppendMarkdownResults(const v1::Run& run, std::string& out) {
   for (const auto& r : run.regressions()) {
     absl::StrAppend(&out, "## Regressions against ", internal::RegressionReferenceName(r.reference()),
                     r.reference_run_id().empty() ? "" : absl::StrCat(" (", r.reference_run_id(), ")"), "\n\n",
@@ -299,6 +311,15 @@ std::string RenderMarkdown(const v1::Run& run) {
     AppendMarkdownTable(rows, &out);
     out += "\n";
   }
+}
+
+}  // namespace
+
+std::string RenderMarkdown(const v1::Run& run) {
+  std::string out;
+  AppendMarkdownHeader(run, out);
+  AppendMarkdownNodes(run, out);
+  AppendMarkdownResults(run, out);
   std::string failing;
   for (const auto* m : internal::VerdictMatrices(run)) {
     for (const auto& c : m->cells()) {
