@@ -57,6 +57,15 @@ class FabricIndex {
   std::vector<CableUse> FtreePath(int s, int d) const;
 
  private:
+  // Build's steps, in order. The host cables found, per leaf: (leaf port,
+  // host device); per device, the index of its first host cable (-1: none).
+  using HostPorts = std::vector<std::vector<std::pair<int, int>>>;
+  absl::Status IndexCables(const Fabric& fabric, const std::unordered_map<std::string, int>& id_of,
+                           HostPorts& host_ports, std::vector<int>& host_cable_of);
+  void IndexHosts(HostPorts& host_ports, const std::vector<int>& host_cable_of);
+  void OrderLeaves();
+  void CountHostsBelow(const Fabric& fabric, const std::unordered_map<std::string, int>& id_of);
+
   std::vector<std::string> ids_;
   std::vector<int> host_device_, host_leaf_, host_cable_, host_pos_;
   std::unordered_map<int, std::vector<int>> leaf_hosts_;
