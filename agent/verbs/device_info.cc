@@ -229,6 +229,78 @@ void GidsByIndex(ibv_context* ctx, const FsRoot& fs, const std::string& psys, ui
   }
 }
 
+// One port: its state, link, MTUs, GIDs (from `gid_table`, else one index
+// at a time) and the addresses of the netdevs its GIDs sit on.
+PortInfo DescribePort(ibv_context* ctx, const FsRoot& fs, const std::string& sys, uint32_t p,
+                      const ibv_port_attr& pa, const absl::StatusOr<std::vector<ibv_gid_entry>>& gid_table) {
+  PortInfo port;
+  port.port_num = p;
+  port.state = PortStateName(pa.state);
+  port.physical_state = PhysStateName(pa.phys_state);
+  port.link_layer = LinkLayer(pa.link_layer);
+  port.active_width_lanes = WidthLanes(pa.active_width);
+  double lane = LaneRateGbps(pa.active_speed);
+  port.active_speed = absl::StrFormat("%.1f Gbps", lane);
+  port.active_rate_gbps = lane * port.active_width_lanes;
+  port.active_mtu_bytes = MtuBytes(pa.active_mtu);
+  port.max_mtu_bytes = MtuBytes(pa.max_mtu);
+  port.lid = pa.lid;
+  std::string psys = absl::StrCat(sys, "/ports/", p);
+  if (gid_table.ok()) {
+    GidsFromTable(*gid_table, p, &port);
+  } else {
+    GidsByIndex(ctx, fs, psys, p, pa.gid_tbl_len, &port);
+  }
+  // Every netdev the port's GIDs sit on (the base device first, then its
+  // VLAN or macvlan netdevs), so a GID of a VLAN carries its address and
+  // prefix too.
+  for (const std::string& nd : PortNetdevs(port)) {
+    AddressesOf(nd, &port.ip_addresses, &port.ip_cidrs);
+  }
+  return port;
+}
+
+// One device: firmware, GUID, PCI function, NUMA node and every port.
+absl::StatusOr<DeviceInfo> DescribeDevice(const FsRoot& fs, ibv_device* dev, const std::string& name) {
+  ContextPtr ctx(ibv_open_device(dev));
+  if (!ctx) {
+    return ErrnoToStatus(errno, absl::StrCat("ibv_open_device(", name, ")"));
+  }
+  ibv_device_attr attr{};
+  if (int rc = ibv_query_device(ctx.get(), &attr); rc != 0) {
+    return ErrnoToStatus(rc, absl::StrCat("ibv_query_device(", name, ")"));
+  }
+  DeviceInfo d;
+  d.name = name;
+  d.firmware_version = attr.fw_ver;
+  d.node_guid = FormatGuid(ibv_get_device_guid(dev));
+  d.transport = dev->transport_type == IBV_TRANSPORT_IWARP ? "iWARP" : "InfiniBand";
+  std::string sys = absl::StrCat("/sys/class/infiniband/", name);
+  if (auto real = fs.RealPath(sys + "/device"); real.ok()) {
+    std::string last = real->substr(real->rfind('/') + 1);
+    // A PCI function looks like 0000:17:00.0; rxe has no PCI parent.
+    if (std::count(last.begin(), last.end(), ':') == 2 && absl::StrContains(last, ".")) {
+      d.pci_bdf = last;
+    }
+  }
+  if (auto numa = fs.ReadLine(sys + "/device/numa_node"); numa.ok()) {
+    (void)absl::SimpleAtoi(*numa, &d.numa_node);
+  }
+  std::vector<ibv_port_attr> attrs(attr.phys_port_cnt);
+  for (uint32_t p = 1; p <= attr.phys_port_cnt; ++p) {
+    if (int rc = ibv_query_port(ctx.get(), p, &attrs[p - 1]); rc != 0) {
+      return ErrnoToStatus(rc, absl::StrCat("ibv_query_port(", name, ", ", p, ")"));
+    }
+  }
+  // Every valid GID of the device in one call (a port's table is up to
+  // 1024 entries on rxe, 255 on mlx5 RoCE: one ioctl against as many).
+  const absl::StatusOr<std::vector<ibv_gid_entry>> gid_table = GidTable(ctx.get(), attrs);
+  for (uint32_t p = 1; p <= attr.phys_port_cnt; ++p) {
+    d.ports.push_back(DescribePort(ctx.get(), fs, sys, p, attrs[p - 1], gid_table));
+  }
+  return d;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<DeviceInfo>> ListDevices(const FsRoot& fs,
@@ -252,68 +324,9 @@ absl::StatusOr<std::vector<DeviceInfo>> ListDevices(const FsRoot& fs,
     std::string name = ibv_get_device_name(dev);
     seen.push_back(name);
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
-    ContextPtr ctx(ibv_open_device(dev));
-    if (!ctx) {
-      return ErrnoToStatus(errno, absl::StrCat("ibv_open_device(", name, ")"));
-    }
-    ibv_device_attr attr{};
-    if (int rc = ibv_query_device(ctx.get(), &attr); rc != 0) {
-      return ErrnoToStatus(rc, absl::StrCat("ibv_query_device(", name, ")"));
-    }
-    DeviceInfo d;
-    d.name = name;
-    d.firmware_version = attr.fw_ver;
-    d.node_guid = FormatGuid(ibv_get_device_guid(dev));
-    d.transport = dev->transport_type == IBV_TRANSPORT_IWARP ? "iWARP" : "InfiniBand";
-    std::string sys = absl::StrCat("/sys/class/infiniband/", name);
-    if (auto real = fs.RealPath(sys + "/device"); real.ok()) {
-      std::string last = real->substr(real->rfind('/') + 1);
-      // A PCI function looks like 0000:17:00.0; rxe has no PCI parent.
-      if (std::count(last.begin(), last.end(), ':') == 2 && absl::StrContains(last, ".")) {
-        d.pci_bdf = last;
-      }
-    }
-    if (auto numa = fs.ReadLine(sys + "/device/numa_node"); numa.ok()) {
-      (void)absl::SimpleAtoi(*numa, &d.numa_node);
-    }
-    std::vector<ibv_port_attr> attrs(attr.phys_port_cnt);
-    for (uint32_t p = 1; p <= attr.phys_port_cnt; ++p) {
-      if (int rc = ibv_query_port(ctx.get(), p, &attrs[p - 1]); rc != 0) {
-        return ErrnoToStatus(rc, absl::StrCat("ibv_query_port(", name, ", ", p, ")"));
-      }
-    }
-    // Every valid GID of the device in one call (a port's table is up to
-    // 1024 entries on rxe, 255 on mlx5 RoCE: one ioctl against as many).
-    const absl::StatusOr<std::vector<ibv_gid_entry>> gid_table = GidTable(ctx.get(), attrs);
-    for (uint32_t p = 1; p <= attr.phys_port_cnt; ++p) {
-      const ibv_port_attr& pa = attrs[p - 1];
-      PortInfo port;
-      port.port_num = p;
-      port.state = PortStateName(pa.state);
-      port.physical_state = PhysStateName(pa.phys_state);
-      port.link_layer = LinkLayer(pa.link_layer);
-      port.active_width_lanes = WidthLanes(pa.active_width);
-      double lane = LaneRateGbps(pa.active_speed);
-      port.active_speed = absl::StrFormat("%.1f Gbps", lane);
-      port.active_rate_gbps = lane * port.active_width_lanes;
-      port.active_mtu_bytes = MtuBytes(pa.active_mtu);
-      port.max_mtu_bytes = MtuBytes(pa.max_mtu);
-      port.lid = pa.lid;
-      std::string psys = absl::StrCat(sys, "/ports/", p);
-      if (gid_table.ok()) {
-        GidsFromTable(*gid_table, p, &port);
-      } else {
-        GidsByIndex(ctx.get(), fs, psys, p, pa.gid_tbl_len, &port);
-      }
-      // Every netdev the port's GIDs sit on (the base device first, then its
-      // VLAN or macvlan netdevs), so a GID of a VLAN carries its address and
-      // prefix too.
-      for (const std::string& nd : PortNetdevs(port)) {
-        AddressesOf(nd, &port.ip_addresses, &port.ip_cidrs);
-      }
-      d.ports.push_back(std::move(port));
-    }
-    out.push_back(std::move(d));
+    absl::StatusOr<DeviceInfo> d = DescribeDevice(fs, dev, name);
+    if (!d.ok()) return d.status();
+    out.push_back(std::move(*d));
   }
   for (const auto& want : only) {
     if (std::find(seen.begin(), seen.end(), want) == seen.end()) {
