@@ -150,9 +150,11 @@ absl::StatusOr<std::string> Exporter::RunSeries(const store::RunRow& run) {
   return out;
 }
 
-absl::StatusOr<std::string> Exporter::Render() {
-  ASSIGN_OR_RETURN(std::vector<store::RunRow> latest, store_.LatestRuns());
-  ASSIGN_OR_RETURN(std::vector<store::ClusterRow> clusters, store_.Clusters());
+namespace {
+
+// The families of every cluster's newest run, from the store's rows.
+std::string LastRunFamilies(const std::vector<store::RunRow>& latest,
+                            const std::vector<store::ClusterRow>& clusters) {
   Family ts("gdrbench_last_run_timestamp_seconds", "gauge", "When the cluster's newest stored run started (unix time).");
   Family passed("gdrbench_last_run_passed", "gauge", "1 when the cluster's newest run passed every verdict, else 0.");
   Family dur("gdrbench_last_run_duration_seconds", "gauge", "How long the cluster's newest sweep ran.");
@@ -179,18 +181,12 @@ absl::StatusOr<std::string> Exporter::Render() {
   for (const Family* f : {&ts, &passed, &dur, &cells, &regs, &runs}) {
     if (!f->empty()) f->AppendTo(&out);
   }
-  // Per-node families, each run's text cached; merged per family name so a
-  // family's samples stay together across clusters.
-  std::vector<std::string> parts;
-  for (const auto& r : latest) {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = cache_.find(r.cluster);
-    if (it == cache_.end() || it->second.first != r.key) {
-      ASSIGN_OR_RETURN(std::string text, RunSeries(r));
-      cache_[r.cluster] = {r.key, std::move(text)};
-    }
-    parts.push_back(cache_[r.cluster].second);
-  }
+  return out;
+}
+
+// The runs' texts merged per family name, in the order the names first
+// appear, so a family's samples stay together across clusters.
+std::string MergeFamilies(const std::vector<std::string>& parts) {
   std::map<std::string, std::string> families;  // name -> HELP/TYPE + samples
   std::vector<std::string> order;
   for (const auto& p : parts) {
@@ -215,7 +211,30 @@ absl::StatusOr<std::string> Exporter::Render() {
       families[name] += line;
     }
   }
+  std::string out;
   for (const auto& n : order) out += families[n];
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Exporter::Render() {
+  ASSIGN_OR_RETURN(std::vector<store::RunRow> latest, store_.LatestRuns());
+  ASSIGN_OR_RETURN(std::vector<store::ClusterRow> clusters, store_.Clusters());
+  std::string out = LastRunFamilies(latest, clusters);
+  // Per-node families, each run's text cached; merged per family name so a
+  // family's samples stay together across clusters.
+  std::vector<std::string> parts;
+  for (const auto& r : latest) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = cache_.find(r.cluster);
+    if (it == cache_.end() || it->second.first != r.key) {
+      ASSIGN_OR_RETURN(std::string text, RunSeries(r));
+      cache_[r.cluster] = {r.key, std::move(text)};
+    }
+    parts.push_back(cache_[r.cluster].second);
+  }
+  out += MergeFamilies(parts);
   Family queued("gdrbench_sweeps_queued", "gauge", "Sweeps waiting for the cluster (one runs at a time).");
   Family running("gdrbench_sweeps_running", "gauge", "Sweeps running on the cluster (0 or 1).");
   for (const auto& [c, load] : sweeps_.Load()) {
