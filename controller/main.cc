@@ -6,17 +6,18 @@
 #include "CLI/CLI.hpp"
 #include "common/cli_exit.h"
 #include "common/logging.h"
-#include "common/sweep_limits.h"
 #include "common/rpc/grpc_logging.h"
+#include "common/sweep_limits.h"
 #include "common/version.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/drain_command.h"
+#include "controller/cli/flag_names.h"
 #include "controller/cli/fleet_preflight.h"
 #include "controller/cli/pair_command.h"
+#include "controller/cli/server_commands.h"
 #include "controller/cli/sweep_command.h"
 #include "controller/cli/sweep_conflicts.h"
 #include "controller/cli/sweep_flags.h"
-#include "controller/cli/server_commands.h"
 #include "controller/cli/topology_command.h"
 #include "controller/run/expectations.h"
 
@@ -46,13 +47,7 @@ void AddDrainFlags(CLI::App* cmd, gdrbench::controller::cli::DrainOptions& d) {
   src->require_option(1);
   cmd->add_option("--run-id", d.run_id, "with --server: the run, or 'latest'")->capture_default_str();
   cmd->add_option("--cluster", d.cluster, "with --server --run-id latest: the cluster");
-  cmd->add_option("--token-file", d.server.token_file, "with --server: file holding a read token")
-      ->envname("GDRBENCH_TOKEN_FILE");
-  cmd->add_option("--tls-ca", d.server.tls.ca_file, "with --server: PEM CA of the server's certificate");
-  cmd->add_option("--tls-cert", d.server.tls.cert_file, "with --server: PEM client certificate");
-  cmd->add_option("--tls-key", d.server.tls.key_file, "with --server: PEM client key");
-  cmd->add_option("--tls-server-name", d.server.tls.server_name, "with --server: name to check in its certificate");
-  cmd->add_flag("--insecure", d.server.tls.insecure, "with --server: plaintext");
+  gdrbench::controller::cli::AddServerConnectionFlags(cmd, d.server, "with --server: ", /*old_names=*/true);
   cmd->add_option("--what", d.what,
                   "what drains a node: node,nic,excluded,link (blame kinds; excluded: left out of the sweep)")
       ->capture_default_str();
@@ -134,13 +129,24 @@ void AddPairSubcommand(CLI::App& app, Commands& c) {
   cli::PairOptions& pair = c.pair;
   CLI::App* pair_cmd =
       app.add_subcommand("pair", "one RDMA WRITE bandwidth sweep between two agents' NICs");
-  pair_cmd->add_option("--server", pair.server, "target agent HOST:PORT")->required();
-  pair_cmd->add_option("--client", pair.client, "initiator agent HOST:PORT")->required();
-  pair_cmd->add_option("--server-device", pair.server_device, "target RDMA device");
-  pair_cmd->add_option("--client-device", pair.client_device, "initiator RDMA device");
-  pair_cmd->add_option("--server-bind", pair.server_bind, "target rdma_cm address");
-  pair_cmd->add_option("--client-bind", pair.client_bind, "initiator rdma_cm source address");
-  pair_cmd->add_option("--sweep-timeout", pair.sweep_timeout_s, "seconds for the whole sweep")
+  pair_cmd->add_option("--target", pair.server, "target agent HOST:PORT (the side written to)");
+  pair_cmd->add_option("--initiator", pair.client, "initiator agent HOST:PORT (the side that writes)");
+  pair_cmd->add_option("--target-device", pair.server_device, "target RDMA device");
+  pair_cmd->add_option("--initiator-device", pair.client_device, "initiator RDMA device");
+  pair_cmd->add_option("--target-bind", pair.server_bind, "target rdma_cm address");
+  pair_cmd->add_option("--initiator-bind", pair.client_bind, "initiator rdma_cm source address");
+  // The names before issue 32: --server is gdrbench-server in every other command.
+  const std::string why = "--server names gdrbench-server in every other command";
+  using gdrbench::controller::cli::AddOldName;
+  AddOldName(pair_cmd, "--server", "--target", pair.server, why);
+  AddOldName(pair_cmd, "--client", "--initiator", pair.client, why);
+  AddOldName(pair_cmd, "--server-device", "--target-device", pair.server_device, why);
+  AddOldName(pair_cmd, "--client-device", "--initiator-device", pair.client_device, why);
+  AddOldName(pair_cmd, "--server-bind", "--target-bind", pair.server_bind, why);
+  AddOldName(pair_cmd, "--client-bind", "--initiator-bind", pair.client_bind, why);
+  pair_cmd
+      ->add_option("--sweep-timeout", pair.sweep_timeout_s,
+                   "deadline of the test's RunWriteSweep in seconds (as gdrbench sweep --sweep-timeout)")
       ->capture_default_str();
   pair_cmd->add_option("--lease", pair.lease_s, "target lease in seconds (0: sweep timeout + 60)");
   cli::AddSweepFlags(pair_cmd, pair.sweep, cli::SweepFlagSet::kPair);

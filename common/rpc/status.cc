@@ -15,11 +15,11 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), msg);
 }
 
-absl::Status FromGrpc(const grpc::Status& status, const std::string& what) {
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what, const char* peer) {
   if (status.ok()) return absl::OkStatus();
   std::string msg = status.error_message();
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    msg = absl::StrCat("agent unreachable (", msg, ")");
+    msg = absl::StrCat(peer, " unreachable (", msg, ")");
   } else if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     msg = absl::StrCat("deadline exceeded (", msg, ")");
   }

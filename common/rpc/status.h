@@ -11,7 +11,9 @@
 namespace gdrbench::rpc {
 
 grpc::Status ToGrpc(const absl::Status& status);
-// `what` names the call and peer, e.g. "GetNodeInfo on 10.0.0.1:7070".
-absl::Status FromGrpc(const grpc::Status& status, const std::string& what);
+// `what` names the call and peer, e.g. "GetNodeInfo on 10.0.0.1:7070";
+// `peer` what answers there ("agent", "gdrbench-server"): UNAVAILABLE reads
+// "<what>: <peer> unreachable (<gRPC's words>)".
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what, const char* peer = "agent");
 
 }  // namespace gdrbench::rpc

@@ -25,6 +25,12 @@ absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& 
   return content;
 }
 
+const char* PeerName(Peer peer) { return peer == Peer::kServer ? "gdrbench-server" : "agent"; }
+
+std::string ClientFlag(const ClientTlsConfig& config, const char* name) {
+  return absl::StrCat("--", config.peer == Peer::kServer ? "server-" : "", name);
+}
+
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ServerTlsConfig& config) {
   if (config.insecure) {
@@ -32,8 +38,10 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
       return absl::InvalidArgumentError(
           "--insecure cannot be combined with --tls-cert, --tls-key or --tls-client-ca");
     }
-    spdlog::warn("serving PLAINTEXT (--insecure): anyone who can reach this port can drive "
-                 "this agent; use --tls-cert/--tls-key (and --tls-client-ca for mTLS) in production");
+    spdlog::warn(
+        "serving PLAINTEXT (--insecure): anyone who can reach this port can {}; use "
+        "--tls-cert/--tls-key (and --tls-client-ca for mTLS) in production",
+        config.serving == Peer::kServer ? "call this server (its --tokens still apply)" : "drive this agent");
     return grpc::InsecureServerCredentials();
   }
   if (config.cert_file.empty() || config.key_file.empty()) {
@@ -59,14 +67,15 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
     const ClientTlsConfig& config) {
   if (config.insecure) {
     if (!config.ca_file.empty() || !config.cert_file.empty() || !config.key_file.empty()) {
-      return absl::InvalidArgumentError(
-          "--insecure cannot be combined with --tls-ca, --tls-cert or --tls-key");
+      return absl::InvalidArgumentError(absl::StrCat(
+          ClientFlag(config, "insecure"), " cannot be combined with ", ClientFlag(config, "tls-ca"), ", ",
+          ClientFlag(config, "tls-cert"), " or ", ClientFlag(config, "tls-key")));
     }
     return grpc::InsecureChannelCredentials();
   }
-  const std::string ca = config.ca_from.empty() ? "--tls-ca" : config.ca_from;
-  const std::string cert = config.cert_from.empty() ? "--tls-cert" : config.cert_from;
-  const std::string key = config.key_from.empty() ? "--tls-key" : config.key_from;
+  const std::string ca = config.ca_from.empty() ? ClientFlag(config, "tls-ca") : config.ca_from;
+  const std::string cert = config.cert_from.empty() ? ClientFlag(config, "tls-cert") : config.cert_from;
+  const std::string key = config.key_from.empty() ? ClientFlag(config, "tls-key") : config.key_from;
   if (config.cert_file.empty() != config.key_file.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(cert, " and ", key, " go together (mTLS client identity)"));
   }
@@ -90,7 +99,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
   if (address.empty() || colon == std::string::npos || colon == 0 ||
       !absl::SimpleAtoi(address.substr(colon + 1), &port) || port == 0 || port > 65535) {
     return absl::InvalidArgumentError(
-        absl::StrCat("agent address '", address, "' is not HOST:PORT"));
+        absl::StrCat(PeerName(config.peer), " address '", address, "' is not HOST:PORT"));
   }
   ASSIGN_OR_RETURN(auto creds, MakeChannelCredentials(config));
   grpc::ChannelArguments args;

@@ -11,11 +11,18 @@
 
 namespace gdrbench::rpc {
 
+// Who the client talks to: its name in messages, and the spelling of the
+// flags that set the TLS toward it (the agents': --tls-ca, --insecure; the
+// server's, the same with "server-": --server-tls-ca, --server-insecure).
+enum class Peer { kAgent, kServer };
+const char* PeerName(Peer peer);  // "agent", "gdrbench-server"
+
 struct ServerTlsConfig {
   std::string cert_file;       // PEM server certificate (chain)
   std::string key_file;        // PEM private key
   std::string client_ca_file;  // set: mTLS, clients must present a cert signed by this CA
   bool insecure = false;       // plaintext; cert/key must then be empty
+  Peer serving = Peer::kAgent;  // what is served, for the plaintext warning
 };
 
 struct ClientTlsConfig {
@@ -29,7 +36,13 @@ struct ClientTlsConfig {
   std::string ca_from;
   std::string cert_from;
   std::string key_from;
+  Peer peer = Peer::kAgent;  // who is at the other end
 };
+
+// The client flag `name` ("tls-ca", "tls-cert", "tls-key", "tls-server-name",
+// "insecure") as the command line spells it for `config.peer`: "--tls-ca"
+// toward agents, "--server-tls-ca" toward gdrbench-server.
+std::string ClientFlag(const ClientTlsConfig& config, const char* name);
 
 // INVALID_ARGUMENT naming the flag when the config is contradictory or
 // incomplete; NOT_FOUND / PERMISSION_DENIED naming the file when unreadable.
@@ -38,8 +51,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
     const ClientTlsConfig& config);
 
-// A channel to `address` ("host:port"), validated: INVALID_ARGUMENT when the
-// address has no port.
+// A channel to `address` ("host:port"), validated: INVALID_ARGUMENT naming
+// the peer ("agent address 'h:' is not HOST:PORT") when it has no port.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
                                                            const ClientTlsConfig& config);
 

@@ -127,7 +127,9 @@ std::string AltNames(X509* c) {
 }
 
 std::string TrustedBy(const ClientTlsConfig& c) {
-  return c.ca_file.empty() ? "the system's CAs (no --tls-ca given)" : absl::StrCat("--tls-ca ", c.ca_file);
+  const std::string flag = ClientFlag(c, "tls-ca");
+  return c.ca_file.empty() ? absl::StrCat("the system's CAs (no ", flag, " given)")
+                           : absl::StrCat(flag, " ", c.ca_file);
 }
 
 // The server's certificate failed our verification with `code`.
@@ -150,8 +152,8 @@ std::string ServerCertProblem(long code, X509* peer, const ClientTlsConfig& c, c
                           TrustedBy(c), " does not hold (a foreign CA)");
     case X509_V_ERR_HOSTNAME_MISMATCH:
     case X509_V_ERR_IP_ADDRESS_MISMATCH:
-      return absl::StrCat(who, " is not for ", host, " (it names ", AltNames(peer),
-                          "); --tls-server-name sets the name checked");
+      return absl::StrCat(who, " is not for ", host, " (it names ", AltNames(peer), "); ",
+                          ClientFlag(c, "tls-server-name"), " sets the name checked");
     default:
       return absl::StrCat(who, " was refused: ", X509_verify_cert_error_string(code));
   }
@@ -160,7 +162,10 @@ std::string ServerCertProblem(long code, X509* peer, const ClientTlsConfig& c, c
 // The server ended the handshake or the session with an alert (it refused
 // our certificate, or has none of its own to show), or spoke no TLS at all.
 std::string ServerRefusal(unsigned long err, const ClientTlsConfig& c) {
-  const std::string ours = c.cert_file.empty() ? "" : absl::StrCat(" (--tls-cert ", c.cert_file, ")");
+  const std::string ours =
+      c.cert_file.empty() ? "" : absl::StrCat(" (", ClientFlag(c, "tls-cert"), " ", c.cert_file, ")");
+  const std::string give_cert =
+      absl::StrCat("give ", ClientFlag(c, "tls-cert"), " and ", ClientFlag(c, "tls-key"));
   switch (ERR_GET_REASON(err)) {
     case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
       return absl::StrCat("the server refused this client's certificate", ours,
@@ -172,15 +177,17 @@ std::string ServerRefusal(unsigned long err, const ClientTlsConfig& c) {
     case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
       return absl::StrCat("the server refused this client's certificate", ours);
     case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
-      return "the server requires a client certificate (mTLS): give --tls-cert and --tls-key";
+      return absl::StrCat("the server requires a client certificate (mTLS): ", give_cert);
     case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
       return c.cert_file.empty()
-                 ? "the server refused the handshake: it may require a client certificate (mTLS): "
-                   "give --tls-cert and --tls-key"
+                 ? absl::StrCat(
+                       "the server refused the handshake: it may require a client certificate (mTLS): ",
+                       give_cert)
                  : absl::StrCat("the server refused the handshake with this client's certificate", ours);
     case SSL_R_WRONG_VERSION_NUMBER:
     case SSL_R_PACKET_LENGTH_TOO_LONG:
-      return "the server does not speak TLS (started with --insecure?): talk to it with --insecure";
+      return absl::StrCat("the server does not speak TLS (started with --insecure?): talk to it with ",
+                          ClientFlag(c, "insecure"));
     case SSL_R_UNEXPECTED_EOF_WHILE_READING:
       return "the server closed the connection in the TLS handshake: it may not speak TLS (started "
              "with --insecure?)";
@@ -247,8 +254,11 @@ absl::Status ProbeTls(const std::string& address, const ClientTlsConfig& config,
   }
   if (config.insecure) {
     if (rc == 1) {
-      return Mismatch(address, "the server speaks TLS and this client plaintext (--insecure): give --tls-ca "
-                               "(and --tls-cert/--tls-key when the server wants mTLS) instead");
+      return Mismatch(
+          address,
+          absl::StrCat("the server speaks TLS and this client plaintext (", ClientFlag(config, "insecure"),
+                       "): give ", ClientFlag(config, "tls-ca"), " (and ", ClientFlag(config, "tls-cert"),
+                       "/", ClientFlag(config, "tls-key"), " when the server wants mTLS) instead"));
     }
     return absl::OkStatus();
   }
@@ -277,12 +287,15 @@ absl::Status ProbeTls(const std::string& address, const ClientTlsConfig& config,
     if (e != SSL_ERROR_SSL && e != SSL_ERROR_ZERO_RETURN && e != SSL_ERROR_SYSCALL) return absl::OkStatus();
     // Closed without an alert right after a handshake that succeeded: a TLS
     // server (gRPC's does so) that refused this client's certificate.
-    return Mismatch(address, config.cert_file.empty()
-                                 ? "the server ended the session right after the TLS handshake: it requires a "
-                                   "client certificate (mTLS): give --tls-cert and --tls-key"
-                                 : absl::StrCat("the server ended the session right after the TLS handshake: it "
-                                                "refused this client's certificate (--tls-cert ", config.cert_file,
-                                                "): is it signed by the CA of the server's --tls-client-ca?"));
+    return Mismatch(address,
+                    config.cert_file.empty()
+                        ? absl::StrCat("the server ended the session right after the TLS handshake: it "
+                                       "requires a client certificate (mTLS): give ",
+                                       ClientFlag(config, "tls-cert"), " and ", ClientFlag(config, "tls-key"))
+                        : absl::StrCat("the server ended the session right after the TLS handshake: it "
+                                       "refused this client's certificate (",
+                                       ClientFlag(config, "tls-cert"), " ", config.cert_file,
+                                       "): is it signed by the CA of the server's --tls-client-ca?"));
   };
   char buf[64];
   const auto first = std::min(deadline, Clock::now() + std::chrono::milliseconds(1000));

@@ -239,7 +239,10 @@ int PairCommand(const PairOptions& o) {
   auto params = ToSweepParams(o.sweep);
   if (!params.ok()) return PrintError(params.status());
   if (o.server.empty() || o.client.empty()) {
-    return PrintError(absl::InvalidArgumentError("give both --server and --client"));
+    return PrintError(absl::InvalidArgumentError(
+        absl::StrCat("give both --target and --initiator (each an agent's HOST:PORT); missing: ",
+                     o.server.empty() ? "--target" : "", o.server.empty() && o.client.empty() ? " and " : "",
+                     o.client.empty() ? "--initiator" : "")));
   }
   if (!(o.sweep_timeout_s > 0) || !(o.lease_s >= 0)) {
     return PrintError(absl::InvalidArgumentError("--sweep-timeout must be > 0 and --lease >= 0"));
@@ -248,9 +251,9 @@ int PairCommand(const PairOptions& o) {
   if (!server.ok()) return PrintError(server.status());
   auto client = run::GrpcAgentApi::Create(ClientConfig(o.client, o.common));
   if (!client.ok()) return PrintError(client.status());
-  auto sdev = PickDevice(**server, o.server, o.server_device, "--server-device");
+  auto sdev = PickDevice(**server, o.server, o.server_device, "--target-device");
   if (!sdev.ok()) return PrintError(sdev.status());
-  auto cdev = PickDevice(**client, o.client, o.client_device, "--client-device");
+  auto cdev = PickDevice(**client, o.client, o.client_device, "--initiator-device");
   if (!cdev.ok()) return PrintError(cdev.status());
 
   // --memory host,gpu: one test per kind, back to back (run/memory_kinds.h);

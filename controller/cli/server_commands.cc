@@ -5,18 +5,19 @@
 #include <fstream>
 #include <memory>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
-#include "absl/strings/numbers.h"
-#include "controller/analysis/link_flags.h"
-#include "controller/analysis/verdicts.h"
 #include "controller/analysis/blame.h"
 #include "controller/analysis/left_out.h"
+#include "controller/analysis/link_flags.h"
+#include "controller/analysis/verdicts.h"
 #include "controller/cli/cli_util.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/exit_codes.h"
+#include "controller/cli/flag_names.h"
 #include "controller/report/capacity_report.h"
 #include "controller/report/report.h"
 #include "controller/run/journal.h"
@@ -221,13 +222,7 @@ void AddConnection(CLI::App* c, ServerOptions& o) {
   c->add_option("--server", o.client.address, "gdrbench-server's gRPC API, HOST:PORT")
       ->envname("GDRBENCH_SERVER")
       ->required();
-  c->add_option("--token-file", o.client.token_file, "file holding the bearer token")
-      ->envname("GDRBENCH_TOKEN_FILE");
-  c->add_option("--tls-ca", o.client.tls.ca_file, "PEM CA that signed the server's certificate");
-  c->add_option("--tls-cert", o.client.tls.cert_file, "PEM client certificate (mTLS)");
-  c->add_option("--tls-key", o.client.tls.key_file, "PEM client key (mTLS)");
-  c->add_option("--tls-server-name", o.client.tls.server_name, "name to check in the server's certificate");
-  c->add_flag("--insecure", o.client.tls.insecure, "plaintext, to a server started with --insecure");
+  AddServerConnectionFlags(c, o.client, "", /*old_names=*/true);
   c->add_option("--timeout-ms", o.client.timeout_ms, "deadline of each call")->capture_default_str();
   c->add_flag("--json", o.json, "print the v1 response as JSON");
 }

@@ -1,5 +1,6 @@
 // The flags of `gdrbench sweep` (kept beside the command so main.cc gains
 // one line per subcommand); defaults and bounds from common/sweep_limits.h.
+#include "controller/cli/flag_names.h"
 #include "controller/cli/sweep_command.h"
 
 #include "absl/strings/str_cat.h"
@@ -53,7 +54,9 @@ void AddScheduleFlags(CLI::App* c, SweepOptions& o) {
   c->add_option("--quick-rounds", o.quick_rounds, "random perfect matchings in --mode quick")
       ->capture_default_str()
       ->check(CLI::Range(1, static_cast<int>(limits::kMaxQuickRounds)));
-  c->add_option("--seed", o.schedule_seed, "seed of --mode quick")->capture_default_str();
+  c->add_option("--quick-seed", o.schedule_seed, "seed of --mode quick's matchings")->capture_default_str();
+  AddOldName(c, "--seed", "--quick-seed", o.schedule_seed,
+             "--seed is the verify pattern's seed in gdrbench pair");
   c->add_option("--max-concurrent", o.max_concurrent,
                 "at most this many tests per round (oversubscribed fabrics); 0 = no cap")
       ->capture_default_str();
@@ -156,12 +159,7 @@ void AddServerFlags(CLI::App* c, SweepOptions& o) {
   c->add_option("--server", o.server.address, "store the finished run on gdrbench-server (its gRPC HOST:PORT)")
       ->envname("GDRBENCH_SERVER");
   c->add_option("--cluster", o.cluster, "the cluster the run belongs to on the server (default 'default')");
-  c->add_option("--server-token-file", o.server.token_file, "file holding the server's bearer token (write role)")
-      ->envname("GDRBENCH_TOKEN_FILE");
-  c->add_option("--server-tls-ca", o.server.tls.ca_file, "PEM CA that signed the server's certificate");
-  c->add_option("--server-tls-cert", o.server.tls.cert_file, "PEM client certificate for the server (mTLS)");
-  c->add_option("--server-tls-key", o.server.tls.key_file, "PEM client key for the server (mTLS)");
-  c->add_flag("--server-insecure", o.server.tls.insecure, "plaintext to a server started with --insecure");
+  AddServerConnectionFlags(c, o.server, "with --server: ", /*old_names=*/false);
 }
 
 }  // namespace

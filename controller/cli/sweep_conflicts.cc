@@ -43,7 +43,7 @@ absl::Status CheckSweepFlagConflicts(const SweepOptions& o, const CLI::App& cmd)
     return Bad("--dry-run prints a new plan and --resume continues a recorded run: give one of them");
   }
   if (o.mode != "quick") {
-    if (auto quick = Given(cmd, {"--quick-rounds", "--seed"}); !quick.empty()) {
+    if (auto quick = Given(cmd, {"--quick-rounds", "--quick-seed", "--seed"}); !quick.empty()) {
       return Bad(absl::StrJoin(quick, " and "), " apply to --mode quick only, not --mode ", o.mode);
     }
   }

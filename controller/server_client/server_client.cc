@@ -6,25 +6,57 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/rpc/status.h"
+#include "common/rpc/tls_probe.h"
 #include "common/status.h"
 #include "controller/report/run_chunks.h"
 
 namespace gdrbench::controller {
 
-absl::StatusOr<std::unique_ptr<ServerClient>> ServerClient::Create(const ServerClientConfig& c) {
+absl::StatusOr<std::unique_ptr<ServerClient>> ServerClient::Create(const ServerClientConfig& config) {
+  ServerClientConfig c = config;
+  c.tls.peer = rpc::Peer::kServer;
   if (c.address.empty()) return absl::InvalidArgumentError("--server HOST:PORT is required");
   std::string token;
   if (!c.token_file.empty()) {
     std::ifstream in(c.token_file);
-    if (!in) return ErrnoToStatus(errno, absl::StrCat("--token-file ", c.token_file));
+    if (!in) return ErrnoToStatus(errno, absl::StrCat("--server-token-file ", c.token_file));
     std::stringstream ss;
     ss << in.rdbuf();
     token = std::string(absl::StripAsciiWhitespace(ss.str()));
-    if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("--token-file ", c.token_file, " is empty"));
+    if (token.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--server-token-file ", c.token_file, " is empty"));
+    }
   }
   ASSIGN_OR_RETURN(auto channel, rpc::MakeChannel(c.address, c.tls));
-  grpc::ChannelArguments args;
   return std::unique_ptr<ServerClient>(new ServerClient(c, v1::Controller::NewStub(channel), std::move(token)));
+}
+
+absl::Status ServerClient::Failed(const grpc::Status& gs, const char* method) const {
+  absl::Status st = rpc::FromGrpc(gs, absl::StrCat(method, " on ", config_.address), "gdrbench-server");
+  if (absl::IsUnavailable(st)) {
+    // A refused TLS handshake reads only "unavailable": one handshake of our
+    // own names the cause and the --server-* flag that fixes it.
+    absl::Status why = rpc::ProbeTls(config_.address, config_.tls, std::chrono::milliseconds(2000));
+    if (!why.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat(method, " on ", config_.address, ": gdrbench-server unreachable: ", why.message()));
+    }
+    return st;
+  }
+  if (absl::IsUnauthenticated(st)) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        st.message(), token_.empty()
+                          ? "; give --server-token-file FILE (or GDRBENCH_TOKEN_FILE) holding a token "
+                            "from the server's --tokens file"
+                          : absl::StrCat("; the token in --server-token-file ", config_.token_file,
+                                         " is not one of the server's --tokens")));
+  }
+  if (absl::IsPermissionDenied(st) && !token_.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        st.message(), "; the token in --server-token-file ", config_.token_file,
+        " lacks the role: a 'write' line of the server's --tokens file is needed to store or change runs"));
+  }
+  return st;
 }
 
 void ServerClient::Prepare(grpc::ClientContext* ctx, int timeout_ms) const {
@@ -43,19 +75,19 @@ absl::StatusOr<v1::UploadRunResponse> ServerClient::Upload(const v1::Run& run) {
   });
   writer->WritesDone();
   grpc::Status gs = writer->Finish();
-  if (!gs.ok()) return rpc::FromGrpc(gs, absl::StrCat("UploadRun on ", config_.address));
+  if (!gs.ok()) return Failed(gs, "UploadRun");
   if (!st.ok()) return st;
   return resp;
 }
 
-#define GDR_UNARY(Method, Req, Resp)                                            \
-  absl::StatusOr<Resp> ServerClient::Method(const Req& req) {                   \
-    grpc::ClientContext ctx;                                                    \
-    Prepare(&ctx, config_.timeout_ms);                                          \
-    Resp resp;                                                                  \
-    grpc::Status gs = stub_->Method(&ctx, req, &resp);                          \
-    if (!gs.ok()) return rpc::FromGrpc(gs, #Method " on " + config_.address);   \
-    return resp;                                                                \
+#define GDR_UNARY(Method, Req, Resp)                          \
+  absl::StatusOr<Resp> ServerClient::Method(const Req& req) { \
+    grpc::ClientContext ctx;                                  \
+    Prepare(&ctx, config_.timeout_ms);                        \
+    Resp resp;                                                \
+    grpc::Status gs = stub_->Method(&ctx, req, &resp);        \
+    if (!gs.ok()) return Failed(gs, #Method);                 \
+    return resp;                                              \
   }
 GDR_UNARY(ListRuns, v1::ListRunsRequest, v1::ListRunsResponse)
 GDR_UNARY(GetRun, v1::GetRunRequest, v1::Run)

@@ -43,6 +43,9 @@ class ServerClient {
   ServerClient(ServerClientConfig c, std::unique_ptr<v1::Controller::Stub> stub, std::string token)
       : config_(std::move(c)), stub_(std::move(stub)), token_(std::move(token)) {}
   void Prepare(grpc::ClientContext* ctx, int timeout_ms) const;
+  // A failed call as one line naming the server and, for a TLS mismatch, a
+  // missing or refused token, the --server-* flag that fixes it.
+  absl::Status Failed(const grpc::Status& gs, const char* method) const;
   ServerClientConfig config_;
   std::unique_ptr<v1::Controller::Stub> stub_;
   std::string token_;

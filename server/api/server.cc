@@ -32,6 +32,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(Server
     config.grpc_tls.insecure = true;
     config.http.insecure = true;
   }
+  config.grpc_tls.serving = rpc::Peer::kServer;
   ASSIGN_OR_RETURN(s->grpc_tls_, rpc::ReloadableServerTls::Create(config.grpc_tls));
   std::shared_ptr<grpc::ServerCredentials> creds = s->grpc_tls_->credentials();
   ASSIGN_OR_RETURN(s->store_, store::Store::Open(config.db));

@@ -186,8 +186,8 @@ try {
   const pdf = await page.pdf({ path: path.join(opt.shots, 'capacity.pdf'), format: 'A4', printBackground: true });
   c.ok(pdf.subarray(0, 5).toString() === '%PDF-' && pdf.length > 20000, 'print to PDF: ' + pdf.length + ' bytes');
   await page.emulateMedia({ media: 'screen' });
-  const cli = await run(path.join(opt.bin, 'gdrbench'), ['report', 'capacity', '--server', server.grpc, '--insecure',
-    '--token-file', path.join(opt.work, 'read.token'), '--period', '30d']);
+  const cli = await run(path.join(opt.bin, 'gdrbench'), ['report', 'capacity', '--server', server.grpc, '--server-insecure',
+    '--server-token-file', path.join(opt.work, 'read.token'), '--period', '30d']);
   fs.writeFileSync(path.join(opt.shots, 'capacity.txt'), cli);
   c.ok(cli.includes('capacity of cluster fab') && /weakest links[\s\S]*node(1|6)->node(6|1)/.test(cli), 'gdrbench report capacity --period 30d: the same weakest link', cli.slice(0, 300));
 

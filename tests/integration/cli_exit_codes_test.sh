@@ -61,9 +61,9 @@ fi
 expect 3 "drain of a run over --max-fraction" \
   "$bin/gdrbench" drain --run "$runs/slurm-lab-node4.json" --max-fraction 0.2 --dry-run
 expect 4 "runs list against a server that is not there" \
-  "$bin/gdrbench" runs list --server "127.0.0.1:$closed_port" --insecure --timeout-ms 2000
+  "$bin/gdrbench" runs list --server "127.0.0.1:$closed_port" --server-insecure --timeout-ms 2000
 expect 4 "runs upload to a server that is not there" \
-  "$bin/gdrbench" runs upload "$runs/lab-demo-4node.json" --server "127.0.0.1:$closed_port" --insecure \
+  "$bin/gdrbench" runs upload "$runs/lab-demo-4node.json" --server "127.0.0.1:$closed_port" --server-insecure \
   --timeout-ms 2000
 expect 4 "node-info of an agent that is not there" \
   "$bin/gdrbench" node-info --agent "127.0.0.1:$closed_port" --insecure

@@ -75,7 +75,7 @@ def metrics_for(bin_dir, work, run_path):
             with open(os.path.join(d, "tok"), "w") as f:
                 f.write(sl.TOKENS["write"] + "\n")
             up = subprocess.run([os.path.join(bin_dir, "gdrbench"), "runs", "upload", run_path, "--cluster", "lab",
-                                 "--server", server.grpc, "--insecure", "--token-file", os.path.join(d, "tok")],
+                                 "--server", server.grpc, "--server-insecure", "--server-token-file", os.path.join(d, "tok")],
                                 capture_output=True, text=True, timeout=60)
             check(up.returncode == 0, f"runs upload {run_path}: {up.returncode} {up.stderr.strip()}")
             code, text = sl.curl(f"http://{server.http}/metrics", token=sl.TOKENS["read"])

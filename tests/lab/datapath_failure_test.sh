@@ -33,7 +33,7 @@ dp_show
 # The controller refuses it before any agent is called (issue 12, item 13); the
 # agent's own check of the same bound is unit-tested (datapath_validation_test).
 grep -q -- "--tx-depth 20000: at most 8192" "$DP_DIR/pair.err" || lab_fail "tx depth: no clear sentence"
-dp_pair node2 node1 --sizes 64K --iterations 10 --server-device rxe9
+dp_pair node2 node1 --sizes 64K --iterations 10 --target-device rxe9
 rc=$?
 dp_show
 ((rc == 2)) || lab_fail "device rxe9: exit $rc, expected 2"
@@ -79,8 +79,8 @@ PY
 lab_log "initiator agent and controller killed mid-sweep; lease 8 s"
 seen=$(grep -c "established from" "$DP_DIR/node2.log")
 # gdrbench itself in the background (not under timeout(1)): the kill must reach it.
-"$GDRBENCH_BIN/gdrbench" pair --insecure --server "${DP_ADDR[node2]}" \
-  --client "${DP_ADDR[node1]}" --sizes 64K,128K,256K,512K --duration 4 --lease 8 \
+"$GDRBENCH_BIN/gdrbench" pair --insecure --target "${DP_ADDR[node2]}" \
+  --initiator "${DP_ADDR[node1]}" --sizes 64K,128K,256K,512K --duration 4 --lease 8 \
   >"$DP_DIR/killed.out" 2>&1 &
 cli=$!
 for ((i = 0; i < 300; i++)); do
@@ -114,7 +114,7 @@ dp_show
 # the QP's retries (--qp-timeout 18 x 7 retries, ~7.5 s), and the next test runs once it is up.
 lab_log "the initiator's port goes down mid-sweep"
 seen=$(grep -c "established from" "$DP_DIR/node2.log")
-"$GDRBENCH_BIN/gdrbench" pair --insecure --server "${DP_ADDR[node2]}" --client "${DP_ADDR[node1]}" \
+"$GDRBENCH_BIN/gdrbench" pair --insecure --target "${DP_ADDR[node2]}" --initiator "${DP_ADDR[node1]}" \
   --sizes 64K,256K --duration 10 --qp-timeout 18 >"$DP_DIR/down.out" 2>&1 &
 cli=$!
 for ((i = 0; i < 300; i++)); do

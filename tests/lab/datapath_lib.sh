@@ -45,7 +45,7 @@ dp_pair() {
   shift 2
   for a in "$@"; do [[ "$a" == --qp-timeout* ]] && timeout_flag=(); done
   timeout "${DP_PAIR_TIMEOUT:-200}" "$GDRBENCH_BIN/gdrbench" pair --insecure \
-    --server "${DP_ADDR[$server]}" --client "${DP_ADDR[$client]}" "${timeout_flag[@]}" "$@" \
+    --target "${DP_ADDR[$server]}" --initiator "${DP_ADDR[$client]}" "${timeout_flag[@]}" "$@" \
     >"$DP_DIR/pair.out" 2>"$DP_DIR/pair.err"
 }
 

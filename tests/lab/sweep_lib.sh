@@ -125,7 +125,7 @@ _sw_flush_neigh() {
 # _sw_first_contact SERVER CLIENT SERVER_RAIL CLIENT_DEV: one tiny out-of-band pair test from
 # CLIENT_DEV to SERVER's rail SERVER_RAIL (its JSON in $DP_DIR/pair.out).
 _sw_first_contact() {
-  dp_pair "$1" "$2" --cm oob --server-device "$(lab_rail_dev "$1" "$3")" --client-device "$4" \
+  dp_pair "$1" "$2" --cm oob --target-device "$(lab_rail_dev "$1" "$3")" --initiator-device "$4" \
     --sizes 2 --iterations 5 --warmup 0 --json ||
     { dp_show; lab_fail "first-contact pair $4 -> $1 rail $3 (--cm oob) failed"; }
 }

@@ -114,7 +114,7 @@ grep -q "report: $out/report.html" "$out.stdout" || lab_fail "no report path pri
 grep -q '"event":"progress".*"tests_done":12' "$out.stderr" || lab_fail "no final JSON progress line"
 grep -q "stored (12 cells" "$out.stdout" || lab_fail "the all-pairs sweep was not stored on the server"
 run1=$(run_id "$out")
-"$GDRBENCH_BIN/gdrbench" baseline set "$run1" --server "$server" --insecure || lab_fail "baseline set failed"
+"$GDRBENCH_BIN/gdrbench" baseline set "$run1" --server "$server" --server-insecure || lab_fail "baseline set failed"
 
 # One test at a time, 100 iterations (each ~0.1 s at the lab's rate: the shaped cells stay short).
 for i in "${!SW_FLAGS[@]}"; do [[ ${SW_FLAGS[i]} == --iterations ]] && SW_FLAGS[i + 1]=100; done
@@ -132,7 +132,7 @@ sw_check "$out/run.json" blame link "node2<->node3" || exit 1
 shape node2 --clear || lab_fail "shape --clear failed"
 run2=$(run_id "$out")
 regressions "$run2" REGRESSION_KIND_LINK node2 node3
-"$GDRBENCH_BIN/gdrbench" runs compare "$run1" "$run2" --server "$server" --insecure --limit 4 | sed 's/^/  /'
+"$GDRBENCH_BIN/gdrbench" runs compare "$run1" "$run2" --server "$server" --server-insecure --limit 4 | sed 's/^/  /'
 
 lab_log "node4's whole link shaped to 10mbit"
 shape node4 --rate 10mbit || lab_fail "shape failed"

@@ -37,7 +37,7 @@ def main():
                 f.write(sl.TOKENS[role] + "\n")
         gdr = os.path.join(args.bin_dir, "gdrbench")
         cli = lambda *a, token="read": subprocess.run(
-            [gdr] + list(a) + ["--server", server.grpc, "--insecure", "--token-file", p(token)],
+            [gdr] + list(a) + ["--server", server.grpc, "--server-insecure", "--server-token-file", p(token)],
             capture_output=True, text=True, timeout=30)
 
         code, body = sl.curl(url + "/api/v1/runs", token=sl.TOKENS["read"])

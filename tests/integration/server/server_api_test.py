@@ -192,8 +192,8 @@ def main():
         check(run_json["cluster"] == "loop" and len(run_json["regressions"]) == 2,
               "the sweep's run.json was rewritten with the server's regressions")
         cli = lambda *a, token="read": subprocess.run(
-            [gdr] + list(a) + srv + ["--tls-ca", ca, "--tls-cert", p("client.pem"), "--tls-key", p("client.key"),
-                                     "--token-file", p(token)], capture_output=True, text=True, timeout=30)
+            [gdr] + list(a) + srv + ["--server-tls-ca", ca, "--server-tls-cert", p("client.pem"), "--server-tls-key", p("client.key"),
+                                     "--server-token-file", p(token)], capture_output=True, text=True, timeout=30)
         with open(p("read"), "w") as f:
             f.write(sl.TOKENS["read"] + "\n")
         r = cli("runs", "list", "--cluster", "loop", token="read")

@@ -39,9 +39,12 @@ TEST(SweepFlagConflicts, EachContradictionIsRefusedNamingTheFlags) {
       {{"--agents", "a:1", "--insecure", "--tls-ca", "ca.pem"},
        "--insecure (plaintext to the agents) contradicts --tls-ca"},
       {{"--agents", "a:1", "--json", "--out", "d"}, "--json prints the plan of --dry-run only"},
-      {{"--agents", "a:1", "--dry-run", "--resume", "d/journal.bin"}, "--dry-run prints a new plan and --resume"},
-      {{"--agents", "a:1", "--quick-rounds", "3"}, "--quick-rounds apply to --mode quick only, not --mode all-pairs"},
-      {{"--agents", "a:1", "--mode", "ring", "--seed", "7"}, "--seed apply to --mode quick only, not --mode ring"},
+      {{"--agents", "a:1", "--dry-run", "--resume", "d/journal.bin"},
+       "--dry-run prints a new plan and --resume"},
+      {{"--agents", "a:1", "--quick-rounds", "3"},
+       "--quick-rounds apply to --mode quick only, not --mode all-pairs"},
+      {{"--agents", "a:1", "--mode", "ring", "--quick-seed", "7"},
+       "--quick-seed apply to --mode quick only, not --mode ring"},
       {{"--agents", "a:1", "--fan-in", "2"}, "--fan-in applies to --mode incast only"},
       {{"--agents", "a:1", "--server-insecure"}, "--server-insecure without --server"},
       {{"--agents", "a:1", "--cluster", "lab"}, "--cluster without --server"},
@@ -58,7 +61,7 @@ TEST(SweepFlagConflicts, EachContradictionIsRefusedNamingTheFlags) {
 TEST(SweepFlagConflicts, ConsistentFlagsPass) {
   EXPECT_TRUE(Check({"--agents", "a:1", "--out", "d"}).ok());
   EXPECT_TRUE(Check({"--agents", "a:1", "--dry-run", "--json"}).ok());
-  EXPECT_TRUE(Check({"--agents", "a:1", "--mode", "quick", "--quick-rounds", "3", "--seed", "9"}).ok());
+  EXPECT_TRUE(Check({"--agents", "a:1", "--mode", "quick", "--quick-rounds", "3", "--quick-seed", "9"}).ok());
   EXPECT_TRUE(Check({"--agents", "a:1", "--mode", "incast", "--fan-in", "2"}).ok());
   EXPECT_TRUE(Check({"--agents", "a:1", "--tls-ca", "ca.pem", "--server", "s:1", "--server-insecure"}).ok());
 }
