@@ -93,16 +93,21 @@ void CheckFirmware(Context& ctx, CheckResult& r, std::vector<std::string>& probl
   }
 }
 
-}  // namespace
+// The versions of the node's stack; empty when not found.
+struct StackVersions {
+  std::string kmod;       // the NVIDIA kernel module
+  std::string cuda;       // cuDriverGetVersion
+  std::string rdma_core;  // libibverbs1's package
+  std::string ofed;
+};
 
-CheckResult CheckStackVersionAlignment(Context& ctx) {
-  const char* kId = "stack_version_alignment";
-  CheckResult r;
-  r.id = kId;
-  std::vector<std::string> problems;
-  std::vector<std::string> fixes;
-
-  std::string kmod = ctx.Nvidia().version;
+// Reads the stack's versions into the evidence; libcuda and nvidia_peermem
+// must match the kernel module.
+StackVersions ReadVersions(Context& ctx, CheckResult& r, std::vector<std::string>& problems,
+                           std::vector<std::string>& fixes) {
+  StackVersions v;
+  v.kmod = ctx.Nvidia().version;
+  const std::string& kmod = v.kmod;
   r.Saw(ctx.Where("/proc/driver/nvidia/version"), kmod.empty() ? "absent" : kmod);
   std::string libcuda_path;
   std::string libcuda = kmod.empty() ? "" : LibcudaVersion(ctx.fs(), &libcuda_path);
@@ -119,23 +124,25 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
       fixes.push_back("rmmod nvidia_peermem && modprobe nvidia-peermem (it must come from the same driver package)");
     }
   }
-  std::string cuda;
-  if (auto v = CudaWorthAsking(ctx) ? ctx.cuda().DriverVersion()
-                                    : absl::StatusOr<std::string>(absl::NotFoundError(""));
-      v.ok()) {
-    cuda = *v;
-    r.Saw("cuDriverGetVersion", cuda);
+  if (auto cuda = CudaWorthAsking(ctx) ? ctx.cuda().DriverVersion()
+                                       : absl::StatusOr<std::string>(absl::NotFoundError(""));
+      cuda.ok()) {
+    v.cuda = *cuda;
+    r.Saw("cuDriverGetVersion", v.cuda);
   }
-  std::string rdma_core = verbs::RdmaCoreVersion(ctx.fs());
-  if (!rdma_core.empty()) r.Saw(ctx.Where("/var/lib/dpkg/status"), absl::StrCat("rdma-core (libibverbs1) ", rdma_core));
+  v.rdma_core = verbs::RdmaCoreVersion(ctx.fs());
+  if (!v.rdma_core.empty()) {
+    r.Saw(ctx.Where("/var/lib/dpkg/status"), absl::StrCat("rdma-core (libibverbs1) ", v.rdma_core));
+  }
   std::string ofed_path;
-  std::string ofed = OfedVersion(ctx.fs(), &ofed_path);
-  if (!ofed.empty()) r.Saw(ctx.Where(ofed_path), ofed);
+  v.ofed = OfedVersion(ctx.fs(), &ofed_path);
+  if (!v.ofed.empty()) r.Saw(ctx.Where(ofed_path), v.ofed);
+  return v;
+}
 
-  std::vector<std::string> warnings;
-  CheckFirmware(ctx, r, problems, warnings, fixes);
-
-  const Expectations& e = ctx.expect();
+// Each pinned version (Expectations) against the one found.
+void CheckPins(const Expectations& e, const StackVersions& v, std::vector<std::string>& problems,
+               std::vector<std::string>& fixes) {
   auto pin = [&](const char* what, const std::string& pinned, const std::string& observed) {
     if (pinned.empty()) return;
     if (observed.empty() || !Matches(pinned, observed)) {
@@ -144,10 +151,46 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
       fixes.push_back(absl::StrCat("install ", what, " ", pinned, " (the fleet's maintenance-window version)"));
     }
   };
-  pin("NVIDIA driver", e.nvidia_driver, kmod);
-  pin("CUDA driver", e.cuda_driver, cuda);
-  pin("rdma-core", e.rdma_core, rdma_core);
-  pin("OFED", e.ofed, ofed);
+  pin("NVIDIA driver", e.nvidia_driver, v.kmod);
+  pin("CUDA driver", e.cuda_driver, v.cuda);
+  pin("rdma-core", e.rdma_core, v.rdma_core);
+  pin("OFED", e.ofed, v.ofed);
+}
+
+// A passing check's summary: every version found, and whether any was pinned.
+std::string PassSummary(Context& ctx, const StackVersions& v) {
+  std::vector<std::string> parts;
+  if (!v.kmod.empty()) parts.push_back("driver " + v.kmod);
+  if (!v.cuda.empty()) parts.push_back("CUDA " + v.cuda);
+  if (!v.rdma_core.empty()) parts.push_back("rdma-core " + v.rdma_core);
+  if (!v.ofed.empty()) parts.push_back(v.ofed);
+  if (const auto& devs = ctx.RdmaDevices(); devs.ok()) {
+    std::set<std::string> fws;
+    for (const auto& d : *devs) {
+      if (!d.firmware_version.empty()) fws.insert(d.firmware_version);
+    }
+    if (!fws.empty()) parts.push_back(absl::StrCat("HCA firmware ", absl::StrJoin(fws, "/")));
+  }
+  const Expectations& e = ctx.expect();
+  return absl::StrCat(absl::StrJoin(parts, ", "), e.nvidia_driver.empty() && e.cuda_driver.empty() &&
+                                                          e.rdma_core.empty() && e.ofed.empty() &&
+                                                          e.hca_firmware.empty()
+                                                      ? " (consistent; nothing pinned)"
+                                                      : " (match the pinned versions)");
+}
+
+}  // namespace
+
+CheckResult CheckStackVersionAlignment(Context& ctx) {
+  const char* kId = "stack_version_alignment";
+  CheckResult r;
+  r.id = kId;
+  std::vector<std::string> problems;
+  std::vector<std::string> fixes;
+  const StackVersions v = ReadVersions(ctx, r, problems, fixes);
+  std::vector<std::string> warnings;
+  CheckFirmware(ctx, r, problems, warnings, fixes);
+  CheckPins(ctx.expect(), v, problems, fixes);
 
   if (!problems.empty() || !warnings.empty()) {
     r.status = problems.empty() ? Status::kWarn : Status::kFail;
@@ -156,29 +199,13 @@ CheckResult CheckStackVersionAlignment(Context& ctx) {
     r.remediation = absl::StrJoin(fixes, "; ");
     return r;
   }
-  if (kmod.empty() && rdma_core.empty() && ofed.empty() && cuda.empty()) {
+  if (v.kmod.empty() && v.rdma_core.empty() && v.ofed.empty() && v.cuda.empty()) {
     r.status = Status::kSkip;
     r.summary = "no NVIDIA driver, CUDA, rdma-core or OFED version found to compare";
     return r;
   }
   r.status = Status::kPass;
-  std::vector<std::string> parts;
-  if (!kmod.empty()) parts.push_back("driver " + kmod);
-  if (!cuda.empty()) parts.push_back("CUDA " + cuda);
-  if (!rdma_core.empty()) parts.push_back("rdma-core " + rdma_core);
-  if (!ofed.empty()) parts.push_back(ofed);
-  if (const auto& devs = ctx.RdmaDevices(); devs.ok()) {
-    std::set<std::string> fws;
-    for (const auto& d : *devs) {
-      if (!d.firmware_version.empty()) fws.insert(d.firmware_version);
-    }
-    if (!fws.empty()) parts.push_back(absl::StrCat("HCA firmware ", absl::StrJoin(fws, "/")));
-  }
-  r.summary = absl::StrCat(absl::StrJoin(parts, ", "),
-                           e.nvidia_driver.empty() && e.cuda_driver.empty() && e.rdma_core.empty() &&
-                                   e.ofed.empty() && e.hca_firmware.empty()
-                               ? " (consistent; nothing pinned)"
-                               : " (match the pinned versions)");
+  r.summary = PassSummary(ctx, v);
   return r;
 }
 
