@@ -73,6 +73,55 @@ UnderLoad MeasureUnderLoad(Context& ctx, const topology::PciDevice& gpu) {
   return u;
 }
 
+// What the links checked so far showed.
+struct LinkFindings {
+  Status worst = Status::kPass;
+  std::vector<std::string> bad, unsure, idle;
+  size_t seen = 0;
+};
+
+std::string LinkWhere(Context& ctx, const topology::PciDevice& d) {
+  return ctx.Where(absl::StrCat("/sys/bus/pci/devices/", d.bdf, "/current_link_*"));
+}
+
+// One GPU's link: narrow is degraded; slow (or every link, when asked) is
+// read again under load, since an idle GPU saves power by slowing its link.
+void CheckGpuLink(Context& ctx, const topology::Gpu& g, LinkFindings& f, CheckResult& r) {
+  const topology::PciLink& l = g.pci.link;
+  if (!l.known()) return;
+  ++f.seen;
+  std::string name = absl::StrCat("GPU", g.index, " (", g.pci.bdf, ") ", Describe(l));
+  std::string observed = absl::StrCat("GPU", g.index, ": ", Describe(l));
+  bool low_speed = l.speed_degraded();
+  if (l.width_degraded()) {
+    f.bad.push_back(name);
+    f.worst = Worse(f.worst, Status::kFail);
+  } else if (low_speed || ctx.load_all_gpu_links()) {
+    UnderLoad u = MeasureUnderLoad(ctx, g.pci);
+    if (absl::IsUnavailable(u.status) && low_speed) {
+      absl::StrAppend(&observed, "; idle or degraded: run live to tell (", u.status.message(), ")");
+      f.unsure.push_back(name);
+      f.worst = Worse(f.worst, Status::kWarn);
+    } else if (!u.status.ok()) {
+      absl::StrAppend(&observed, "; could not load the GPU: ", u.status.message());
+      if (low_speed) {
+        f.unsure.push_back(name);
+        f.worst = Worse(f.worst, Status::kWarn);
+      }
+    } else if (u.max_gts >= l.max_gts) {
+      absl::StrAppend(&observed, absl::StrFormat("; under load %g GT/s = max (%s)%s", u.max_gts, u.how,
+                                                 low_speed ? ": idle power saving, not a fault" : ""));
+      if (low_speed) f.idle.push_back(absl::StrCat("GPU", g.index));
+    } else {
+      absl::StrAppend(&observed, absl::StrFormat("; under load still %g GT/s of %g (%s): degraded", u.max_gts,
+                                                 l.max_gts, u.how));
+      f.bad.push_back(absl::StrFormat("%s, %g GT/s under load", name, u.max_gts));
+      f.worst = Worse(f.worst, Status::kFail);
+    }
+  }
+  r.Saw(LinkWhere(ctx, g.pci), observed);
+}
+
 }  // namespace
 
 CheckResult CheckPcieLinkDegraded(Context& ctx) {
@@ -81,76 +130,38 @@ CheckResult CheckPcieLinkDegraded(Context& ctx) {
   if (!topo.ok()) return Result(kId, Status::kSkip, std::string(topo.status().message()));
   CheckResult r;
   r.id = kId;
-  Status worst = Status::kPass;
-  std::vector<std::string> bad, unsure, idle;
-  size_t seen = 0;
-  auto where = [&](const topology::PciDevice& d) {
-    return ctx.Where(absl::StrCat("/sys/bus/pci/devices/", d.bdf, "/current_link_*"));
-  };
-  for (const auto& g : topo->gpus) {
-    const topology::PciLink& l = g.pci.link;
-    if (!l.known()) continue;
-    ++seen;
-    std::string name = absl::StrCat("GPU", g.index, " (", g.pci.bdf, ") ", Describe(l));
-    std::string observed = absl::StrCat("GPU", g.index, ": ", Describe(l));
-    bool low_speed = l.speed_degraded();
-    if (l.width_degraded()) {
-      bad.push_back(name);
-      worst = Worse(worst, Status::kFail);
-    } else if (low_speed || ctx.load_all_gpu_links()) {
-      UnderLoad u = MeasureUnderLoad(ctx, g.pci);
-      if (absl::IsUnavailable(u.status) && low_speed) {
-        absl::StrAppend(&observed, "; idle or degraded: run live to tell (", u.status.message(), ")");
-        unsure.push_back(name);
-        worst = Worse(worst, Status::kWarn);
-      } else if (!u.status.ok()) {
-        absl::StrAppend(&observed, "; could not load the GPU: ", u.status.message());
-        if (low_speed) {
-          unsure.push_back(name);
-          worst = Worse(worst, Status::kWarn);
-        }
-      } else if (u.max_gts >= l.max_gts) {
-        absl::StrAppend(&observed, absl::StrFormat("; under load %g GT/s = max (%s)%s", u.max_gts, u.how,
-                                                   low_speed ? ": idle power saving, not a fault" : ""));
-        if (low_speed) idle.push_back(absl::StrCat("GPU", g.index));
-      } else {
-        absl::StrAppend(&observed, absl::StrFormat("; under load still %g GT/s of %g (%s): degraded",
-                                                   u.max_gts, l.max_gts, u.how));
-        bad.push_back(absl::StrFormat("%s, %g GT/s under load", name, u.max_gts));
-        worst = Worse(worst, Status::kFail);
-      }
-    }
-    r.Saw(where(g.pci), observed);
-  }
+  LinkFindings f;
+  for (const auto& g : topo->gpus) CheckGpuLink(ctx, g, f, r);
   for (const auto& n : topo->nics) {
     if (!n.has_pci || !n.pci.link.known()) continue;
-    ++seen;
+    ++f.seen;
     const topology::PciLink& l = n.pci.link;
-    r.Saw(where(n.pci), absl::StrCat(n.name, ": ", Describe(l)));
+    r.Saw(LinkWhere(ctx, n.pci), absl::StrCat(n.name, ": ", Describe(l)));
     if (l.width_degraded() || l.speed_degraded()) {
-      bad.push_back(absl::StrCat(n.name, " (", n.pci.bdf, ") ", Describe(l), NotRailNote(ctx, n.name)));
-      worst = Worse(worst, StrictNic(ctx, n.name) ? Status::kFail : Status::kWarn);
+      f.bad.push_back(absl::StrCat(n.name, " (", n.pci.bdf, ") ", Describe(l), NotRailNote(ctx, n.name)));
+      f.worst = Worse(f.worst, StrictNic(ctx, n.name) ? Status::kFail : Status::kWarn);
     }
   }
-  if (seen == 0) {
+  if (f.seen == 0) {
     return Result(kId, Status::kSkip, "no GPU or PCI RDMA NIC with PCIe link attributes in sysfs");
   }
-  r.status = worst;
-  if (worst == Status::kPass) {
-    r.summary = absl::StrCat(seen, " device link(s) at full width and speed",
-                             idle.empty() ? "" : absl::StrCat(" (", absl::StrJoin(idle, ", "),
-                                                              " idle at rest, at full speed under load)"));
+  r.status = f.worst;
+  if (f.worst == Status::kPass) {
+    r.summary = absl::StrCat(f.seen, " device link(s) at full width and speed",
+                             f.idle.empty() ? ""
+                                            : absl::StrCat(" (", absl::StrJoin(f.idle, ", "),
+                                                           " idle at rest, at full speed under load)"));
     return r;
   }
   std::vector<std::string> parts;
-  if (!bad.empty()) parts.push_back(absl::StrCat("degraded PCIe link: ", absl::StrJoin(bad, "; ")));
-  if (!unsure.empty()) {
+  if (!f.bad.empty()) parts.push_back(absl::StrCat("degraded PCIe link: ", absl::StrJoin(f.bad, "; ")));
+  if (!f.unsure.empty()) {
     parts.push_back(absl::StrCat("GPU link below its maximum speed, idle or degraded (run live to tell): ",
-                                 absl::StrJoin(unsure, "; ")));
+                                 absl::StrJoin(f.unsure, "; ")));
   }
   r.summary = absl::StrJoin(parts, "; ");
   r.remediation =
-      bad.empty()
+      f.bad.empty()
           ? "run the preflight live on the node (gdrbench-agent preflight, or the RunPreflight RPC): it "
             "loads the GPU for 100 ms and reads the link again; an idle GPU returns to full speed"
           : "reseat the card or riser, try another slot, check the BIOS slot bifurcation/link speed "
