@@ -127,6 +127,34 @@ struct RouteContext {
   }
 };
 
+// Feeds the request's body to `body` as it is read, bounded by the gate's
+// limit; *whole: the reader read all of it.
+absl::Status ReadRunBody(const httplib::ContentReader& read, RunJsonStream& body, bool* whole) {
+  absl::Status parsed;
+  // The gate bounds a chunked body with its framing: the decoded limit is exact here.
+  const uint64_t limit = GatedServer::AdmittedBodyLimit();
+  uint64_t got = 0;
+  *whole = read([&](const char* data, size_t n) {
+    got += n;
+    if (limit > 0 && got > limit) {
+      parsed = absl::ResourceExhaustedError(
+          absl::StrCat("the request body is over the limit of ", limit, " bytes"));
+      return false;
+    }
+    parsed = body.Feed(std::string_view(data, n));
+    return parsed.ok();
+  });
+  return parsed;
+}
+
+// The parsed run replayed into a new ingest; its answer.
+absl::StatusOr<v1::UploadRunResponse> IngestRun(Handler& h, RunJsonStream& body) {
+  std::unique_ptr<history::Ingester> ingest = h.NewUpload();
+  absl::Status fed = body.Replay(
+      [&](const v1::RunChunk& c) { return c.has_header() ? ingest->Begin(c.header()) : ingest->Add(c); });
+  return fed.ok() ? ingest->Finish() : absl::StatusOr<v1::UploadRunResponse>(fed);
+}
+
 void AddRunRoutes(const RouteContext& c) {
   GatedServer& svr = c.svr;
   Handler& h = c.h;
@@ -143,20 +171,8 @@ void AddRunRoutes(const RouteContext& c) {
       return SendError(res, st);
     }
     RunJsonStream body;
-    absl::Status parsed;
-    // The gate bounds a chunked body with its framing: the decoded limit is exact here.
-    const uint64_t limit = GatedServer::AdmittedBodyLimit();
-    uint64_t got = 0;
-    const bool whole = read([&](const char* data, size_t n) {
-      got += n;
-      if (limit > 0 && got > limit) {
-        parsed = absl::ResourceExhaustedError(
-            absl::StrCat("the request body is over the limit of ", limit, " bytes"));
-        return false;
-      }
-      parsed = body.Feed(std::string_view(data, n));
-      return parsed.ok();
-    });
+    bool whole = false;
+    absl::Status parsed = ReadRunBody(read, body, &whole);
     if (parsed.ok() && !whole) {
       ++counters.uploads_rejected;
       return;  // the stream cut it short (limit, deadline): the error handler answers from its fault
@@ -167,11 +183,7 @@ void AddRunRoutes(const RouteContext& c) {
       if (!whole) GatedServer::CloseAfterResponse();
       return SendError(res, parsed);
     }
-    std::unique_ptr<history::Ingester> ingest = h.NewUpload();
-    absl::Status fed = body.Replay([&](const v1::RunChunk& c) {
-      return c.has_header() ? ingest->Begin(c.header()) : ingest->Add(c);
-    });
-    absl::StatusOr<v1::UploadRunResponse> r = fed.ok() ? ingest->Finish() : absl::StatusOr<v1::UploadRunResponse>(fed);
+    absl::StatusOr<v1::UploadRunResponse> r = IngestRun(h, body);
     if (!r.ok()) {
       ++counters.uploads_rejected;
     } else if (r->already_stored()) {
