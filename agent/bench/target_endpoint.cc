@@ -82,46 +82,7 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
       return ev.status();
     }
     switch (ev->type) {
-      case RDMA_CM_EVENT_CONNECT_REQUEST: {
-        verbs::CmIdPtr child(ev->id);
-        auto cd = ConnectData::Decode(ev->private_data.data(), ev->private_data_len);
-        if (!cd.ok() || cd->qp_index >= config_.qps || child_ids_[cd->qp_index] != nullptr ||
-            requested >= config_.qps) {
-          spdlog::warn("target {}:{}: rejecting a connection request ({})", address_, cm_port_,
-                       cd.ok() ? std::string("QP slot taken or out of range")
-                                 : std::string(cd.status().message()));
-          rdma_reject(child.get(), nullptr, 0);
-          break;
-        }
-        RETURN_IF_ERROR(
-            verbs::SetAckTimeout(child.get(), static_cast<uint8_t>(config_.qp_timeout)));
-        ASSIGN_OR_RETURN(verbs::QpPtr qp,
-                         verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(), recv_cq_.get(),
-                                           verbs::QpCaps{.max_send_wr = config_.tx_depth + kControlSendSlots,
-                                                         .max_recv_wr = kControlReceives,
-                                                         .max_inline_data = config_.inline_size}));
-        // Receives for the control messages before the QP can get any.
-        for (uint32_t i = 0; i < kControlReceives; ++i) {
-          ibv_recv_wr wr{};
-          wr.wr_id = cd->qp_index;
-          ibv_recv_wr* bad = nullptr;
-          if (int rc = ibv_post_recv(qp->qp, &wr, &bad); rc != 0) {
-            return ErrnoToStatus(rc, absl::StrCat("ibv_post_recv (control) for QP ", cd->qp_index));
-          }
-        }
-        rdma_conn_param param{};
-        param.responder_resources = 1;
-        param.initiator_depth = 1;
-        param.rnr_retry_count = 7;
-        if (rdma_accept(child.get(), &param) != 0) {
-          return ErrnoToStatus(errno, absl::StrCat("rdma_accept for QP ", cd->qp_index));
-        }
-        peers_[cd->qp_index] = RemoteSlice{cd->addr, cd->rkey, cd->length};
-        qps_[cd->qp_index] = std::move(qp);
-        child_ids_[cd->qp_index] = std::move(child);
-        ++requested;
-        break;
-      }
+      case RDMA_CM_EVENT_CONNECT_REQUEST: RETURN_IF_ERROR(OnConnectRequest(*ev, requested)); break;
       case RDMA_CM_EVENT_ESTABLISHED:
         ++established_;
         break;
@@ -134,6 +95,49 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
                                                    ") while accepting connections"));
     }
   }
+  return FinishAccept();
+}
+
+absl::Status TargetEndpoint::OnConnectRequest(const verbs::CmEvent& ev, uint32_t& requested) {
+  verbs::CmIdPtr child(ev.id);
+  auto cd = ConnectData::Decode(ev.private_data.data(), ev.private_data_len);
+  if (!cd.ok() || cd->qp_index >= config_.qps || child_ids_[cd->qp_index] != nullptr ||
+      requested >= config_.qps) {
+    spdlog::warn("target {}:{}: rejecting a connection request ({})", address_, cm_port_,
+                 cd.ok() ? std::string("QP slot taken or out of range") : std::string(cd.status().message()));
+    rdma_reject(child.get(), nullptr, 0);
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(verbs::SetAckTimeout(child.get(), static_cast<uint8_t>(config_.qp_timeout)));
+  ASSIGN_OR_RETURN(verbs::QpPtr qp,
+                   verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(), recv_cq_.get(),
+                                     verbs::QpCaps{.max_send_wr = config_.tx_depth + kControlSendSlots,
+                                                   .max_recv_wr = kControlReceives,
+                                                   .max_inline_data = config_.inline_size}));
+  // Receives for the control messages before the QP can get any.
+  for (uint32_t i = 0; i < kControlReceives; ++i) {
+    ibv_recv_wr wr{};
+    wr.wr_id = cd->qp_index;
+    ibv_recv_wr* bad = nullptr;
+    if (int rc = ibv_post_recv(qp->qp, &wr, &bad); rc != 0) {
+      return ErrnoToStatus(rc, absl::StrCat("ibv_post_recv (control) for QP ", cd->qp_index));
+    }
+  }
+  rdma_conn_param param{};
+  param.responder_resources = 1;
+  param.initiator_depth = 1;
+  param.rnr_retry_count = 7;
+  if (rdma_accept(child.get(), &param) != 0) {
+    return ErrnoToStatus(errno, absl::StrCat("rdma_accept for QP ", cd->qp_index));
+  }
+  peers_[cd->qp_index] = RemoteSlice{cd->addr, cd->rkey, cd->length};
+  qps_[cd->qp_index] = std::move(qp);
+  child_ids_[cd->qp_index] = std::move(child);
+  ++requested;
+  return absl::OkStatus();
+}
+
+absl::Status TargetEndpoint::FinishAccept() {
   for (auto& id : child_ids_) {
     if (id != nullptr) {
       ASSIGN_OR_RETURN(path_, verbs::QueryPath(fs_, id.get()));

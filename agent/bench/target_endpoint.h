@@ -76,6 +76,10 @@ class TargetEndpoint {
 
  private:
   explicit TargetEndpoint(TargetConfig config) : config_(std::move(config)) {}
+  // Accept's steps: one connection request (a QP made and accepted, or the
+  // request rejected), and the path and data-path ops once all are up.
+  absl::Status OnConnectRequest(const verbs::CmEvent& ev, uint32_t& requested);
+  absl::Status FinishAccept();
 
   TargetConfig config_;
   // Members in creation order; destroyed in reverse.
