@@ -33,8 +33,65 @@ absl::StatusOr<uint64_t> CheckRemoteSlices(const std::vector<RemoteSlice>& remot
   return stride;
 }
 
-absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
-                                                              const InitiatorConfig& c) {
+absl::Status Initiator::ResolveRoutes(const InitiatorConfig& c, const std::string& bind,
+                                      const sockaddr_storage& src, const sockaddr_storage& dst) {
+  const SweepOptions& o = c.options;
+  const std::string& device = c.device.name;
+  for (uint32_t q = 0; q < o.qps; ++q) {
+    ASSIGN_OR_RETURN(verbs::CmIdPtr id, verbs::CreateCmId(channel_.get()));
+    if (o.tclass >= 0) RETURN_IF_ERROR(verbs::SetTos(id.get(), static_cast<uint8_t>(o.tclass)));
+    RETURN_IF_ERROR(verbs::ResolveRoute(id.get(), channel_.get(), src, dst, c.timeout_ms));
+    RETURN_IF_ERROR(verbs::SetAckTimeout(id.get(), static_cast<uint8_t>(o.qp_timeout)));
+    spdlog::debug("initiator {}: QP {} route to {}:{} resolved", device, q, c.target_address,
+                  c.target_port);
+    std::string dev = verbs::DeviceName(id->verbs);
+    if (dev != device) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "source address ", bind, " belongs to RDMA device ", dev, ", not ", device));
+    }
+    if (!ids_.empty() && id->verbs != ids_.front()->verbs) {
+      return absl::InternalError("rdma_cm resolved the QPs of one test onto different contexts");
+    }
+    ids_.push_back(std::move(id));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Initiator::CreateQps(const SweepOptions& o) {
+  std::vector<ibv_qp*> raw;
+  for (uint32_t q = 0; q < o.qps; ++q) {
+    ASSIGN_OR_RETURN(verbs::QpPtr qp,
+                     verbs::CreateRcQp(ids_[q].get(), pd_.get(), cq_.get(), recv_cq_.get(),
+                                       verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots,
+                                                     .max_recv_wr = kControlReceives,
+                                                     .max_inline_data = o.inline_size}));
+    raw.push_back(qp->qp);
+    qps_.push_back(std::move(qp));
+  }
+  ops_ = std::make_unique<VerbsOps>(cq_.get(), recv_cq_.get(), std::move(raw));
+  return ArmControlReceives(*ops_);
+}
+
+absl::Status Initiator::ConnectQps(const InitiatorConfig& c) {
+  auto* base = static_cast<uint8_t*>(buffer_->data());
+  for (uint32_t q = 0; q < c.options.qps; ++q) {
+    ConnectData cd{.qp_index = q,
+                   .rkey = mr_->rkey,
+                   .addr = reinterpret_cast<uint64_t>(base + q * slice_bytes_),
+                   .length = slice_bytes_};
+    uint8_t wire[ConnectData::kBytes];
+    cd.Encode(wire);
+    absl::Status st = verbs::Connect(ids_[q].get(), channel_.get(), wire, sizeof(wire), c.timeout_ms);
+    spdlog::debug("initiator {}: QP {} connect: {}", c.device.name, q, st.ok() ? "ok" : "failed");
+    if (!st.ok()) {
+      return absl::Status(st.code(), absl::StrCat("connecting QP ", q, " to ", c.target_address,
+                                                  ":", c.target_port, ": ", st.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs, const InitiatorConfig& c) {
   const SweepOptions& o = c.options;
   const std::string& device = c.device.name;
   ASSIGN_OR_RETURN(const uint64_t stride, CheckRemoteSlices(c.remote, o));
@@ -52,64 +109,19 @@ absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs,
   in->seed_ = TestSeed(o.seed, c.remote);
   in->layout_ = layout;
   ASSIGN_OR_RETURN(in->channel_, verbs::CreateEventChannel());
-  for (uint32_t q = 0; q < o.qps; ++q) {
-    ASSIGN_OR_RETURN(verbs::CmIdPtr id, verbs::CreateCmId(in->channel_.get()));
-    if (o.tclass >= 0) RETURN_IF_ERROR(verbs::SetTos(id.get(), static_cast<uint8_t>(o.tclass)));
-    RETURN_IF_ERROR(verbs::ResolveRoute(id.get(), in->channel_.get(), src, dst, c.timeout_ms));
-    RETURN_IF_ERROR(verbs::SetAckTimeout(id.get(), static_cast<uint8_t>(o.qp_timeout)));
-    spdlog::debug("initiator {}: QP {} route to {}:{} resolved", device, q, c.target_address,
-                  c.target_port);
-    std::string dev = verbs::DeviceName(id->verbs);
-    if (dev != device) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "source address ", bind, " belongs to RDMA device ", dev, ", not ", device));
-    }
-    if (!in->ids_.empty() && id->verbs != in->ids_.front()->verbs) {
-      return absl::InternalError("rdma_cm resolved the QPs of one test onto different contexts");
-    }
-    in->ids_.push_back(std::move(id));
-  }
+  RETURN_IF_ERROR(in->ResolveRoutes(c, bind, src, dst));
   ibv_context* ctx = in->ids_.front()->verbs;
   ASSIGN_OR_RETURN(in->pd_, verbs::AllocPd(ctx));
   ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(c.memory, stride * o.qps, c.device.numa_node));
-  ASSIGN_OR_RETURN(memory::Registration reg,
-                   memory::Register(in->pd_.get(), *in->buffer_, MrAccess(o)));
+  ASSIGN_OR_RETURN(memory::Registration reg, memory::Register(in->pd_.get(), *in->buffer_, MrAccess(o)));
   in->mr_ = std::move(reg.mr);
-  RETURN_IF_ERROR(PoisonRegions(*in->buffer_, o.sizes_bytes, layout.reverse_verify_offsets, stride,
-                                o.qps, ReverseSeed(in->seed_)));
+  RETURN_IF_ERROR(PoisonRegions(*in->buffer_, o.sizes_bytes, layout.reverse_verify_offsets, stride, o.qps,
+                                ReverseSeed(in->seed_)));
   in->registration_ = reg.method;
-  ASSIGN_OR_RETURN(in->cq_,
-                   verbs::CreateCq(ctx, CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
+  ASSIGN_OR_RETURN(in->cq_, verbs::CreateCq(ctx, CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
   ASSIGN_OR_RETURN(in->recv_cq_, verbs::CreateCq(ctx, static_cast<int>(o.qps * kControlReceives)));
-  std::vector<ibv_qp*> raw;
-  for (uint32_t q = 0; q < o.qps; ++q) {
-    ASSIGN_OR_RETURN(verbs::QpPtr qp,
-                     verbs::CreateRcQp(in->ids_[q].get(), in->pd_.get(), in->cq_.get(),
-                                       in->recv_cq_.get(),
-                                       verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots,
-                                                     .max_recv_wr = kControlReceives,
-                                                     .max_inline_data = o.inline_size}));
-    raw.push_back(qp->qp);
-    in->qps_.push_back(std::move(qp));
-  }
-  in->ops_ = std::make_unique<VerbsOps>(in->cq_.get(), in->recv_cq_.get(), std::move(raw));
-  RETURN_IF_ERROR(ArmControlReceives(*in->ops_));
-  auto* base = static_cast<uint8_t*>(in->buffer_->data());
-  for (uint32_t q = 0; q < o.qps; ++q) {
-    ConnectData cd{.qp_index = q,
-                   .rkey = in->mr_->rkey,
-                   .addr = reinterpret_cast<uint64_t>(base + q * stride),
-                   .length = stride};
-    uint8_t wire[ConnectData::kBytes];
-    cd.Encode(wire);
-    absl::Status st = verbs::Connect(in->ids_[q].get(), in->channel_.get(), wire, sizeof(wire),
-                               c.timeout_ms);
-    spdlog::debug("initiator {}: QP {} connect: {}", device, q, st.ok() ? "ok" : "failed");
-    if (!st.ok()) {
-      return absl::Status(st.code(), absl::StrCat("connecting QP ", q, " to ", c.target_address,
-                                                  ":", c.target_port, ": ", st.message()));
-    }
-  }
+  RETURN_IF_ERROR(in->CreateQps(o));
+  RETURN_IF_ERROR(in->ConnectQps(c));
   ASSIGN_OR_RETURN(in->path_, verbs::QueryPath(fs, in->ids_.front().get()));
   spdlog::info("initiator {}: {} QP(s) to {} established, qpn {}, GID index {} ({}), MTU {}",
                device, o.qps, in->path_.remote_address, in->ids_.front()->qp->qp_num,

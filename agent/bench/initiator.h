@@ -78,6 +78,12 @@ class Initiator {
 
  private:
   Initiator() = default;
+  // Connect's steps: one rdma_cm id per QP with its route resolved from
+  // `src` on the configured device; the QPs; each QP's connection.
+  absl::Status ResolveRoutes(const InitiatorConfig& c, const std::string& bind, const sockaddr_storage& src,
+                             const sockaddr_storage& dst);
+  absl::Status CreateQps(const SweepOptions& o);
+  absl::Status ConnectQps(const InitiatorConfig& c);
 
   // Members in creation order; destroyed in reverse.
   verbs::EventChannelPtr channel_;
