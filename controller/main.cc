@@ -55,10 +55,11 @@ void AddDrainFlags(CLI::App* cmd, gdrbench::controller::cli::DrainOptions& d) {
                   "refuse the whole run (drain, resume and write nothing) when it would drain more than "
                   "this fraction of its nodes")
       ->capture_default_str();
-  cmd->add_option("--min-streak", d.min_streak,
-                  "act on a node, nic or link blame that only read low once gdrbench-server counted it in this "
-                  "many consecutive runs of the cluster (hard failures and left-out nodes act at once; a run "
-                  "file with no streaks is acted on alone)")
+  cmd->add_option(
+         "--min-streak", d.min_streak,
+         "act on a node, nic or link blame that only read low once gdrbench-server counted it in this "
+         "many consecutive runs of the cluster and a retest in its run confirmed it (hard failures and "
+         "left-out nodes act at once; a run file with no streaks is acted on alone)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000u));
   cmd->add_option("--verdicts", d.verdicts_dir,

@@ -93,7 +93,8 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
-                                                           const ClientTlsConfig& config) {
+                                                           const ClientTlsConfig& config,
+                                                           int max_receive_bytes) {
   auto colon = address.rfind(':');
   uint32_t port = 0;
   if (address.empty() || colon == std::string::npos || colon == 0 ||
@@ -107,6 +108,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
   // Fail fast when nothing listens: operators get one line, not a long backoff.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  if (max_receive_bytes > 0) args.SetMaxReceiveMessageSize(max_receive_bytes);
   return grpc::CreateCustomChannel(address, creds, args);
 }
 

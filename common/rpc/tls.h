@@ -53,7 +53,10 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
 
 // A channel to `address` ("host:port"), validated: INVALID_ARGUMENT naming
 // the peer ("agent address 'h:' is not HOST:PORT") when it has no port.
+// `max_receive_bytes` > 0: the largest response the channel takes (gRPC's
+// default: 4 MiB).
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
-                                                           const ClientTlsConfig& config);
+                                                           const ClientTlsConfig& config,
+                                                           int max_receive_bytes = 0);
 
 }  // namespace gdrbench::rpc

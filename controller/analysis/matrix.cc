@@ -225,6 +225,7 @@ v1::BandwidthMatrix ToProto(const Matrix& m, const std::vector<std::string>& nod
       pc->set_verdict(VerdictName(c.verdict));
       pc->set_expected_gbps(c.expected_gbps);
       pc->set_baseline_gbps(c.baseline_gbps);
+      if (m.retested.count(i * m.n + j)) pc->set_retested(true);
       auto it = m.reasons.find(i * m.n + j);
       if (it != m.reasons.end()) pc->set_reason(it->second);
     }

@@ -141,7 +141,11 @@ int DrainCommand(const DrainOptions& o) {
   const v1::Run& run = planned->run;
   const auto& findings = planned->plan.drain;
   for (const auto& b : run.blame()) {
-    if (!slurm::Persists(b, *policy)) {
+    if (slurm::Persists(b, *policy)) continue;
+    if (!b.confirmed()) {
+      std::printf("not yet: %s %s seen once (not confirmed by a retest)\n", b.kind().c_str(),
+                  b.subject().c_str());
+    } else {
       std::printf("not yet: %s %s seen in %u run%s in a row (--min-streak %u)\n", b.kind().c_str(),
                   b.subject().c_str(), b.streak(), b.streak() == 1 ? "" : "s", policy->min_streak);
     }

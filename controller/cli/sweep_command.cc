@@ -254,6 +254,8 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
     }
   };
   hooks.on_result = [&](const v1::PairResult& r) { progress.Result(r); };
+  // Between passes (after the first pass's progress finished): lines of their own.
+  hooks.on_note = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   if (std::string qos = sweep::DescribeQos(c, sweep::kFlagNames); !qos.empty()) {
     std::fprintf(stderr, "qos: %s\n", qos.c_str());
   }
@@ -318,6 +320,19 @@ int SweepCommand(const SweepOptions& o) {
     return DryRun(o, *config);
   }
   if (o.out.empty()) return PrintError(Usage("--out DIR is required (or --dry-run)"));
+  if (!o.server.address.empty()) {
+    // The server's references, so cells that regressed are retested before the upload.
+    auto client = ServerClient::Create(o.server);
+    if (!client.ok()) return PrintError(client.status());
+    std::shared_ptr<ServerClient> server = *std::move(client);
+    config->link_references = [server, cluster = o.cluster](uint32_t rail, uint64_t size_bytes) {
+      v1::GetLinkReferencesRequest req;
+      req.set_cluster(cluster);
+      req.set_rail(rail);
+      req.set_size_bytes(size_bytes);
+      return server->GetLinkReferences(req);
+    };
+  }
   std::optional<v1::Run> run;
   const int rc = Sweep(o, *config, &run);
   if (o.server.address.empty() || !run) return rc;

@@ -27,7 +27,8 @@ absl::StatusOr<std::unique_ptr<ServerClient>> ServerClient::Create(const ServerC
       return absl::InvalidArgumentError(absl::StrCat("--server-token-file ", c.token_file, " is empty"));
     }
   }
-  ASSIGN_OR_RETURN(auto channel, rpc::MakeChannel(c.address, c.tls));
+  // GetLinkReferences answers with a rail's whole matrix (about 40 MB at 1,024 nodes).
+  ASSIGN_OR_RETURN(auto channel, rpc::MakeChannel(c.address, c.tls, 256 << 20));
   return std::unique_ptr<ServerClient>(new ServerClient(c, v1::Controller::NewStub(channel), std::move(token)));
 }
 
@@ -96,6 +97,7 @@ GDR_UNARY(SetBaseline, v1::SetBaselineRequest, v1::BaselineInfo)
 GDR_UNARY(GetBaseline, v1::GetBaselineRequest, v1::BaselineInfo)
 GDR_UNARY(GetCapacityReport, v1::GetCapacityReportRequest, v1::CapacityReport)
 GDR_UNARY(ListClusters, v1::ListClustersRequest, v1::ListClustersResponse)
+GDR_UNARY(GetLinkReferences, v1::GetLinkReferencesRequest, v1::LinkReferences)
 #undef GDR_UNARY
 
 }  // namespace gdrbench::controller

@@ -37,6 +37,7 @@ class ServerClient {
   absl::StatusOr<v1::BaselineInfo> GetBaseline(const v1::GetBaselineRequest& req);
   absl::StatusOr<v1::CapacityReport> GetCapacityReport(const v1::GetCapacityReportRequest& req);
   absl::StatusOr<v1::ListClustersResponse> ListClusters(const v1::ListClustersRequest& req);
+  absl::StatusOr<v1::LinkReferences> GetLinkReferences(const v1::GetLinkReferencesRequest& req);
   const std::string& address() const { return config_.address; }
 
  private:

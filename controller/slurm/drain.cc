@@ -141,10 +141,7 @@ OtherBlames BlamesNamingNodes(const v1::Run& run, const DrainPolicy& policy) {
   OtherBlames out;
   for (const auto& b : run.blame()) {
     std::string text = absl::StrCat(b.kind(), " ", b.subject(), ": ", b.reason());
-    if (!Persists(b, policy)) {
-      absl::StrAppend(&text, " (seen in ", b.streak(), " run", b.streak() == 1 ? "" : "s",
-                      " in a row; acted on at ", policy.min_streak, ")");
-    }
+    if (std::string why = NotYet(b, policy); !why.empty()) absl::StrAppend(&text, " (", why, ")");
     std::vector<std::string> named;
     if (b.kind() == "fleet" || b.kind() == "rail") {
       if (out.everyone.empty()) out.everyone = text;
@@ -189,7 +186,14 @@ std::vector<NodeVerdict> Verdicts(const v1::Run& run, const std::vector<Finding>
 }  // namespace
 
 bool Persists(const v1::Blame& b, const DrainPolicy& policy) {
-  return b.hard() || b.streak() == 0 || b.streak() >= policy.min_streak;
+  return b.hard() || b.streak() == 0 || (b.confirmed() && b.streak() >= policy.min_streak);
+}
+
+std::string NotYet(const v1::Blame& b, const DrainPolicy& policy) {
+  if (Persists(b, policy)) return "";
+  if (!b.confirmed()) return "seen once: not confirmed by a retest";
+  return absl::StrCat("seen in ", b.streak(), " run", b.streak() == 1 ? "" : "s", " in a row; acted on at ",
+                      policy.min_streak);
 }
 
 const char* VerdictName(Verdict v) {

@@ -29,13 +29,19 @@ struct DrainPolicy {
   // blame (an errored test) and a node left out of the sweep act at once. A
   // run whose blames carry no streak (not stored by gdrbench-server: a run
   // file from `gdrbench sweep --out`) has no history to count: it is acted
-  // on alone, and the plan says so (DrainPlan::streaks_known).
+  // on alone, and the plan says so (DrainPlan::streaks_known). Where the
+  // streak is known, the blame must also be confirmed by a retest
+  // (Blame.confirmed: its low cells were measured again in the same run and
+  // still read low); one seen once stays "suspect" whatever its streak.
   uint32_t min_streak = 2;
 };
 
-// Whether `policy` acts on blame `b` now: hard, no streak known, or its
-// streak reached min_streak.
+// Whether `policy` acts on blame `b` now: hard, no streak known, or
+// confirmed by a retest with its streak at min_streak or more.
 bool Persists(const v1::Blame& b, const DrainPolicy& policy);
+// Why `policy` does not act on `b` yet: "seen once: not confirmed by a
+// retest" or "seen in 1 run in a row; acted on at 2"; empty when it Persists.
+std::string NotYet(const v1::Blame& b, const DrainPolicy& policy);
 
 // "node,nic,excluded,link" (any subset) -> policy. INVALID_ARGUMENT naming
 // an unknown word.

@@ -42,44 +42,48 @@ schedule::Schedule IncastGroups(const std::vector<schedule::Test>& tests, const 
 
 }  // namespace
 
-std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, const run::Plan& plan) {
+std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, const run::Plan& plan,
+                                        const std::vector<CellRef>& extra) {
   const bool bidi = plan.schedule_options.bidirectional;
   std::vector<schedule::Test> tests;
   std::set<LaneTest> seen;
   std::unordered_set<uint64_t> scheduled;  // bidirectional: which way each test ran
+  auto add = [&](const analysis::Matrix& m, uint32_t a, uint32_t b) {
+    if (bidi) {
+      if (scheduled.empty()) {
+        for (const auto& t : plan.schedule.AllTests()) scheduled.insert(Key(t.src, t.dst, t.rail));
+      }
+      if (!scheduled.count(Key(a, b, m.rail)) && scheduled.count(Key(b, a, m.rail))) std::swap(a, b);
+    }
+    // A cross-rail cell re-runs its own lane; every other cell its rail.
+    const uint32_t dst_rail = m.cross_rail() ? m.target_rail() : schedule::Test::kSameRail;
+    if (seen.insert({a, b, m.rail, m.target_rail()}).second) tests.push_back({a, b, m.rail, bidi, dst_rail});
+  };
   for (const analysis::Matrix* m : matrices.VerdictMatrices()) {
     for (uint32_t i = 0; i < m->n; ++i) {
       for (uint32_t j = 0; j < m->n; ++j) {
-        if (m->at(i, j).verdict != analysis::Verdict::kLow) continue;
-        uint32_t a = i, b = j;
-        if (bidi) {
-          if (scheduled.empty()) {
-            for (const auto& t : plan.schedule.AllTests()) scheduled.insert(Key(t.src, t.dst, t.rail));
-          }
-          if (!scheduled.count(Key(i, j, m->rail)) && scheduled.count(Key(j, i, m->rail))) {
-            std::swap(a, b);
-          }
-        }
-        // A cross-rail cell re-runs its own lane; every other cell its rail.
-        const uint32_t dst_rail = m->cross_rail() ? m->target_rail() : schedule::Test::kSameRail;
-        if (seen.insert({a, b, m->rail, m->target_rail()}).second) tests.push_back({a, b, m->rail, bidi, dst_rail});
+        if (m->at(i, j).verdict == analysis::Verdict::kLow) add(*m, i, j);
       }
     }
   }
+  for (const CellRef& c : extra) add(*c.m, c.src, c.dst);
   return tests;
 }
 
-void MarkRetested(analysis::MatrixSet& matrices) {
+void MarkRetested(analysis::MatrixSet& matrices, const std::vector<CellRef>& regressed) {
   for (analysis::Matrix* m : matrices.VerdictMatrices()) {
     for (uint32_t k = 0; k < m->cells.size(); ++k) {
       if (m->cells[k].verdict == analysis::Verdict::kLow) m->retested.insert(k);
     }
+    for (const CellRef& c : regressed) {
+      if (c.m == m) m->retested.insert(c.src * m->n + c.dst);
+    }
   }
 }
 
-absl::StatusOr<schedule::Schedule> RetestSchedule(const analysis::MatrixSet& matrices,
-                                                  const run::Plan& plan) {
-  std::vector<schedule::Test> tests = RetestTests(matrices, plan);
+absl::StatusOr<schedule::Schedule> RetestSchedule(const analysis::MatrixSet& matrices, const run::Plan& plan,
+                                                  const std::vector<CellRef>& extra) {
+  std::vector<schedule::Test> tests = RetestTests(matrices, plan, extra);
   if (plan.schedule_options.mode == schedule::Mode::kIncast) return IncastGroups(tests, plan.schedule);
   return schedule::PackRounds(tests, run::Shapes(plan.nodes, plan.memory),
                               plan.schedule_options.max_concurrent);

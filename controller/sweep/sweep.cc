@@ -314,6 +314,29 @@ void Report(const SweepHooks& h, Phase phase, uint32_t pass = 0, const run::Prog
   h.on_progress(sp);
 }
 
+// The cells of the first pass that regressed against the server's
+// references (regressed.h), and their partners; none without a server
+// (said in the log), in incast runs (a cell's rate depends on its group) or
+// without retests.
+RegressedCells FindRegressedCells(const SweepConfig& c, const SweepHooks& h, const run::Plan& plan,
+                                  const analysis::MatrixSet& matrices) {
+  auto note = [&h](const std::string& line) {
+    if (h.on_note) {
+      h.on_note(line);
+    } else {
+      spdlog::info("{}", line);
+    }
+  };
+  if (c.retest_low == 0 || plan.schedule_options.mode == schedule::Mode::kIncast) return {};
+  if (!c.link_references) {
+    note(
+        "regressions: no server to ask for each link's baseline and history (--server): cells that regressed "
+        "are not retested, only low ones");
+    return {};
+  }
+  return FetchAndFind(c.link_references, matrices, note);
+}
+
 absl::Status CancelledStatus(const std::string& run_id, const absl::Status& runner,
                              const std::string& journal) {
   return absl::CancelledError(absl::StrCat(
@@ -525,13 +548,18 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   Report(hooks, Phase::kAnalysis);
   analysis::Outcome outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded);
   uint32_t offset = static_cast<uint32_t>(plan.schedule.rounds());
-  for (pass = 1; pass <= c.retest_low && outcome.low > 0; ++pass) {
+  // Regressed cells are retested once, in the first pass.
+  RegressedCells regressed = FindRegressedCells(c, hooks, plan, collect.matrices());
+  for (pass = 1; pass <= c.retest_low && (outcome.low > 0 || !regressed.regressed.empty()); ++pass) {
     run::Plan retest = plan;
-    ASSIGN_OR_RETURN(retest.schedule, RetestSchedule(collect.matrices(), plan));
+    std::vector<CellRef> extra = regressed.regressed;
+    extra.insert(extra.end(), regressed.partners.begin(), regressed.partners.end());
+    ASSIGN_OR_RETURN(retest.schedule, RetestSchedule(collect.matrices(), plan, extra));
     if (retest.schedule.tests() == 0) break;
-    MarkRetested(collect.matrices());
-    spdlog::info("outlier retest {}: {} low cell(s) in {} round(s)", pass, retest.schedule.tests(),
-                 retest.schedule.rounds());
+    MarkRetested(collect.matrices(), regressed.regressed);
+    spdlog::info("outlier retest {}: {} test(s) ({} low, {} regressed cell(s)) in {} round(s)", pass,
+                 retest.schedule.tests(), outcome.low, regressed.regressed.size(), retest.schedule.rounds());
+    regressed = {};
     phase = Phase::kRetest;
     Report(hooks, phase, pass);
     ro.round_offset = offset;

@@ -75,6 +75,8 @@
 #include "controller/run/runner.h"
 #include "controller/schedule/schedule.h"
 #include "controller/sweep/params.h"
+#include "controller/sweep/regressed.h"
+#include "gdrbench/v1/controller.pb.h"
 #include "gdrbench/v1/preflight.pb.h"
 #include "gdrbench/v1/run.pb.h"
 #include "gdrbench/v1/sweep.pb.h"
@@ -134,6 +136,16 @@ struct SweepConfig {
   uint32_t parallel = sweep_limits::kDefaultParallel;      // concurrent tests (and preflights) at most
   uint32_t retries = sweep_limits::kDefaultRetries;        // extra attempts for a test that is not OK
   uint32_t retest_low = sweep_limits::kDefaultRetestLow;   // outlier retest passes over the low cells' tests
+  // Regressions (confirmation before blame): gdrbench-server's references of
+  // one same-rail verdict matrix (Controller.GetLinkReferences), asked once
+  // per matrix after the first pass when retest_low > 0. A cell regressed
+  // against them is retested in the first retest pass, with two partner
+  // tests (regressed.h), and marked retested, so the finding the server
+  // makes of it says "confirmed by a retest", or the retest clears it.
+  // Unset (no server): no history to judge by; the log says regressed cells
+  // are not retested. A failed call is logged and the retest goes on
+  // without them (the findings then say "seen once").
+  LinkReferencesFn link_references;
   std::chrono::milliseconds sweep_timeout{0};  // per RunWriteSweep; 0 = estimate x 4 + 30 s
 
   // Preflight before the first test; nodes that FAIL are left out unless `force`.
@@ -190,6 +202,10 @@ struct SweepHooks {
   // Each finished test (first passes and retests), after it is journaled.
   std::function<void(const v1::PairResult&)> on_result;
   const run::CancelToken* cancel = nullptr;  // not owned; may be null
+  // A line about what the sweep decided that its caller shows: the
+  // regression retest's references and cells (regressed.h), or that there is
+  // no server to ask. Unset: logged at info.
+  std::function<void(const std::string&)> on_note;
 };
 
 absl::StatusOr<v1::Run> RunSweep(const SweepConfig& config, const SweepHooks& hooks = {});

@@ -129,6 +129,13 @@ grpc::Status GrpcControllerService::GetBaseline(grpc::ServerContext* ctx, const 
   return Reply(h_.GetBaseline(*req), resp);
 }
 
+grpc::Status GrpcControllerService::GetLinkReferences(grpc::ServerContext* ctx,
+                                                      const v1::GetLinkReferencesRequest* req,
+                                                      v1::LinkReferences* resp) {
+  GDR_CALLER(Role::kRead);
+  return Reply(h_.GetLinkReferences(*req), resp);
+}
+
 grpc::Status GrpcControllerService::ListClusters(grpc::ServerContext* ctx, const v1::ListClustersRequest* req,
                                                  v1::ListClustersResponse* resp) {
   GDR_CALLER(Role::kRead);

@@ -38,6 +38,8 @@ class GrpcControllerService final : public v1::Controller::Service {
                             v1::TrendResponse* resp) override;
   grpc::Status SetBaseline(grpc::ServerContext* ctx, const v1::SetBaselineRequest* req,
                            v1::BaselineInfo* resp) override;
+  grpc::Status GetLinkReferences(grpc::ServerContext* ctx, const v1::GetLinkReferencesRequest* req,
+                                 v1::LinkReferences* resp) override;
   grpc::Status GetBaseline(grpc::ServerContext* ctx, const v1::GetBaselineRequest* req,
                            v1::BaselineInfo* resp) override;
   grpc::Status ListClusters(grpc::ServerContext* ctx, const v1::ListClustersRequest* req,

@@ -11,6 +11,7 @@
 #include "server/history/compare.h"
 #include "server/history/export.h"
 #include "server/history/node_stats.h"
+#include "server/history/references.h"
 
 namespace gdrbench::server::api {
 namespace {
@@ -310,6 +311,10 @@ absl::StatusOr<v1::BaselineInfo> Handler::SetBaseline(const v1::SetBaselineReque
   v1::GetBaselineRequest get;
   get.set_cluster(cluster);
   return GetBaseline(get);
+}
+
+absl::StatusOr<v1::LinkReferences> Handler::GetLinkReferences(const v1::GetLinkReferencesRequest& req) {
+  return history::FindLinkReferences(store_, req, options_.ingest);
 }
 
 absl::StatusOr<v1::BaselineInfo> Handler::GetBaseline(const v1::GetBaselineRequest& req) {

@@ -47,6 +47,7 @@ class Handler {
   absl::StatusOr<v1::TrendResponse> GetNodeTrend(const v1::NodeTrendRequest& req);
   absl::StatusOr<v1::BaselineInfo> SetBaseline(const v1::SetBaselineRequest& req, const Principal& who);
   absl::StatusOr<v1::BaselineInfo> GetBaseline(const v1::GetBaselineRequest& req);
+  absl::StatusOr<v1::LinkReferences> GetLinkReferences(const v1::GetLinkReferencesRequest& req);
   absl::StatusOr<v1::ListClustersResponse> ListClusters(const v1::ListClustersRequest& req);
   absl::StatusOr<v1::CapacityReport> GetCapacityReport(const v1::GetCapacityReportRequest& req);
 

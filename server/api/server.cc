@@ -42,6 +42,10 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(Server
       config.executor.get(), [self](const v1::Run& run) { return self->handler_->StoreRun(run); },
       config.max_queued_sweeps);
   s->handler_ = std::make_unique<Handler>(*s->store_, *s->sweeps_, config.handler);
+  if (config.executor) {
+    config.executor->SetLinkReferences(
+        [self](const v1::GetLinkReferencesRequest& req) { return self->handler_->GetLinkReferences(req); });
+  }
   s->exporter_ = std::make_unique<metrics::Exporter>(*s->store_, *s->sweeps_, s->counters_,
                                                   config.persist_runs);
   s->service_ = std::make_unique<GrpcControllerService>(*s->handler_, s->auth_,

@@ -387,7 +387,7 @@ void Ingester::CompareCell(MatrixState& m, const v1::MatrixCell& c, int64_t src,
     if (references_[k].kind == v1::REGRESSION_REFERENCE_HISTORY) {
       if (judged_by_history) {
         ref.compared.push_back({c.src(), c.dst(), static_cast<float>(link.median), now, ok,
-                                static_cast<float>(link.noise), link.history});
+                                static_cast<float>(link.noise), link.history, c.retested()});
       } else {
         references_[k].builder->CountShortHistory(link.history);
       }
@@ -395,7 +395,8 @@ void Ingester::CompareCell(MatrixState& m, const v1::MatrixCell& c, int64_t src,
     }
     auto hit = std::lower_bound(ref.ok.begin(), ref.ok.end(), std::make_pair(std::make_pair(src, dst), -1.0f));
     if (hit == ref.ok.end() || hit->first != std::make_pair(src, dst)) continue;
-    ref.compared.push_back({c.src(), c.dst(), hit->second, now, ok, static_cast<float>(link.noise), link.history});
+    ref.compared.push_back(
+        {c.src(), c.dst(), hit->second, now, ok, static_cast<float>(link.noise), link.history, c.retested()});
     if (*baseline <= 0 && references_[k].kind == v1::REGRESSION_REFERENCE_BASELINE) *baseline = hit->second;
   }
   // A passing reading teaches the link's history; a regressed one does not (link_noise.h).

@@ -74,6 +74,8 @@ class LinkNoiseTable {
   // Merges readings added since the last Settle into the sorted table.
   void Settle();
   size_t links() const { return keys_.size(); }
+  // Every link, sorted, as of the last Decode or Settle.
+  const std::vector<Key>& Keys() const { return keys_; }
   std::vector<float> Window(Key link) const;  // oldest first; empty when unknown
 
  private:

@@ -36,6 +36,13 @@ std::string ThresholdWhy(double threshold, double tolerance, float noise, uint32
                          100 * noise, history);
 }
 
+// Confirmed when every regressed cell behind the finding was a retest's
+// reading (regressions.h); the reason says which.
+void SetConfirmed(bool confirmed, v1::Regression* g) {
+  g->set_confirmed(confirmed);
+  g->set_reason(absl::StrCat(g->reason(), confirmed ? "; confirmed by a retest" : "; seen once"));
+}
+
 }  // namespace
 
 bool Dropped(double before, double after, double tolerance) {
@@ -102,7 +109,7 @@ void RegressionBuilder::AddRail(uint32_t rail, uint64_t size_bytes,
     }
     if (bad[k]) {
       r.regressed.push_back({c.src, c.dst, c.before, c.now_ok ? c.after : 0.0f, static_cast<float>(threshold),
-                             c.noise, c.history});
+                             c.noise, c.history, c.retested});
     }
   }
   report_.set_compared_cells(report_.compared_cells() + cells.size());
@@ -179,14 +186,17 @@ v1::RegressionReport RegressionBuilder::Finish() {
     }
     bad_rails.insert(r.rail);
     std::vector<float> b, a;
+    bool retested = true;
     for (const auto& c : r.regressed) {
       b.push_back(c.before);
       a.push_back(c.after);
+      retested &= c.retested;
     }
-    add(v1::REGRESSION_KIND_RAIL, absl::StrCat("rail ", r.rail), b, a, r.rail, r.size_bytes,
-        absl::StrCat(r.nodes_bad, " of ", r.nodes_tested, " nodes regressed on this rail against ",
-                     ReferenceName(report_.reference()),
-                     " while another rail did not: suspect the rail's switch or its cabling"));
+    auto* g = add(v1::REGRESSION_KIND_RAIL, absl::StrCat("rail ", r.rail), b, a, r.rail, r.size_bytes,
+                  absl::StrCat(r.nodes_bad, " of ", r.nodes_tested, " nodes regressed on this rail against ",
+                               ReferenceName(report_.reference()),
+                               " while another rail did not: suspect the rail's switch or its cabling"));
+    SetConfirmed(retested && !r.regressed.empty(), g);
   }
   // Nodes and NICs, by name across rails.
   std::map<std::string, std::vector<size_t>> bad_on;   // node -> rails (index) it regressed on
@@ -205,12 +215,14 @@ v1::RegressionReport RegressionBuilder::Finish() {
     // before 16 (the fuzzers' clang-14) refuses for bindings.
     const std::string& node = entry.first;
     const auto& ks = entry.second;
-    auto collect = [&](size_t k, std::vector<float>* b, std::vector<float>* a, uint32_t* cells) {
+    auto collect = [&](size_t k, std::vector<float>* b, std::vector<float>* a, uint32_t* cells,
+                       bool* retested) {
       const Rail& r = rails_[k];
       for (const auto& c : r.regressed) {
         if ((*r.names)[c.src] == node || (*r.names)[c.dst] == node) {
           b->push_back(c.before);
           a->push_back(c.after);
+          *retested &= c.retested;
         }
       }
       for (uint32_t x = 0; x < r.names->size(); ++x) {
@@ -221,7 +233,8 @@ v1::RegressionReport RegressionBuilder::Finish() {
     if (ks.size() == rails_of[node]) {
       std::vector<float> b, a;
       uint32_t cells = 0;
-      for (size_t k : ks) collect(k, &b, &a, &cells);
+      bool retested = true;
+      for (size_t k : ks) collect(k, &b, &a, &cells, &retested);
       auto* g = add(v1::REGRESSION_KIND_NODE, node, b, a, rails_[ks.front()].rail,
                     rails_[ks.front()].size_bytes,
                     absl::StrCat(b.size(), " of its ", cells, " compared cells regressed against ",
@@ -229,17 +242,20 @@ v1::RegressionReport RegressionBuilder::Finish() {
                                  ks.size() > 1 ? absl::StrCat(" on all ", ks.size(), " rails") : "",
                                  " (to and from most partners, each past its link's own noise)"));
       g->set_src(node);
+      SetConfirmed(retested && !b.empty(), g);
     } else {
       for (size_t k : ks) {
         std::vector<float> b, a;
         uint32_t cells = 0;
-        collect(k, &b, &a, &cells);
+        bool retested = true;
+        collect(k, &b, &a, &cells, &retested);
         auto* g = add(v1::REGRESSION_KIND_NIC, absl::StrCat(node, " rail ", rails_[k].rail), b, a,
                       rails_[k].rail, rails_[k].size_bytes,
                       absl::StrCat(b.size(), " of its ", cells, " compared cells on this rail regressed "
                                    "against ", ReferenceName(report_.reference()),
                                    "; its other rails did not"));
         g->set_src(node);
+        SetConfirmed(retested && !b.empty(), g);
       }
     }
   }
@@ -256,19 +272,21 @@ void RegressionBuilder::AddLinks(const std::set<uint32_t>& bad_rails,
     const Rail* r;
     RegressedCell c;
     bool both;
+    bool reverse_retested;  // both: the (dst, src) cell's reading was a retest's
   };
   std::vector<Link> links;
   for (const Rail& r : rails_) {
     if (bad_rails.count(r.rail)) continue;
-    std::set<std::pair<uint32_t, uint32_t>> regressed;
-    for (const auto& c : r.regressed) regressed.insert({c.src, c.dst});
+    std::map<std::pair<uint32_t, uint32_t>, bool> regressed;  // -> retested
+    for (const auto& c : r.regressed) regressed[{c.src, c.dst}] = c.retested;
     for (const auto& c : r.regressed) {
       if (explained.count({(*r.names)[c.src], r.rail}) || explained.count({(*r.names)[c.dst], r.rail})) {
         continue;
       }
-      const bool both = regressed.count({c.dst, c.src}) > 0;
+      auto reverse = regressed.find({c.dst, c.src});
+      const bool both = reverse != regressed.end();
       if (both && c.dst < c.src) continue;  // reported with (dst, src)
-      links.push_back({&r, c, both});
+      links.push_back({&r, c, both, both && reverse->second});
     }
   }
   auto drop = [](const RegressedCell& c) { return c.before > 0 ? 1 - c.after / c.before : 0.0f; };
@@ -308,6 +326,7 @@ void RegressionBuilder::AddLinks(const std::set<uint32_t>& bad_rails,
                                     : ReferenceDetail());
     g->set_reason(absl::StrCat(what, "; both nodes held up with their other partners: suspect the "
                                      "cable, the switch ports or the path between them"));
+    SetConfirmed(l.c.retested && (!l.both || l.reverse_retested), g);
   }
 }
 

@@ -17,6 +17,11 @@
 //   nic   as node, on some rails only;
 //   link  a regressed cell whose two nodes are not explained above
 //         (a<->b when both directions regressed).
+// Confirmation: a finding is "confirmed by a retest" (Regression.confirmed)
+// when every regressed cell behind it was retested in its run
+// (MatrixCell.retested: it read low or regressed, was measured again, and
+// the stored reading, the retest's, regressed too); otherwise "seen once".
+// Its reason ends with which.
 // Memory: one rail's compared cells at a time, plus the regressed cells.
 // Thread safety: none.
 #pragma once
@@ -41,6 +46,7 @@ struct ComparedCell {
   bool now_ok = true;         // false: the cell failed in this run
   float noise = 0;            // the link's noise (link_noise.h); 0 unknown
   uint32_t history = 0;       // readings in the link's history
+  bool retested = false;      // MatrixCell.retested: this reading is a retest's
 };
 
 class RegressionBuilder {
@@ -63,6 +69,7 @@ class RegressionBuilder {
     float before, after;
     float threshold, noise;
     uint32_t history;
+    bool retested;
   };
   struct NodeTally {
     uint32_t cells = 0, bad = 0;

@@ -104,20 +104,27 @@ absl::StatusOr<std::string> Exporter::RunSeries(const store::RunRow& run) {
     low.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}}), s.low_cells);
     failed.Add(L({{"cluster", c}, {"node", node}, {"rail", rail}}), s.failed_cells);
   }
-  Family streak("gdrbench_finding_streak", "gauge",
-                "Consecutive runs of the cluster, the newest included, in which this regression finding (kind and "
-                "subject: a link 'a->b', 'a<->b', a node, 'node rail R', 'rail R') was made, by reference.");
-  Family persistent("gdrbench_last_run_persistent_regressions", "gauge",
-                    absl::StrCat("Regression findings of the newest run made in at least ", persist_runs_,
-                                 " consecutive runs (--persist-runs), by reference."));
+  Family streak(
+      "gdrbench_finding_streak", "gauge",
+      "Consecutive runs of the cluster, the newest included, in which this regression finding (kind and "
+      "subject: a link 'a->b', 'a<->b', a node, 'node rail R', 'rail R') was made, by reference; "
+      "confirmed=\"true\" when its regressed cells read so in a retest of the same run too.");
+  Family persistent(
+      "gdrbench_last_run_persistent_regressions", "gauge",
+      absl::StrCat("Regression findings of the newest run confirmed by a retest and made in at least ",
+                   persist_runs_, " consecutive runs (--persist-runs), by reference."));
   for (const auto& rep : header.regressions()) {
     const std::string ref = ReferenceLabel(rep.reference());
     uint32_t lasting = 0;
     int listed = 0;
     for (const auto& g : rep.regressions()) {
-      lasting += g.streak() >= persist_runs_;
+      lasting += g.confirmed() && g.streak() >= persist_runs_;
       if (++listed > kMaxStreakSeries) continue;
-      streak.Add(L({{"cluster", c}, {"reference", ref}, {"kind", KindLabel(g.kind())}, {"subject", g.subject()}}),
+      streak.Add(L({{"cluster", c},
+                    {"reference", ref},
+                    {"kind", KindLabel(g.kind())},
+                    {"subject", g.subject()},
+                    {"confirmed", g.confirmed() ? "true" : "false"}}),
                  g.streak());
     }
     persistent.Add(L({{"cluster", c}, {"reference", ref}}), lasting);

@@ -4,7 +4,8 @@
 // bytes per second; timestamps as *_timestamp_seconds; counters *_total).
 // Cardinality is O(clusters x nodes x rails), never O(nodes^2): per cluster
 // the newest stored run's outcome, time, duration, cell counts and
-// regressions (all, and those whose streak reached persist_runs); per
+// regressions (all, and those confirmed by a retest whose streak reached
+// persist_runs); per
 // regression finding of the newest run its streak (at most
 // kMaxStreakSeries per cluster and reference, in the report's order: nodes,
 // NICs and rails first, then links by drop); per node and rail its median write bandwidth (as initiator
@@ -43,7 +44,8 @@ inline constexpr int kMaxStreakSeries = 100;
 class Exporter {
  public:
   // persist_runs: a finding counts in gdrbench_last_run_persistent_regressions
-  // once its streak (consecutive runs with it) reaches this.
+  // once its streak (consecutive runs with it) reaches this and it is
+  // confirmed by a retest (Regression.confirmed).
   Exporter(store::Store& store, sweeps::SweepManager& sweeps, Counters& counters, uint32_t persist_runs = 2)
       : store_(store), sweeps_(sweeps), counters_(counters), persist_runs_(persist_runs) {}
   absl::StatusOr<std::string> Render();

@@ -84,6 +84,15 @@ absl::StatusOr<v1::Run> LibraryExecutor::Run(const std::string& cluster, const v
     out.set_eta_s(p.tests.eta_s);
     progress(out);
   };
+  if (link_references_) {
+    c.link_references = [&](uint32_t rail, uint64_t size_bytes) {
+      v1::GetLinkReferencesRequest req;
+      req.set_cluster(cluster);
+      req.set_rail(rail);
+      req.set_size_bytes(size_bytes);
+      return link_references_(req);
+    };
+  }
   absl::StatusOr<v1::Run> run = sweep::RunSweep(c, hooks);
   if (run.ok()) {
     run->set_cluster(cluster);

@@ -34,6 +34,7 @@ class LibraryExecutor final : public SweepExecutor {
   absl::Status Check(const std::string& cluster, const v1::SweepSpec& spec) const override;
   absl::StatusOr<v1::Run> Run(const std::string& cluster, const v1::SweepSpec& spec,
                               const ProgressFn& progress, const std::atomic<bool>& cancelled) override;
+  void SetLinkReferences(LinkReferencesFn fn) override { link_references_ = std::move(fn); }
 
   // The library's config for a spec (INVALID_ARGUMENT with a sentence).
   absl::StatusOr<controller::sweep::SweepConfig> ToConfig(const std::string& cluster,
@@ -43,6 +44,7 @@ class LibraryExecutor final : public SweepExecutor {
   LibraryExecutor(std::map<std::string, std::string> inventories, std::string state_dir);
   std::map<std::string, std::string> inventories_;
   std::string state_dir_;
+  LinkReferencesFn link_references_;
 };
 
 // "NAME=FILE" (the --cluster flag) into the map; INVALID_ARGUMENT otherwise.

@@ -34,6 +34,12 @@ class SweepExecutor {
   // Runs one sweep; CANCELLED soon after `cancelled` turns true.
   virtual absl::StatusOr<v1::Run> Run(const std::string& cluster, const v1::SweepSpec& spec,
                                       const ProgressFn& progress, const std::atomic<bool>& cancelled) = 0;
+  // The server's regression references (Controller.GetLinkReferences), so a
+  // sweep retests the cells that regressed before its run is stored. Set
+  // once, before the first Run; an executor that cannot use them ignores it.
+  using LinkReferencesFn =
+      std::function<absl::StatusOr<v1::LinkReferences>(const v1::GetLinkReferencesRequest&)>;
+  virtual void SetLinkReferences(LinkReferencesFn fn) { (void)fn; }
 };
 
 // Sweeps queued per cluster at most (--max-queued-sweeps): each runs on the

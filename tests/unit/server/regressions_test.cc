@@ -247,5 +247,76 @@ TEST(RegressionBuilder, AHistoryFindingNamesItsMedianAndRuns) {
       << r.summary();
 }
 
+// Issue 29, confirmation: a finding is confirmed only when every regressed cell behind it was
+// a retest's reading (MatrixCell.retested); the reason ends with which.
+std::vector<ComparedCell> Retested(std::vector<ComparedCell> cells,
+                                   const std::function<bool(uint32_t, uint32_t)>& retested) {
+  for (auto& c : cells) c.retested = retested(c.src, c.dst);
+  return cells;
+}
+
+bool EndsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+TEST(RegressionConfirmed, ALinkThatReadRegressedInItsRetestIsConfirmed) {
+  RegressionBuilder b(v1::REGRESSION_REFERENCE_BASELINE, "base", 0.05);
+  b.AddRail(0, 1 << 20, Names(4),
+            Retested(AllPairs(4, [](uint32_t i, uint32_t j) { return i == 1 && j == 2 ? 60.0f : 99.0f; }),
+                     [](uint32_t i, uint32_t j) { return i == 1 && j == 2; }));
+  v1::RegressionReport r = b.Finish();
+  ASSERT_EQ(r.regressions_size(), 1);
+  EXPECT_TRUE(r.regressions(0).confirmed());
+  EXPECT_TRUE(EndsWith(r.regressions(0).reason(), "; confirmed by a retest")) << r.regressions(0).reason();
+}
+
+TEST(RegressionConfirmed, ALinkNotRetestedIsSeenOnce) {
+  RegressionBuilder b(v1::REGRESSION_REFERENCE_HISTORY, "", 0.05);
+  // A partner retested (1->3) does not confirm the link it did not measure.
+  b.AddRail(0, 1 << 20, Names(4),
+            Retested(AllPairs(4, [](uint32_t i, uint32_t j) { return i == 1 && j == 2 ? 60.0f : 99.0f; }),
+                     [](uint32_t i, uint32_t j) { return i == 1 && j == 3; }));
+  v1::RegressionReport r = b.Finish();
+  ASSERT_EQ(r.regressions_size(), 1);
+  EXPECT_FALSE(r.regressions(0).confirmed());
+  EXPECT_TRUE(EndsWith(r.regressions(0).reason(), "; seen once")) << r.regressions(0).reason();
+}
+
+TEST(RegressionConfirmed, BothDirectionsNeedBothRetested) {
+  auto cells = AllPairs(
+      4, [](uint32_t i, uint32_t j) { return (i == 1 && j == 2) || (i == 2 && j == 1) ? 50.0f : 100.0f; });
+  RegressionBuilder one(v1::REGRESSION_REFERENCE_BASELINE, "base", 0.05);
+  one.AddRail(0, 1 << 20, Names(4), Retested(cells, [](uint32_t i, uint32_t j) { return i == 2 && j == 1; }));
+  v1::RegressionReport r = one.Finish();
+  ASSERT_EQ(r.regressions_size(), 1);
+  EXPECT_EQ(r.regressions(0).subject(), "n1<->n2");
+  EXPECT_FALSE(r.regressions(0).confirmed()) << "n1->n2 was read once";
+  RegressionBuilder both(v1::REGRESSION_REFERENCE_BASELINE, "base", 0.05);
+  both.AddRail(0, 1 << 20, Names(4), Retested(cells, [](uint32_t i, uint32_t j) {
+                 return (i == 1 && j == 2) || (i == 2 && j == 1);
+               }));
+  r = both.Finish();
+  ASSERT_EQ(r.regressions_size(), 1);
+  EXPECT_TRUE(r.regressions(0).confirmed());
+}
+
+TEST(RegressionConfirmed, ANodeIsConfirmedOnlyWhenAllItsRegressedCellsWereRetested) {
+  auto cells = AllPairs(6, [](uint32_t i, uint32_t j) { return i == 3 || j == 3 ? 40.0f : 100.0f; });
+  RegressionBuilder all(v1::REGRESSION_REFERENCE_BASELINE, "base", 0.05);
+  all.AddRail(0, 1 << 20, Names(6), Retested(cells, [](uint32_t i, uint32_t j) { return i == 3 || j == 3; }));
+  v1::RegressionReport r = all.Finish();
+  ASSERT_EQ(r.regressions_size(), 1) << r.summary();
+  EXPECT_EQ(r.regressions(0).kind(), v1::REGRESSION_KIND_NODE);
+  EXPECT_TRUE(r.regressions(0).confirmed());
+  RegressionBuilder most(v1::REGRESSION_REFERENCE_BASELINE, "base", 0.05);
+  most.AddRail(0, 1 << 20, Names(6), Retested(cells, [](uint32_t i, uint32_t j) {
+                 return (i == 3 || j == 3) && !(i == 3 && j == 0);
+               }));
+  r = most.Finish();
+  ASSERT_EQ(r.regressions_size(), 1);
+  EXPECT_FALSE(r.regressions(0).confirmed());
+  EXPECT_TRUE(EndsWith(r.regressions(0).reason(), "; seen once"));
+}
+
 }  // namespace
 }  // namespace gdrbench::server::history

@@ -187,7 +187,8 @@ TEST(RunFields, MetricsKeepToTheRunsNodesAndEscape) {
 }
 
 // Issue 29: a regression finding's streak is a gauge naming the finding; a finding counts as
-// persistent once its streak reaches --persist-runs.
+// persistent once its streak reaches --persist-runs and a retest in its run confirmed it (the
+// shaped cell marked retested, as the sweep marks it).
 TEST(Metrics, AFindingsStreakNamesItAndPersistsAtTheSecondRun) {
   auto store = testing::OpenTestStore("metrics_streak");
   ASSERT_TRUE(store.ok()) << store.status();
@@ -209,20 +210,34 @@ TEST(Metrics, AFindingsStreakNamesItAndPersistsAtTheSecondRun) {
   sweeps::SweepManager sweeps(nullptr, [](const v1::Run&) { return absl::StatusOr<v1::UploadRunResponse>(); });
   metrics::Counters counters;
   metrics::Exporter exporter(**store, sweeps, counters, /*persist_runs=*/2);
+  auto retested = [](v1::Run run, bool yes) {
+    for (auto& m : *run.mutable_matrices()) {
+      for (auto& c : *m.mutable_cells())
+        c.set_retested(yes && m.nodes(c.src()) == "node2" && m.nodes(c.dst()) == "node3");
+    }
+    return run;
+  };
   const std::string streak =
-      "gdrbench_finding_streak{cluster=\"lab\",reference=\"baseline\",kind=\"link\",subject=\"node2->node3\"} ";
+      "gdrbench_finding_streak{cluster=\"lab\",reference=\"baseline\",kind=\"link\",subject=\"node2->node3\","
+      "confirmed=\"true\"} ";
   const std::string persistent = "gdrbench_last_run_persistent_regressions{cluster=\"lab\",reference=\"baseline\"} ";
-  ASSERT_TRUE(history::StoreRun(**store, testing::FakeRun(spec("s1", 1, true)), {}).ok());
+  ASSERT_TRUE(history::StoreRun(**store, retested(testing::FakeRun(spec("s1", 1, true)), true), {}).ok());
   auto text = exporter.Render();
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_THAT(*text, HasSubstr(streak + "1\n"));
   EXPECT_THAT(*text, HasSubstr(persistent + "0\n"));
-  ASSERT_TRUE(history::StoreRun(**store, testing::FakeRun(spec("s2", 2, true)), {}).ok());
+  ASSERT_TRUE(history::StoreRun(**store, retested(testing::FakeRun(spec("s2", 2, true)), true), {}).ok());
   text = exporter.Render();
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_THAT(*text, HasSubstr(streak + "2\n"));
   EXPECT_THAT(*text, HasSubstr(persistent + "1\n"));
-  ASSERT_TRUE(history::StoreRun(**store, testing::FakeRun(spec("ok", 3, false)), {}).ok());
+  // The third run in a row, seen once (no retest): its streak counts on, it is not persistent.
+  ASSERT_TRUE(history::StoreRun(**store, retested(testing::FakeRun(spec("s3", 3, true)), false), {}).ok());
+  text = exporter.Render();
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(*text, HasSubstr("subject=\"node2->node3\",confirmed=\"false\"} 3\n"));
+  EXPECT_THAT(*text, HasSubstr(persistent + "0\n"));
+  ASSERT_TRUE(history::StoreRun(**store, testing::FakeRun(spec("ok", 4, false)), {}).ok());
   text = exporter.Render();
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_EQ(text->find("gdrbench_finding_streak{"), std::string::npos) << "a healthy run has no finding";

@@ -172,6 +172,7 @@ TEST(Drain, ALowNodeSeenOnceIsSuspectUntilItPersists) {
   v1::Run run = Load("slurm-lab-node4.json");
   ASSERT_EQ(run.blame_size(), 1);
   ASSERT_FALSE(run.blame(0).hard()) << "the lab run's node4 read low; it did not error";
+  run.mutable_blame(0)->set_confirmed(true);  // its retest read low again (the run predates the field)
   run.mutable_blame(0)->set_streak(1);
   auto plan = PlanDrain(run, DrainPolicy{});
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -194,6 +195,26 @@ TEST(Drain, ALowNodeSeenOnceIsSuspectUntilItPersists) {
   plan = PlanDrain(run, three);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->drain.empty());
+}
+
+// Confirmation (issue 29): where the server counts streaks, a blame the retest did not
+// confirm is suspect whatever its streak; a hard one still acts at once.
+TEST(Drain, ABlameSeenOnceIsNeverDrainedWhateverItsStreak) {
+  v1::Run run = Load("slurm-lab-node4.json");
+  run.mutable_blame(0)->set_confirmed(false);
+  run.mutable_blame(0)->set_streak(5);
+  auto plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->drain.empty());
+  EXPECT_EQ(NotYet(run.blame(0), DrainPolicy{}), "seen once: not confirmed by a retest");
+  for (const auto& v : plan->verdicts) {
+    if (v.node == "node4") EXPECT_EQ(v.verdict, Verdict::kSuspect);
+  }
+  run.mutable_blame(0)->set_hard(true);
+  plan = PlanDrain(run, DrainPolicy{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->drain.size(), 1u);
+  EXPECT_EQ(NotYet(run.blame(0), DrainPolicy{}), "");
 }
 
 TEST(Drain, AHardFailureActsAtOnce) {
