@@ -49,12 +49,13 @@ void PrintRegressions(const google::protobuf::RepeatedPtrField<v1::RegressionRep
                                                                     : "last pass",
                 r.summary().c_str());
     for (const auto& g : r.regressions()) {
-      std::printf("  %-5s %-28s %8.3g -> %-8.3g Gb/s (-%.1f%%, streak %u)\n",
+      std::printf("  %-5s %-28s %8.3g -> %-8.3g Gb/s (-%.1f%%, streak %u, %s)\n",
                   g.kind() == v1::REGRESSION_KIND_LINK   ? "link"
                   : g.kind() == v1::REGRESSION_KIND_NODE ? "node"
                   : g.kind() == v1::REGRESSION_KIND_NIC  ? "nic"
                                                          : "rail",
-                  g.subject().c_str(), g.before_gbps(), g.after_gbps(), 100 * g.drop_fraction(), g.streak());
+                  g.subject().c_str(), g.before_gbps(), g.after_gbps(), 100 * g.drop_fraction(), g.streak(),
+                  g.confirmed() ? "confirmed by a retest" : "seen once");
     }
   }
 }

@@ -133,6 +133,9 @@ PY
   grep -qx "REGRESSION_REFERENCE_HISTORY REGRESSION_KIND_LINK node2<->node3 true" <<<"$got" ||
     lab_fail "night $n: no confirmed link finding node2<->node3 against its history"
   grep -E "REGRESSION_KIND_(NODE|NIC|RAIL) " <<<"$got" && lab_fail "night $n: a node, NIC or rail regressed"
+  # What the sweep printed once the server stored the run: the finding, its streak, confirmed.
+  grep -Eq "^  link  node2<->node3 .*, streak $((n - 5)), confirmed by a retest\)$" "$DP_DIR/night$n.stdout" ||
+    lab_fail "night $n: the sweep's output does not show the finding with streak $((n - 5)), confirmed"
   "$GDRBENCH_BIN/gdrbench" drain "${drain[@]}" >"$DP_DIR/drain$n.out" 2>&1 || lab_fail "drain after night $n: $(cat "$DP_DIR/drain$n.out")"
   sed 's/^/  drain: /' "$DP_DIR/drain$n.out"
 done
