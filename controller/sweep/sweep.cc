@@ -458,38 +458,116 @@ absl::StatusOr<run::Plan> PlanWithoutAgents(const SweepConfig& c) {
   return run::MakePlan(run::NodesFromInventory(r.inventory), r.memory, c.schedule, r.params);
 }
 
-absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) {
-  ASSIGN_OR_RETURN(Resolved r, Resolve(c));
-  std::unique_ptr<analysis::Baseline> baseline;
-  if (c.baseline) {
-    auto b = analysis::Baseline::FromRun(*c.baseline);
-    if (!b.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("baseline ", c.policy.baseline_run(), ": ", b.status().message()));
-    }
-    baseline = std::make_unique<analysis::Baseline>(std::move(*b));
-  }
-  ASSIGN_OR_RETURN(Agents agents, ConnectAgents(c, r.inventory));
-  RETURN_IF_ERROR(NameDiscovered(c, &r.inventory, &agents.api));
+namespace {
 
-  // Preflight and discovery.
+// The reference of the baseline run the policy names; null without one.
+absl::StatusOr<std::unique_ptr<analysis::Baseline>> LoadBaseline(const SweepConfig& c) {
+  if (!c.baseline) return std::unique_ptr<analysis::Baseline>();
+  auto b = analysis::Baseline::FromRun(*c.baseline);
+  if (!b.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("baseline ", c.policy.baseline_run(), ": ", b.status().message()));
+  }
+  return std::make_unique<analysis::Baseline>(std::move(*b));
+}
+
+// Preflight and discovery of every agent; CANCELLED when the sweep was
+// cancelled meanwhile.
+absl::StatusOr<run::ProbeResult> ProbeAgents(const SweepConfig& c, const inventory::Inventory& inv,
+                                             const std::vector<run::AgentApi*>& api,
+                                             const SweepHooks& hooks) {
   Report(hooks, Phase::kProbe);
   run::ProbeOptions po;
   po.preflight = c.preflight;
   po.force = c.force;
   po.all_nics = c.all_nics;
   po.parallelism = c.parallel;
-  po.expect = r.inventory.expect;
-  po.expectations = MergedAgentExpectations(r.inventory.expect, c.expectations);
+  po.expect = inv.expect;
+  po.expectations = MergedAgentExpectations(inv.expect, c.expectations);
   po.cancel = hooks.cancel;
-  spdlog::info("probing {} agents", agents.api.size());
-  run::ProbeResult probe = run::ProbeNodes(r.inventory, agents.api, po);
+  spdlog::info("probing {} agents", api.size());
+  run::ProbeResult probe = run::ProbeNodes(inv, api, po);
   if (Cancelled(hooks)) {
     size_t answered = 0;
     for (const auto& info : probe.infos) answered += !info.hostname().empty();
     return absl::CancelledError(absl::StrCat("sweep cancelled while probing its agents (", answered, " of ",
                                              probe.infos.size(), " answered), before its first test"));
   }
+  return probe;
+}
+
+// A test's deadline: the configured one, else the estimate's with margin.
+std::chrono::milliseconds SweepTimeout(const SweepConfig& c) {
+  if (c.sweep_timeout.count() > 0) return c.sweep_timeout;
+  return std::chrono::milliseconds(
+      static_cast<int64_t>((schedule::EstimateTestSeconds(Estimate(c)) * sweep_limits::kSweepTimeoutFactor +
+                            sweep_limits::kSweepTimeoutSlackSeconds) *
+                           1000));
+}
+
+// The runner's options: each result to the collector (the journal first),
+// progress to the hooks under the `phase` and `pass` the sweep is in.
+run::RunnerOptions RunnerOptionsFor(const SweepConfig& c, const SweepHooks& hooks, Collector& collect,
+                                    const Phase& phase, const uint32_t& pass) {
+  run::RunnerOptions ro;
+  ro.parallelism = c.parallel;
+  ro.retries = c.retries;
+  ro.cancel = hooks.cancel;
+  ro.on_result_concurrent = [&collect](const v1::PairResult& res, const schedule::Test& t) {
+    return collect.Record(res, t);
+  };
+  ro.on_result = [&collect](const v1::PairResult& res, const schedule::Test& t) {
+    return collect.OnResult(res, t);
+  };
+  if (hooks.on_progress) {
+    ro.on_progress = [&hooks, &phase, &pass](const run::Progress& p) { Report(hooks, phase, pass, &p); };
+  }
+  return ro;
+}
+
+// Every node left out of the plan, with its reason.
+std::vector<std::string> ExcludedNodes(const run::Plan& plan) {
+  std::vector<std::string> excluded;
+  for (const auto& n : plan.nodes) {
+    if (n.excluded) excluded.push_back(absl::StrCat(n.name, ": ", n.excluded_reason));
+  }
+  return excluded;
+}
+
+// The run's record: identity, nodes, the pairs (moved out of the collector)
+// and the analysis' matrices, blame and flags.
+v1::Run AssembleRun(const SweepConfig& c, const Journal& journal, const run::Plan& plan,
+                    const run::ProbeResult& probe, Collector& collect,
+                    const std::vector<std::string>& excluded, const analysis::Outcome& outcome) {
+  v1::Run result;
+  result.set_run_id(journal.header.run_id());
+  *result.mutable_started_at() = journal.header.started_at();
+  *result.mutable_finished_at() = Now();
+  result.set_mode(schedule::ModeName(plan.schedule_options.mode));
+  *result.mutable_params() = plan.params;
+  for (const auto& info : probe.infos) *result.add_nodes() = info;  // aligned with preflight
+  for (const auto& rep : probe.preflight) *result.add_preflight() = rep;
+  result.mutable_pairs()->Reserve(static_cast<int>(collect.pairs().size()));
+  for (auto& p : collect.pairs()) *result.add_pairs() = std::move(p);
+  collect.pairs().clear();
+  for (const auto& e : excluded) result.add_excluded_nodes(e);
+  *result.mutable_policy() = c.policy;
+  analysis::FillRun(collect.matrices(), outcome, &result);
+  analysis::FlagLinks(c.policy, &result);
+  if (plan.schedule_options.mode == schedule::Mode::kIncast) analysis::FillIncast(&result);
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) {
+  ASSIGN_OR_RETURN(Resolved r, Resolve(c));
+  ASSIGN_OR_RETURN(std::unique_ptr<analysis::Baseline> baseline, LoadBaseline(c));
+  ASSIGN_OR_RETURN(Agents agents, ConnectAgents(c, r.inventory));
+  RETURN_IF_ERROR(NameDiscovered(c, &r.inventory, &agents.api));
+
+  // Preflight and discovery.
+  ASSIGN_OR_RETURN(run::ProbeResult probe, ProbeAgents(c, r.inventory, agents.api, hooks));
   ASSIGN_OR_RETURN(run::Plan plan, run::MakePlan(probe.nodes, r.memory, c.schedule, r.params));
   // The run's verify seed, drawn unless given (after the fingerprint, which
   // a resume must match): recorded in the journal's header and Run.params; a
@@ -506,24 +584,11 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
 
   // The tests.
   run::AgentPairTesterOptions to;
-  to.test.sweep_timeout =
-      c.sweep_timeout.count() > 0
-          ? c.sweep_timeout
-          : std::chrono::milliseconds(static_cast<int64_t>(
-                (schedule::EstimateTestSeconds(Estimate(c)) * sweep_limits::kSweepTimeoutFactor +
-                 sweep_limits::kSweepTimeoutSlackSeconds) * 1000));
+  to.test.sweep_timeout = SweepTimeout(c);
   run::AgentPairTester tester(agents.api, to);
   Phase phase = Phase::kTests;
   uint32_t pass = 0;
-  run::RunnerOptions ro;
-  ro.parallelism = c.parallel;
-  ro.retries = c.retries;
-  ro.cancel = hooks.cancel;
-  ro.on_result_concurrent = [&](const v1::PairResult& res, const schedule::Test& t) { return collect.Record(res, t); };
-  ro.on_result = [&](const v1::PairResult& res, const schedule::Test& t) { return collect.OnResult(res, t); };
-  if (hooks.on_progress) {
-    ro.on_progress = [&](const run::Progress& p) { Report(hooks, phase, pass, &p); };
-  }
+  run::RunnerOptions ro = RunnerOptionsFor(c, hooks, collect, phase, pass);
   // On any stop the journal is flushed (its destructor too, but a flush
   // error is reported here).
   auto stop = [&](const absl::Status& st) -> absl::Status {
@@ -541,10 +606,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   // Analysis; then outlier retests: the tests of low cells run again and the
   // new results replace the first ones, each pass numbering its rounds
   // after the last.
-  std::vector<std::string> excluded;
-  for (const auto& n : plan.nodes) {
-    if (n.excluded) excluded.push_back(absl::StrCat(n.name, ": ", n.excluded_reason));
-  }
+  const std::vector<std::string> excluded = ExcludedNodes(plan);
   Report(hooks, Phase::kAnalysis);
   analysis::Outcome outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded);
   uint32_t offset = static_cast<uint32_t>(plan.schedule.rounds());
@@ -574,23 +636,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   // --memory lists: the later kinds' halves and the gdr blames (gdr.h).
   analysis::JudgeMemoryHalves(collect.pairs(), c.policy, excluded, &outcome);
 
-  v1::Run result;
-  result.set_run_id(run_id);
-  *result.mutable_started_at() = journal.header.started_at();
-  *result.mutable_finished_at() = Now();
-  result.set_mode(schedule::ModeName(plan.schedule_options.mode));
-  *result.mutable_params() = plan.params;
-  for (const auto& info : probe.infos) *result.add_nodes() = info;  // aligned with preflight
-  for (const auto& rep : probe.preflight) *result.add_preflight() = rep;
-  result.mutable_pairs()->Reserve(static_cast<int>(collect.pairs().size()));
-  for (auto& p : collect.pairs()) *result.add_pairs() = std::move(p);
-  collect.pairs().clear();
-  for (const auto& e : excluded) result.add_excluded_nodes(e);
-  *result.mutable_policy() = c.policy;
-  analysis::FillRun(collect.matrices(), outcome, &result);
-  analysis::FlagLinks(c.policy, &result);
-  if (plan.schedule_options.mode == schedule::Mode::kIncast) analysis::FillIncast(&result);
-  return result;
+  return AssembleRun(c, journal, plan, probe, collect, excluded, outcome);
 }
 
 }  // namespace gdrbench::controller::sweep
