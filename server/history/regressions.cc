@@ -159,24 +159,26 @@ void RegressionBuilder::AcceptNodes(Rail& r, const std::vector<ComparedCell>& ce
   }
 }
 
-v1::RegressionReport RegressionBuilder::Finish() {
-  auto add = [&](v1::RegressionKind kind, std::string subject, const std::vector<float>& before,
-                 const std::vector<float>& after, uint32_t rail, uint64_t size, std::string reason) {
-    v1::Regression* g = report_.add_regressions();
-    g->set_kind(kind);
-    g->set_subject(std::move(subject));
-    g->set_rail(rail);
-    g->set_size_bytes(size);
-    g->set_before_gbps(Median(before));
-    g->set_after_gbps(Median(after));
-    g->set_drop_fraction(g->before_gbps() > 0 ? 1 - g->after_gbps() / g->before_gbps() : 0);
-    g->set_cells(static_cast<uint32_t>(before.size()));
-    g->set_reason(std::move(reason));
-    g->set_reference_detail(ReferenceDetail());
-    g->set_threshold_fraction(report_.tolerance());  // at least; each cell past its own link's threshold
-    return g;
-  };
-  // Rails.
+v1::Regression* RegressionBuilder::AddFinding(v1::RegressionKind kind, std::string subject,
+                                              const std::vector<float>& before,
+                                              const std::vector<float>& after, uint32_t rail, uint64_t size,
+                                              std::string reason) {
+  v1::Regression* g = report_.add_regressions();
+  g->set_kind(kind);
+  g->set_subject(std::move(subject));
+  g->set_rail(rail);
+  g->set_size_bytes(size);
+  g->set_before_gbps(Median(before));
+  g->set_after_gbps(Median(after));
+  g->set_drop_fraction(g->before_gbps() > 0 ? 1 - g->after_gbps() / g->before_gbps() : 0);
+  g->set_cells(static_cast<uint32_t>(before.size()));
+  g->set_reason(std::move(reason));
+  g->set_reference_detail(ReferenceDetail());
+  g->set_threshold_fraction(report_.tolerance());  // at least; each cell past its own link's threshold
+  return g;
+}
+
+std::set<uint32_t> RegressionBuilder::AddRailFindings() {
   const bool some_clean = std::any_of(rails_.begin(), rails_.end(),
                                       [](const Rail& r) { return r.nodes_bad == 0; });
   std::set<uint32_t> bad_rails;
@@ -192,15 +194,36 @@ v1::RegressionReport RegressionBuilder::Finish() {
       a.push_back(c.after);
       retested &= c.retested;
     }
-    auto* g = add(v1::REGRESSION_KIND_RAIL, absl::StrCat("rail ", r.rail), b, a, r.rail, r.size_bytes,
-                  absl::StrCat(r.nodes_bad, " of ", r.nodes_tested, " nodes regressed on this rail against ",
-                               ReferenceName(report_.reference()),
-                               " while another rail did not: suspect the rail's switch or its cabling"));
+    auto* g = AddFinding(v1::REGRESSION_KIND_RAIL, absl::StrCat("rail ", r.rail), b, a, r.rail, r.size_bytes,
+                         absl::StrCat(r.nodes_bad, " of ", r.nodes_tested, " nodes regressed on this rail against ",
+                                      ReferenceName(report_.reference()),
+                                      " while another rail did not: suspect the rail's switch or its cabling"));
     SetConfirmed(retested && !r.regressed.empty(), g);
   }
-  // Nodes and NICs, by name across rails.
-  std::map<std::string, std::vector<size_t>> bad_on;   // node -> rails (index) it regressed on
-  std::map<std::string, uint32_t> rails_of;            // node -> rails it was compared on
+  return bad_rails;
+}
+
+void RegressionBuilder::CollectNodeCells(size_t k, const std::string& node, std::vector<float>* b,
+                                         std::vector<float>* a, uint32_t* cells, bool* retested) const {
+  const Rail& r = rails_[k];
+  for (const auto& c : r.regressed) {
+    if ((*r.names)[c.src] == node || (*r.names)[c.dst] == node) {
+      b->push_back(c.before);
+      a->push_back(c.after);
+      *retested &= c.retested;
+    }
+  }
+  for (uint32_t x = 0; x < r.names->size(); ++x) {
+    if ((*r.names)[x] == node) *cells += r.tally[x].cells;
+  }
+}
+
+// Nodes and NICs, by name across rails: a node regressed on every rail it
+// was compared on is a node finding, else one NIC finding per rail.
+std::set<std::pair<std::string, uint32_t>> RegressionBuilder::AddNodeFindings(
+    const std::set<uint32_t>& bad_rails) {
+  std::map<std::string, std::vector<size_t>> bad_on;  // node -> rails (index) it regressed on
+  std::map<std::string, uint32_t> rails_of;           // node -> rails it was compared on
   for (size_t k = 0; k < rails_.size(); ++k) {
     const Rail& r = rails_[k];
     for (uint32_t x = 0; x < r.names->size(); ++x) {
@@ -210,37 +233,19 @@ v1::RegressionReport RegressionBuilder::Finish() {
     }
   }
   std::set<std::pair<std::string, uint32_t>> explained;  // (node, rail)
-  for (const auto& entry : bad_on) {
-    // Named, not a structured binding: `collect` uses `node`, which clang
-    // before 16 (the fuzzers' clang-14) refuses for bindings.
-    const std::string& node = entry.first;
-    const auto& ks = entry.second;
-    auto collect = [&](size_t k, std::vector<float>* b, std::vector<float>* a, uint32_t* cells,
-                       bool* retested) {
-      const Rail& r = rails_[k];
-      for (const auto& c : r.regressed) {
-        if ((*r.names)[c.src] == node || (*r.names)[c.dst] == node) {
-          b->push_back(c.before);
-          a->push_back(c.after);
-          *retested &= c.retested;
-        }
-      }
-      for (uint32_t x = 0; x < r.names->size(); ++x) {
-        if ((*r.names)[x] == node) *cells += r.tally[x].cells;
-      }
-    };
+  for (const auto& [node, ks] : bad_on) {
     for (size_t k : ks) explained.insert({node, rails_[k].rail});
     if (ks.size() == rails_of[node]) {
       std::vector<float> b, a;
       uint32_t cells = 0;
       bool retested = true;
-      for (size_t k : ks) collect(k, &b, &a, &cells, &retested);
-      auto* g = add(v1::REGRESSION_KIND_NODE, node, b, a, rails_[ks.front()].rail,
-                    rails_[ks.front()].size_bytes,
-                    absl::StrCat(b.size(), " of its ", cells, " compared cells regressed against ",
-                                 ReferenceName(report_.reference()),
-                                 ks.size() > 1 ? absl::StrCat(" on all ", ks.size(), " rails") : "",
-                                 " (to and from most partners, each past its link's own noise)"));
+      for (size_t k : ks) CollectNodeCells(k, node, &b, &a, &cells, &retested);
+      auto* g = AddFinding(v1::REGRESSION_KIND_NODE, node, b, a, rails_[ks.front()].rail,
+                           rails_[ks.front()].size_bytes,
+                           absl::StrCat(b.size(), " of its ", cells, " compared cells regressed against ",
+                                        ReferenceName(report_.reference()),
+                                        ks.size() > 1 ? absl::StrCat(" on all ", ks.size(), " rails") : "",
+                                        " (to and from most partners, each past its link's own noise)"));
       g->set_src(node);
       SetConfirmed(retested && !b.empty(), g);
     } else {
@@ -248,18 +253,24 @@ v1::RegressionReport RegressionBuilder::Finish() {
         std::vector<float> b, a;
         uint32_t cells = 0;
         bool retested = true;
-        collect(k, &b, &a, &cells, &retested);
-        auto* g = add(v1::REGRESSION_KIND_NIC, absl::StrCat(node, " rail ", rails_[k].rail), b, a,
-                      rails_[k].rail, rails_[k].size_bytes,
-                      absl::StrCat(b.size(), " of its ", cells, " compared cells on this rail regressed "
-                                   "against ", ReferenceName(report_.reference()),
-                                   "; its other rails did not"));
+        CollectNodeCells(k, node, &b, &a, &cells, &retested);
+        auto* g = AddFinding(v1::REGRESSION_KIND_NIC, absl::StrCat(node, " rail ", rails_[k].rail), b, a,
+                             rails_[k].rail, rails_[k].size_bytes,
+                             absl::StrCat(b.size(), " of its ", cells,
+                                          " compared cells on this rail regressed "
+                                          "against ",
+                                          ReferenceName(report_.reference()), "; its other rails did not"));
         g->set_src(node);
         SetConfirmed(retested && !b.empty(), g);
       }
     }
   }
-  AddLinks(bad_rails, explained);
+  return explained;
+}
+
+v1::RegressionReport RegressionBuilder::Finish() {
+  const std::set<uint32_t> bad_rails = AddRailFindings();
+  AddLinks(bad_rails, AddNodeFindings(bad_rails));
   Summarize();
   return report_;
 }

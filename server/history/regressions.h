@@ -86,6 +86,19 @@ class RegressionBuilder {
   double CellThreshold(const ComparedCell& c) const;
   void AcceptNodes(Rail& r, const std::vector<ComparedCell>& cells, const std::vector<bool>& bad,
                    const std::vector<std::vector<uint32_t>>& touching);
+  // Finish's steps: one finding; the rails' findings (returns those rails);
+  // the nodes' and NICs' findings off those rails (returns the (node, rail)
+  // pairs they explain); then AddLinks.
+  v1::Regression* AddFinding(v1::RegressionKind kind, std::string subject, const std::vector<float>& before,
+                             const std::vector<float>& after, uint32_t rail, uint64_t size,
+                             std::string reason);
+  std::set<uint32_t> AddRailFindings();
+  std::set<std::pair<std::string, uint32_t>> AddNodeFindings(const std::set<uint32_t>& bad_rails);
+  // `node`'s regressed cells on rails_[k] (before, after) and the cells it
+  // was compared on there.
+  void CollectNodeCells(size_t k, const std::string& node, std::vector<float>* before,
+                        std::vector<float>* after, uint32_t* cells,
+                        bool* retested) const;
   void AddLinks(const std::set<uint32_t>& bad_rails,
                 const std::set<std::pair<std::string, uint32_t>>& explained);
   std::string ReferenceDetail() const;
