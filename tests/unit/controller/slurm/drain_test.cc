@@ -208,7 +208,9 @@ TEST(Drain, ABlameSeenOnceIsNeverDrainedWhateverItsStreak) {
   EXPECT_TRUE(plan->drain.empty());
   EXPECT_EQ(NotYet(run.blame(0), DrainPolicy{}), "seen once: not confirmed by a retest");
   for (const auto& v : plan->verdicts) {
-    if (v.node == "node4") EXPECT_EQ(v.verdict, Verdict::kSuspect);
+    if (v.node == "node4") {
+      EXPECT_EQ(v.verdict, Verdict::kSuspect);
+    }
   }
   run.mutable_blame(0)->set_hard(true);
   plan = PlanDrain(run, DrainPolicy{});
