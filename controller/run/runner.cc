@@ -224,8 +224,8 @@ struct RunShared {
 // The indices of the round's tests to run; resumed tests are counted, not run.
 std::vector<uint32_t> TestsToRun(std::span<const schedule::Test> tests, uint32_t round,
                                  const DoneTests& already_done, Progress& prog) {
-  std::vector<uint32_t> todo;
-  todo.reserve(tests.size());
+  std::vector<uint32_t> to_run;
+  to_run.reserve(tests.size());
   for (uint32_t i = 0; i < tests.size(); ++i) {
     const auto& t = tests[i];
     if (!already_done.empty() && already_done.Contains(round, t.src, t.dst, t.rail, t.TargetRail())) {
@@ -233,9 +233,9 @@ std::vector<uint32_t> TestsToRun(std::span<const schedule::Test> tests, uint32_t
       ++prog.tests_resumed;
       continue;
     }
-    todo.push_back(i);
+    to_run.push_back(i);
   }
-  return todo;
+  return to_run;
 }
 
 // Runs one test into `result` (its identity already filled), retrying a
@@ -322,12 +322,12 @@ absl::Status SweepRunner::Run(const DoneTests& already_done) {
     auto tests = sched.Round(r);
     prog.round = r;
     const uint32_t round = static_cast<uint32_t>(r) + options_.round_offset;
-    std::vector<uint32_t> todo = TestsToRun(tests, round, already_done, prog);
-    if (todo.empty()) continue;
+    std::vector<uint32_t> to_run = TestsToRun(tests, round, already_done, prog);
+    if (to_run.empty()) continue;
     if (cancelled()) break;
-    pool.RunBatch(todo.size(), [&](size_t k, size_t worker) {
+    pool.RunBatch(to_run.size(), [&](size_t k, size_t worker) {
       if (cancelled()) return;  // not started: a resume runs it
-      PairTestSpec spec{&plan_, tests[todo[k]], round};
+      PairTestSpec spec{&plan_, tests[to_run[k]], round};
       const auto& t = spec.test;
       WorkerResults& w = workers[worker];
       v1::PairResult& result = NextSlot(w, t);
