@@ -9,16 +9,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "controller/analysis/lane.h"
+#include "controller/cli/sweep_output.h"
 #include "controller/report/report_util.h"
 
 namespace gdrbench::controller::cli {
 namespace {
-
-size_t RailCount(const run::Plan& plan) {
-  size_t r = 0;
-  for (const auto& n : plan.nodes) r = std::max(r, n.rails.size());
-  return r;
-}
 
 std::string RailName(const run::Plan& plan, const schedule::Test& t) {
   const auto& a = plan.nodes[t.src].rails[t.rail].nic;

@@ -18,13 +18,13 @@ std::string Hms(double s) {
   return absl::StrFormat("%lld:%02lld", t / 60, t % 60);
 }
 
+}  // namespace
+
 size_t RailCount(const run::Plan& plan) {
   size_t r = 0;
   for (const auto& n : plan.nodes) r = std::max(r, n.rails.size());
   return r;
 }
-
-}  // namespace
 
 std::string JsonEscape(const std::string& s) {
   std::string o;

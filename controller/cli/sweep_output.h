@@ -20,6 +20,9 @@ void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, c
 
 std::string JsonEscape(const std::string& s);
 
+// The most rails any node of the plan has.
+size_t RailCount(const run::Plan& plan);
+
 // Renders runner progress: a bar with ETA (kBar, a terminal), one readable
 // line per finished test (kLines: logs, cron, tee, the lab's console), or
 // JSON lines (kJson, only when asked). Bar and JSON at most every `interval`
