@@ -42,9 +42,16 @@ const v1::SizeResult* SizeOf(const v1::PairResult& p, uint64_t size) {
 }  // namespace
 
 std::vector<v1::IncastTarget> IncastTargets(const v1::Run& run) {
-  // (rail, round, target) -> the group's pairs, in run order.
+  // (rail, round, target) -> the group's pairs. Pairs are recorded as their tests finish, so the
+  // senders are put in node order: the same run reads the same however its tests interleaved.
   std::map<std::tuple<uint32_t, uint32_t, std::string>, std::vector<const v1::PairResult*>> groups;
   for (const auto& p : run.pairs()) groups[{p.rail(), p.round(), p.dst().node()}].push_back(&p);
+  for (auto& [key, pairs] : groups) {
+    std::stable_sort(pairs.begin(), pairs.end(), [](const v1::PairResult* a, const v1::PairResult* b) {
+      return std::tie(a->src().node(), a->src().nic_device()) <
+             std::tie(b->src().node(), b->src().nic_device());
+    });
+  }
   const CellVerdicts verdicts(run);
   const double min_fraction = run.policy().min_fraction_of_link();
   std::vector<v1::IncastTarget> out;
