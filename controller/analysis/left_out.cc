@@ -75,20 +75,26 @@ std::vector<LeftOutCause> GroupLeftOut(const v1::Run& run) {
   return groups;
 }
 
-std::string FormatLeftOut(const v1::Run& run, size_t max_names) {
-  const auto groups = GroupLeftOut(run);
-  if (groups.empty()) return "";
+size_t NodesOfRun(const v1::Run& run) {
   std::set<std::string> nodes;
   for (const auto& m : run.matrices()) nodes.insert(m.nodes().begin(), m.nodes().end());
-  for (const auto& g : groups) nodes.insert(g.nodes.begin(), g.nodes.end());
+  for (const std::string& e : run.excluded_nodes()) nodes.insert(e.substr(0, e.find(": ")));
+  return nodes.size();
+}
+
+std::string FormatLeftOutCause(const LeftOutCause& g, size_t of_nodes, size_t max_names) {
+  std::vector<std::string> names(g.nodes.begin(), g.nodes.begin() + std::min(max_names, g.nodes.size()));
+  std::string list = absl::StrJoin(names, ", ");
+  if (g.nodes.size() > max_names) absl::StrAppend(&list, ", ... (", g.nodes.size(), ")");
+  return absl::StrCat(g.nodes.size(), " of ", of_nodes, " node", of_nodes == 1 ? "" : "s", " ", g.cause, ": ",
+                      list, g.nodes.size() > 1 ? "; first: " : "; ", g.first);
+}
+
+std::string FormatLeftOut(const v1::Run& run, size_t max_names) {
+  const size_t of_nodes = NodesOfRun(run);
   std::string out;
-  for (const auto& g : groups) {
-    std::vector<std::string> names(g.nodes.begin(), g.nodes.begin() + std::min(max_names, g.nodes.size()));
-    std::string list = absl::StrJoin(names, ", ");
-    if (g.nodes.size() > max_names) absl::StrAppend(&list, ", ... (", g.nodes.size(), ")");
-    absl::StrAppend(&out, g.nodes.size(), " of ", nodes.size(), " node", nodes.size() == 1 ? "" : "s", " ",
-                    g.cause, ": ", list, g.nodes.size() > 1 ? absl::StrCat("; first: ", g.first) : absl::StrCat("; ", g.first),
-                    "\n  remedy: ", g.remedy, "\n");
+  for (const auto& g : GroupLeftOut(run)) {
+    absl::StrAppend(&out, FormatLeftOutCause(g, of_nodes, max_names), "\n  remedy: ", g.remedy, "\n");
   }
   return out;
 }

@@ -26,6 +26,13 @@ struct LeftOutCause {
 // group first (ties: the order the nodes were left out).
 std::vector<LeftOutCause> GroupLeftOut(const v1::Run& run);
 
+// Every node of the run: those of its matrices and those it left out.
+size_t NodesOfRun(const v1::Run& run);
+
+// The cause's line, without its remedy: "3 of 16 nodes unreachable: ...
+// (gpu01, gpu02, gpu03; first: gpu01: ...)"; at most `max_names` names.
+std::string FormatLeftOutCause(const LeftOutCause& g, size_t of_nodes, size_t max_names = 8);
+
 // One line per cause: "3 of 16 nodes unreachable: ... (gpu01, gpu02, gpu03;
 // first: gpu01: ...)" and an indented "remedy: ..." line; empty when no
 // node was left out. At most `max_names` names per cause, then "... (N)".

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "controller/analysis/left_out.h"
 #include "controller/report/matrix_blob.h"
 #include "server/api/handler.h"
 #include "server/history/node_stats.h"
@@ -85,6 +86,14 @@ absl::StatusOr<v1::RunOverview> RunOverview(store::Store& store, const store::Ru
   *o.mutable_blame() = h.blame();
   *o.mutable_regressions() = h.regressions();
   *o.mutable_excluded_nodes() = h.excluded_nodes();
+  const size_t of_nodes = controller::analysis::NodesOfRun(h);
+  for (const auto& g : controller::analysis::GroupLeftOut(h)) {
+    v1::LeftOutCause* c = o.add_left_out();
+    c->set_line(controller::analysis::FormatLeftOutCause(g, of_nodes));
+    c->set_cause(g.cause);
+    c->set_remedy(g.remedy);
+    *c->mutable_nodes() = {g.nodes.begin(), g.nodes.end()};
+  }
   *o.mutable_topology() = h.topology();
   std::set<std::string> seen;
   for (const auto* m : ms) {

@@ -129,6 +129,11 @@ try {
   const blame = await page.locator('#blame a[href*="/ui/link"]').first().getAttribute('href');
   c.ok(blame && blame.includes('src=node1') && blame.includes('dst=node6'), 'the blame links to the node1<->node6 link', blame);
   c.ok((await page.textContent('#preflight')).includes('modprobe nvidia-peermem'), 'preflight findings with their remedy (node3)');
+  // node3 left out: said once at the top, by its cause, with the remedy; its own reason folded away.
+  const leftOut = await page.textContent('#left-out');
+  c.ok(/^1 of 8 nodes left out by the preflight \(a check FAILed\): node3; node3: preflight FAIL/.test(leftOut) &&
+    leftOut.includes('remedy: run gdrbench preflight on those nodes'), 'the header says the one cause once, with its remedy', leftOut);
+  c.ok(!(await page.locator('#left-out-nodes').evaluate((d) => d.open)), 'each left-out node\u2019s reason is in a collapsed list');
   c.ok((await page.textContent('#regressions')).includes('node1'), 'the regressions against the baseline name the link');
 
   // 5. The link page, from the blame.

@@ -22,6 +22,7 @@
     return el('div', {},
       el('h1', {}, 'Run ', el('code', { text: s.runId }), ' ', gdr.passBadge(!!s.passed), s.isBaseline ? ' ' : '', s.isBaseline ? gdr.badge('baseline', 'neutral') : ''),
       el('p', { class: 'summary', text: s.summary || '' }),
+      leftOut(o),
       el('div', { class: 'kv' },
         el('span', {}, el('b', { text: 'cluster ' }), el('a', { href: '/ui/runs' + gdr.query({ cluster: s.cluster }), text: s.cluster })),
         el('span', {}, el('b', { text: 'started ' }), gdr.time(s.startedAt), ' (' + gdr.ago(s.startedAt) + ')'),
@@ -32,6 +33,16 @@
         el('span', {}, el('b', { text: 'verdict ' }), (pol.minFractionOfLink ? 'pass \u2265 ' + Math.round(100 * pol.minFractionOfLink) + ' % of link rate' : 'absolute verdict off') +
           (pol.madK ? ', fleet-relative k = ' + pol.madK : '')),
         el('span', { class: 'no-print' }, el('a', { href: '/ui/compare' + gdr.query({ b: s.runId }), text: 'compare with another run' }))));
+  }
+
+  // The nodes left out, one line per cause with its remedy, first on the page
+  // (each node's own reason is in the preflight section's collapsed list).
+  function leftOut(o) {
+    const causes = o.leftOut || [];
+    if (!causes.length) return el('span');
+    return el('div', { class: 'panel', id: 'left-out' }, causes.map((g) => el('div', {},
+      el('b', { text: g.line }),
+      el('div', {}, el('span', { class: 'muted', text: 'remedy: ' }), g.remedy))));
   }
 
   function sizeTabs(o) {
@@ -129,7 +140,8 @@
     const box = el('div', { id: 'preflight' }, el('h2', { text: 'Preflight findings' }));
     const excluded = o.excludedNodes || [];
     if (excluded.length) {
-      box.append(el('h3', { text: 'Nodes left out of the sweep' }), el('ul', {}, excluded.map((x) => el('li', { text: x }))));
+      box.append(el('details', { id: 'left-out-nodes' }, el('summary', { text: 'Nodes left out of the sweep: each one\u2019s reason (' + excluded.length + ')' }),
+        el('ul', {}, excluded.map((x) => el('li', { text: x })))));
     }
     const found = o.preflight || [];
     if (!found.length) {

@@ -194,6 +194,13 @@ TEST_F(WebDataTest, OverviewHasMatricesBlameFindingsButNoInventory) {
   EXPECT_THAT(blamed, ::testing::UnorderedElementsAre("node0->node3 rail 1"));
   ASSERT_EQ(o->excluded_nodes_size(), 1);
   EXPECT_THAT(o->excluded_nodes(0), ::testing::StartsWith("node2: "));
+  // ... and said once, by its cause, with the remedy, as the sweep's last lines say it.
+  ASSERT_EQ(o->left_out_size(), 1);
+  EXPECT_THAT(
+      o->left_out(0).line(),
+      ::testing::StartsWith("1 of 4 nodes left out by the preflight (a check FAILed): node2; node2: "));
+  EXPECT_THAT(o->left_out(0).remedy(), ::testing::HasSubstr("gdrbench preflight"));
+  EXPECT_THAT(o->left_out(0).nodes(), ::testing::ElementsAre("node2"));
   ASSERT_EQ(o->preflight_size(), 1);
   EXPECT_EQ(o->preflight(0).node(), "node2");
   EXPECT_EQ(o->preflight(0).problems(0).remediation(), "modprobe nvidia-peermem");
