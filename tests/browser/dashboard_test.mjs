@@ -162,10 +162,10 @@ try {
   const dcol = await page.evaluate(() => Array.from(window.gdrDiffView.bitmap.getContext('2d').getImageData(6, 1, 1, 1).data));
   c.ok(dcol[0] > 200 && dcol[1] < 190, 'the difference heatmap marks the drop red', dcol);
   // node3 was left out of both runs (its preflight FAILs): skipped in both, the neutral grey
-  // (#9aa1ad) of "skipped in a or b", not the dark of "OK -> failed".
+  // (#9aa1ad) of "not run in a or b", not the dark of "OK -> failed".
   const skip = await page.evaluate(() => Array.from(window.gdrDiffView.bitmap.getContext('2d').getImageData(0, 3, 1, 1).data));
   c.ok(skip[0] === 0x9a && skip[1] === 0xa1 && skip[2] === 0xad, 'a cell skipped in both runs is grey, not "OK \u2192 failed"', skip);
-  c.ok((await page.textContent('#diff .gdr-hm-legend')).includes('skipped in a or b'), 'and the legend says so');
+  c.ok((await page.textContent('#diff .gdr-hm-legend')).includes('not run in a or b'), 'and the legend says so');
   s = await shot(page, opt.shots, 'compare', { fullPage: true });
   c.ok(countPixels(s.png, null, notWhite) > 30000, 'compare screenshot is not blank');
 

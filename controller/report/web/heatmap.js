@@ -164,12 +164,14 @@
         ramp('\u2212' + p + ' %', '+' + p + ' % (b against a)', 'linear-gradient(90deg,rgb(200,30,30),#fff,rgb(30,80,200))');
         for (const [colour, text] of M.DIFF_LEGEND) sw(colour, text);
       } else {
-        if (this.mode === 'verdict') { sw(C.pass, 'pass'); sw(C.low, 'low'); sw(C.fail, 'fail'); }
+        if (this.mode === 'verdict') {
+          sw(C.pass, 'pass'); sw(C.flagged, 'pass, flagged by link counters'); sw(C.low, 'low'); sw(C.fail, 'fail');
+        }
         const ref = this.ref || M.reference(this.data, this.opts.reference);
         const of = ref.kind === 'link' ? 'of the link rate' : 'of the fleet\'s best (' + M.gbpsText(ref.gbps) + ' Gb/s)';
         ramp('0', '100 % ' + of + (this.mode === 'verdict' ? ' (cells without a verdict)' : ''),
           'linear-gradient(90deg,' + M.RAMP_CSS.join(',') + ')');
-        sw(C.failed, 'failed / error'); sw(C.skipped, 'skipped'); sw(C.untested, 'not tested');
+        sw(C.failed, 'failed / error'); sw(C.skipped, 'not run'); sw(C.untested, 'not tested');
       }
       if (this.data.fleet && !this.diffMode) {
         const f = this.data.fleet;

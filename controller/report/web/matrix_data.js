@@ -5,7 +5,8 @@
 (function (global) {
   'use strict';
 
-  const STATUS = ['not tested', 'ok', 'failed', 'error', 'skipped'];
+  // 4 (v1 RESULT_STATUS_SKIPPED): its node was left out; 'not run' in every report (issue 32).
+  const STATUS = ['not tested', 'ok', 'failed', 'error', 'not run'];
   const VERDICT = ['', 'pass', 'low', 'fail'];
   const TYPES = { f32: Float32Array, u8: Uint8Array, u16: Uint16Array };
 
@@ -104,12 +105,12 @@
   }
   const C = {
     untested: rgba(0xee, 0xf0, 0xf4), failed: rgba(0x3a, 0x3f, 0x4b), skipped: rgba(0x9a, 0xa1, 0xad),
-    pass: rgba(0x2e, 0x9e, 0x4f), low: rgba(0xf2, 0xa9, 0x00), fail: rgba(0xd3, 0x2f, 0x2f),
+    pass: rgba(0x2e, 0x9e, 0x4f), low: rgba(0xf2, 0xa9, 0x00), fail: rgba(0xd3, 0x2f, 0x2f), flagged: rgba(0x00, 0x89, 0x9e),
     lost: rgba(0x20, 0x20, 0x20), gained: rgba(0x7b, 0x3f, 0xa0), alone: rgba(0xc8, 0xcc, 0xd4),
   };
   const CSS = {
     untested: '#eef0f4', failed: '#3a3f4b', skipped: '#9aa1ad', pass: '#2e9e4f', low: '#f2a900',
-    fail: '#d32f2f', lost: '#202020', gained: '#7b3fa0', alone: '#c8ccd4',
+    fail: '#d32f2f', flagged: '#00899e', lost: '#202020', gained: '#7b3fa0', alone: '#c8ccd4',
   };
 
   function notOkColour(status) {
@@ -128,6 +129,8 @@
       const st = code & 7;
       if (st !== 1) { out[i] = notOkColour(st); continue; }
       const v = (code >> 3) & 3;
+      // A pass with a reason: its link counters flagged it (controller/analysis/link_flags.h).
+      if (mode === 'verdict' && v === 1 && m.reason && m.reason[i] !== 0) { out[i] = C.flagged; continue; }
       if (mode === 'verdict' && v !== 0) { out[i] = v === 1 ? C.pass : v === 2 ? C.low : C.fail; continue; }
       const r = exp && exp[i] > 0 ? exp[i] : ref.gbps;
       let f = r > 0 ? m.gbps[i] / r : 1;
@@ -187,7 +190,7 @@
   const DIFF_COLOUR = [C.untested, 0, C.lost, C.gained, C.alone, C.failed, C.skipped];
   // The legend of the kinds that are not a change ratio, in DIFF_COLOUR's colours.
   const DIFF_LEGEND = [[CSS.lost, 'OK \u2192 failed'], [CSS.gained, 'failed \u2192 OK'], [CSS.failed, 'failed in both'],
-    [CSS.skipped, 'skipped in a or b'], [CSS.alone, 'in one run only']];
+    [CSS.skipped, 'not run in a or b'], [CSS.alone, 'in one run only']];
 
   function colourDiff(d, out, range) {
     for (let i = 0; i < d.n * d.n; i++) {

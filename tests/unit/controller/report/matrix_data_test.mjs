@@ -60,6 +60,23 @@ test('skipped in both is drawn in the skipped colour, not OK -> failed, and the 
   assert.equal(at(2, 1), hex(M.CSS.failed), 'failed in both');
   const legend = new Map(M.DIFF_LEGEND.map(([css, text]) => [hex(css), text]));
   for (const [s, t] of [[1, 2], [0, 2], [2, 1]]) assert.ok(legend.has(at(s, t)), 'colour of cell ' + s + ',' + t + ' is in the legend');
-  assert.equal(legend.get(at(1, 2)), 'skipped in a or b');
+  assert.equal(legend.get(at(1, 2)), 'not run in a or b');
   assert.equal(legend.get(at(0, 2)), 'OK \u2192 failed');
+});
+
+test('a pass that its link counters flagged has its own colour in the verdict view (issue 32), not in the Gb/s view', () => {
+  const PASS = 1 << 3;  // verdict bits 3-4: 1 pass
+  const m = matrix({ '0,1': [OK | PASS, 100], '0,2': [OK | PASS, 100] });
+  m.expectedGbps = 100;
+  // A flagged pass carries its flag as the cell's reason (controller/analysis/link_flags.h).
+  m.reasons = ['', 'the link retransmitted: rcvd_seq_err +812 on n0 rxe0'];
+  m.reason = new Uint16Array(9);
+  m.reason[0 * 3 + 2] = 1;
+  const px = new Uint32Array(9);
+  M.colour(m, 'verdict', px);
+  assert.equal(px[1] >>> 0, hex(M.CSS.pass), 'an unflagged pass');
+  assert.equal(px[2] >>> 0, hex(M.CSS.flagged), 'a flagged pass');
+  assert.equal(M.cell(m, 0, 2).reason, m.reasons[1], 'its tooltip has the flag');
+  M.colour(m, 'gbps', px);
+  assert.equal(px[1], px[2], 'by Gb/s both are the same full-rate colour');
 });
