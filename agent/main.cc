@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "agent/preflight/preflight_flags.h"
+#include "agent/preflight/temp_tree.h"
+#include "agent/service/preflight_offline.h"
+#include "agent/service/server.h"
 #include "common/cli_exit.h"
 #include "common/limits.h"
-#include "agent/service/preflight_offline.h"
-#include "agent/preflight/temp_tree.h"
-#include "agent/service/server.h"
 #include "common/logging.h"
 #include "common/rpc/grpc_logging.h"
 #include "common/version.h"
@@ -88,16 +89,8 @@ void AddOneShotCommands(CLI::App& app, AgentFlags& f) {
   gdrbench::agent::service::OfflinePreflightConfig& once = f.once;
   CLI::App* preflight_cmd = app.add_subcommand(
       "preflight", "run the preflight checks once and exit (1 when a check FAILs)");
-  preflight_cmd->add_option("--fs-root", once.fs_root,
-                            "a captured tree or capture .tar.gz (default: this node, live)")
-      ->capture_default_str();
-  preflight_cmd->add_flag("--json", once.json, "print the v1 PreflightReport as JSON");
-  preflight_cmd->add_flag("--verbose", once.verbose, "show the evidence of passing checks too");
-  preflight_cmd->add_option("--checks", once.run.checks, "only these checks (comma-separated ids)")
-      ->delimiter(',');
-  preflight_cmd->add_option("--rail-nics", once.run.expect.rail_nics,
-                            "NICs that are GPU rails beyond each GPU's nearest (comma-separated)")
-      ->delimiter(',');
+  gdrbench::agent::preflight::AddOneShotPreflightFlags(preflight_cmd, once.fs_root, once.json, once.verbose,
+                                                       once.run);
   CLI::App* capture_cmd = app.add_subcommand(
       "capture", "pack the files the preflight checks read into FILE.tar.gz and exit");
   capture_cmd->add_option("--out", f.capture_out, "the tarball to write")->required();
@@ -110,7 +103,8 @@ int RunOneShot(AgentFlags& f) {
   // Their temporary trees go on SIGINT/SIGTERM/SIGHUP too.
   gdrbench::agent::preflight::RemoveTempTreesOnSignals("gdrbench-agent");
   if (*f.preflight_cmd) {
-    f.once.run.devices = f.cfg.agent.devices;  // gdrbench-agent --devices a,b preflight
+    // `gdrbench-agent --devices a,b preflight` as `gdrbench-agent preflight --devices a,b`.
+    if (f.once.run.devices.empty()) f.once.run.devices = f.cfg.agent.devices;
     auto out = gdrbench::agent::service::RunPreflightOnce(f.once);
     if (!out.ok()) return Fail(std::string(out.status().message()));
     std::fputs(out->text.c_str(), stdout);

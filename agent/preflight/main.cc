@@ -1,14 +1,18 @@
 // gdrbench-preflight: the preflight checks and the capture without gRPC, for
 // machines built with the gpu preset (GDRBENCH_WITH_SERVICES=OFF). The agent's
-// own `gdrbench-agent preflight|capture` do the same (plus --json).
+// own `gdrbench-agent preflight|capture` do the same, with the same flags
+// (preflight_flags.h); --json prints what `gdrbench-agent preflight --json`
+// prints, without protobuf (report_json.h).
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "common/cli_exit.h"
 #include "agent/preflight/capture.h"
 #include "agent/preflight/preflight.h"
+#include "agent/preflight/preflight_flags.h"
+#include "agent/preflight/report_json.h"
+#include "common/cli_exit.h"
 
 int main(int argc, char** argv) {
   namespace pf = gdrbench::agent::preflight;
@@ -16,15 +20,8 @@ int main(int argc, char** argv) {
   CLI::App app{"gdrbench-preflight: the GPUDirect RDMA checklist of this node (or of a captured tree)"};
   std::string fs_root = "/";
   pf::RunOptions options;
-  bool verbose = false;
-  app.add_option("--fs-root", fs_root, "a captured tree or capture .tar.gz (default: this node, live)")
-      ->capture_default_str();
-  app.add_option("--checks", options.checks, "only these checks (comma-separated ids)")->delimiter(',');
-  app.add_option("--devices", options.devices, "RDMA devices to check, all rails (comma-separated)")
-      ->delimiter(',');
-  app.add_flag("--verbose", verbose, "show the evidence of passing checks too");
-  app.add_flag("--pcie-under-load", options.load_all_gpu_links,
-               "load every GPU for the PCIe link check, not only those below their maximum speed");
+  bool verbose = false, json = false;
+  pf::AddOneShotPreflightFlags(&app, fs_root, json, verbose, options);
   std::string out;
   CLI::App* capture = app.add_subcommand("capture", "pack the files the checks read into a tarball");
   capture->add_option("--out", out, "FILE.tar.gz")->required();
@@ -46,6 +43,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gdrbench-preflight: %s\n", std::string(report.status().message()).c_str());
     return 2;
   }
-  std::fputs(pf::FormatReport(*report, verbose).c_str(), stdout);
+  std::fputs((json ? pf::ReportJson(*report) : pf::FormatReport(*report, verbose)).c_str(), stdout);
   return report->overall == pf::Status::kFail ? 1 : 0;
 }
