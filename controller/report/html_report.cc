@@ -151,10 +151,12 @@ void AppendHeader(const v1::Run& run, std::string& out) {
   absl::StrAppend(&out, "<h1>gdrbench sweep ", HtmlEscape(run.run_id()), "</h1>\n");
   absl::StrAppend(&out, "<p><span class=\"verdict ", run.passed() ? "pass\">PASS" : "fail\">FAIL",
                   "</span> ", HtmlEscape(run.summary()), "</p>\n");
-  // Nodes left out: each cause once, with its remedy (the per-node reasons folded below).
+  // Nodes left out: each cause once, in the words of the sweep's last lines and summary.md, with
+  // its remedy (the per-node reasons folded below).
+  const size_t of_nodes = analysis::NodesOfRun(run);
   for (const auto& g : analysis::GroupLeftOut(run)) {
-    absl::StrAppend(&out, "<p class=\"cause\"><b>", g.nodes.size(), " node(s) ", HtmlEscape(g.cause), "</b>: ",
-                    HtmlEscape(absl::StrJoin(g.nodes, ", ")), ". Remedy: ", HtmlEscape(g.remedy), "</p>\n");
+    absl::StrAppend(&out, "<p class=\"cause\"><b>", HtmlEscape(analysis::FormatLeftOutCause(g, of_nodes)),
+                    "</b><br>remedy: ", HtmlEscape(g.remedy), "</p>\n");
   }
   absl::StrAppend(&out, "<p class=\"muted\">mode ", HtmlEscape(run.mode()), " &middot; ",
                   run.pairs_size(), " pair tests &middot; ", HtmlEscape(internal::TestedMemory(run)),

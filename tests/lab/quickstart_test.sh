@@ -16,8 +16,8 @@
 # The packages (the README's unmarked install block) are not used here: the lab runs this
 # build's binaries; integration.packages_clean_root_and_image installs the .debs.
 # Then what the README says of the result: exit 0, summary.md's first lines give the verdict,
-# report.html, junit.xml, pairs.csv and run.json beside it; and with one agent stopped, a
-# non-zero exit whose summary.md names the unreachable node in its first lines.
+# report.html, junit.xml, pairs.csv and run.json beside it, their counts agreeing; and with nodes
+# left out for three causes (DNS, refused, TLS), exit 1 and each cause said once in every output.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 source "$(dirname "$0")/sweep_lib.sh"
@@ -101,16 +101,39 @@ head -n 3 "$out/summary.md" | grep -q '\*\*PASS\*\*' ||
   { head -n 5 "$out/summary.md"; lab_fail "summary.md's first lines do not give the verdict PASS"; }
 echo "ok: the README's quick start made a passing first sweep: $(sed -n 3p "$out/summary.md")"
 
-# The README: "when something went wrong, its cause once with the fix" in the first lines.
-lab_log "one agent stopped: the same sweep again"
-victim=${LAB_NODE_LIST[1]}
-kill "${DP_PIDS[1]}"
-wait "${DP_PIDS[1]}" 2>/dev/null
-timeout 120 gdrbench sweep --inventory cluster.yaml --out second-sweep "${lab_sizing[@]}" >second.out 2>&1
+python3 "$LAB_REPO/tests/integration/report_counts_test.py" --sweep-out "$GDRBENCH_BIN" "$LAB_REPO" "$work/counts" \
+  "$out" step4-3.out 1 || lab_fail "the passing sweep's outputs do not agree"
+
+# The README: "when something went wrong, its cause once with the fix" in the first lines. One
+# sweep, four nodes left out for three causes beside the two that answer: two names that do not
+# resolve (.invalid, RFC 2606: never a DNS name), an address where nothing listens (port 1 on
+# loopback) and an agent whose certificate another CA signed (the README's certificate block
+# again, in another folder). Each cause once, counted and named, in every output; its nodes'
+# tests "not run"; the counts agreeing (tests/integration/report_counts_test.py --sweep-out).
+lab_log "a sweep with nodes left out for three causes"
+mkdir -p other
+(cd other && bash -euo pipefail ../block1.sh >certs.log 2>&1) || { cat other/certs.log; lab_fail "a second CA"; }
+other_cmd=${agent_cmd//$work\/pki\//$work\/other\/pki\/}
+# shellcheck disable=SC2086  # the README's words, split as a shell would
+${other_cmd/--listen 0.0.0.0:7070/--listen 127.0.0.1:0 --port-file $work/other.port --devices $(lab_dev "${LAB_NODE_LIST[0]}")} \
+  >"$work/other.log" 2>&1 &
+DP_PIDS+=($!)
+for ((i = 0; i < 200; i++)); do [[ -s $work/other.port ]] && break; sleep 0.1; done
+[[ -s $work/other.port ]] || { cat "$work/other.log"; lab_fail "the agent of the other CA did not start"; }
+cp cluster.yaml failing.yaml
+{
+  echo "  - {name: gpu-dns-a, address: 'gpu-dns-a.invalid:7070'}"
+  echo "  - {name: gpu-dns-b, address: 'gpu-dns-b.invalid:7070'}"
+  echo "  - {name: gpu-refused, address: '127.0.0.1:1'}"
+  echo "  - {name: gpu-other-ca, address: '127.0.0.1:$(<"$work/other.port")'}"
+} >>failing.yaml
+timeout 120 gdrbench sweep --inventory failing.yaml --out second-sweep "${lab_sizing[@]}" >second.out 2>&1
 rc=$?
-tail -n 8 second.out | sed 's/^/  /'
-((rc != 0)) || lab_fail "a sweep with $victim's agent stopped exited 0"
-head -n 12 second-sweep/summary.md | grep -q "$victim" ||
-  { head -n 12 second-sweep/summary.md; lab_fail "summary.md's first lines do not name $victim, whose agent is down"; }
-echo "ok: with $victim's agent stopped the sweep exits $rc and summary.md's first lines name it:"
-head -n 12 second-sweep/summary.md | grep "$victim" | head -n 2 | sed 's/^/  /'
+tail -n 12 second.out | sed 's/^/  /'
+((rc == 1)) || lab_fail "a sweep with nodes left out exited $rc, not 1"
+python3 "$LAB_REPO/tests/integration/report_counts_test.py" --sweep-out "$GDRBENCH_BIN" "$LAB_REPO" "$work/counts" \
+  second-sweep second.out 0 "the name does not resolve (DNS)=gpu-dns-a,gpu-dns-b" \
+  "nothing listens at the address (connection refused)=gpu-refused" "TLS failed=gpu-other-ca" ||
+  lab_fail "the one-cause lines or the counts of the failed sweep"
+echo "ok: the failed sweep says each cause once; summary.md's first lines:"
+head -n 12 second-sweep/summary.md | sed 's/^/  /'
