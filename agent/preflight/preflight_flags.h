@@ -17,8 +17,9 @@ inline void AddOneShotPreflightFlags(CLI::App* cmd, std::string& fs_root, bool& 
   cmd->add_option("--fs-root", fs_root, "a captured tree or capture .tar.gz (default: this node, live)")
       ->capture_default_str();
   cmd->add_option("--checks", run.checks, "only these checks (comma-separated ids)")->delimiter(',');
-  cmd->add_option("--devices", run.devices,
-                  "RDMA devices to check, each a rail (comma-separated; default: all, as the agent's --devices)")
+  cmd->add_option(
+         "--devices", run.devices,
+         "RDMA devices to check, each a rail (comma-separated; default: all, as the agent's --devices)")
       ->delimiter(',');
   cmd->add_option("--rail-nics", run.expect.rail_nics,
                   "NICs that are GPU rails beyond each GPU's nearest (comma-separated)")

@@ -35,7 +35,8 @@ void ExpectSameDocument(const preflight::Report& r) {
 TEST(PreflightJson, RealTreesPrintAsTheAgentPrintsThem) {
   for (const char* tree : {"dgx-h100", "dgx-a100", "captured-lab-guest", "fault-acs"}) {
     SCOPED_TRACE(tree);
-    auto r = preflight::RunPreflightAt(std::string(GDRBENCH_SOURCE_DIR) + "/tests/testdata/preflight/" + tree, {});
+    auto r =
+        preflight::RunPreflightAt(std::string(GDRBENCH_SOURCE_DIR) + "/tests/testdata/preflight/" + tree, {});
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_FALSE(r->checks.empty());
     ExpectSameDocument(*r);
@@ -58,7 +59,8 @@ TEST(PreflightJson, EvidenceThatIsNotUtf8IsPrintedNotThrown) {
   preflight::CheckResult c;
   c.id = "secure_boot";
   c.status = preflight::Status::kWarn;
-  c.Saw("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", std::string("\x06\0\0\0\xff", 5));
+  c.Saw("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+        std::string("\x06\0\0\0\xff", 5));
   r.checks.push_back(c);
   const std::string out = preflight::ReportJson(r);
   const auto doc = nlohmann::json::parse(out);
