@@ -145,10 +145,7 @@ absl::StatusOr<std::unique_ptr<Listener>> Listener::Bind(const std::string& addr
   return l;
 }
 
-Listener::~Listener() {
-  Stop();
-  for (int fd : fds_) close(fd);
-}
+Listener::~Listener() { Stop(); }
 
 void Listener::Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor,
                      Admission admission) {
@@ -161,13 +158,18 @@ void Listener::Start(std::unique_ptr<grpc::experimental::ExternalConnectionAccep
 }
 
 void Listener::Stop() {
-  if (!thread_.joinable()) return;
-  if (wake_[1] >= 0) (void)!write(wake_[1], "x", 1);
-  thread_.join();
-  for (int* fd : {&wake_[0], &wake_[1], &reserve_fd_}) {
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
+  if (thread_.joinable()) {
+    if (wake_[1] >= 0) (void)!write(wake_[1], "x", 1);
+    thread_.join();
+    for (int* fd : {&wake_[0], &wake_[1], &reserve_fd_}) {
+      if (*fd >= 0) close(*fd);
+      *fd = -1;
+    }
   }
+  // The port refuses from now on: a listening socket left open would let the
+  // kernel complete handshakes that nobody accepts.
+  for (int fd : fds_) close(fd);
+  fds_.clear();
 }
 
 void Listener::Authenticate(const std::string& grpc_peer) {

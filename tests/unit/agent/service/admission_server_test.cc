@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
@@ -83,6 +84,27 @@ TEST(AgentAdmission, ACallKeepsItsConnectionPastTheDeadlineAndSilentOnesAreClose
   EXPECT_EQ(caller->GetState(false), GRPC_CHANNEL_READY);
   EXPECT_TRUE(call().ok());
   close(raw);
+}
+
+TEST(AgentServer, AfterShutdownThePortRefusesConnections) {
+  AgentServerConfig cfg;
+  cfg.listen = "127.0.0.1:0";
+  cfg.tls.insecure = true;
+  auto server = AgentServer::Start(cfg);
+  ASSERT_TRUE(server.ok()) << server.status();
+  int port = (*server)->port();
+  close(Connect(port));
+  (*server)->Shutdown(0);
+  // Not a handshake the kernel completes and nobody accepts (a hung agent):
+  // ECONNREFUSED, as from a stopped one.
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_NE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  EXPECT_EQ(errno, ECONNREFUSED);
+  close(fd);
 }
 
 TEST(AgentAdmission, BudgetsPastHalfTheConnectionsAreRefusedAtStart) {
