@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,14 @@ class FakeFabric {
     auto it = qps_.find(qpn);
     return it == qps_.end() ? std::pair<FakeNic*, uint32_t>{nullptr, 0} : it->second;
   }
+  // A NIC that goes: its QPNs name nothing any more.
+  void Unregister(uint32_t qpn) {
+    std::lock_guard lock(mu_);
+    qps_.erase(qpn);
+  }
+  // Marks dead (FakeNic::dead) every NIC on the wire whose port LID
+  // `lid_dies` says: a process that died with its tests in flight.
+  void KillNics(const std::function<bool(uint32_t lid)>& lid_dies);
   uint32_t NextKey() {
     std::lock_guard lock(mu_);
     return next_key_++;
@@ -81,6 +90,12 @@ class FakeNic {
   // A NIC on `fabric` whose port is `port` (its LID, MTU and GID table).
   FakeNic(FakeFabric* fabric, const verbs::PortInfo& port)
       : sq_depth_(8192), ns_per_wr_(100), latency_ns_(1000), fabric_(fabric), port_(port) {}
+  ~FakeNic() {
+    if (fabric_ == nullptr) return;
+    for (const QpAddress& a : addresses_) fabric_->Unregister(a.qpn);
+  }
+  FakeNic(const FakeNic&) = delete;
+  FakeNic& operator=(const FakeNic&) = delete;
 
   // Links two NICs both ways: control messages of one land in the other.
   static void Link(FakeNic& a, FakeNic& b) {
@@ -98,6 +113,9 @@ class FakeNic {
   }
   bool copy_data = false;  // perform the writes (needs regions)
   bool drop_data = false;  // WRITEs complete but their bytes never land
+  // The wire's rate: a WRITE of B bytes holds the wire at least B x 8 /
+  // wire_gbps ns (0: ns_per_wr only, whatever its size).
+  double wire_gbps = 0;
 
   // Failure injection.
   int post_error_at = -1;           // the Nth Post call returns this errno (ENOMEM)
@@ -141,7 +159,7 @@ class FakeNic {
       ibv_wc_status st = Write(qp);
       // The wire serialises: each WR finishes ns_per_wr after the later of
       // its post and the previous WR's finish.
-      wire_free_ = std::max(wire_free_, now_) + ns_per_wr_;
+      wire_free_ = std::max(wire_free_, now_) + WireNs();
       q.pending.push_back(Wr{wire_free_ + latency_ns_, last && signal, wr_id, wrs, st});
       ++wrs;
     }
@@ -234,6 +252,7 @@ class FakeNic {
     return ArmControlReceives(*this);
   }
   QpAddress Address(uint32_t q) const { return addresses_[q]; }
+  uint32_t lid() const { return port_.lid; }
   absl::Status Connect(uint32_t q, const QpTransition& rtr, const QpTransition& rts);
   ibv_qp* qp(uint32_t) const { return nullptr; }
   FakeNic& ops() { return *this; }
@@ -367,7 +386,9 @@ class FakeNic {
       Violation(absl::StrCat("local [", t.local_addr, ", +", bytes_, ") lkey ", t.lkey));
       return IBV_WC_LOC_PROT_ERR;
     }
-    if (fabric_ != nullptr && !connected(qp)) return IBV_WC_RETRY_EXC_ERR;  // nobody answers
+    if (fabric_ != nullptr && (!connected(qp) || peers_[qp].nic->dead.load())) {
+      return IBV_WC_RETRY_EXC_ERR;  // nobody answers
+    }
     const std::vector<Region>& remote = fabric_ != nullptr ? peers_[qp].nic->local_ : remote_;
     if (!Inside(remote, t.remote_addr, bytes_, t.rkey)) {
       Violation(absl::StrCat("remote [", t.remote_addr, ", +", bytes_, ") rkey ", t.rkey));
@@ -379,6 +400,10 @@ class FakeNic {
     }
     bytes_written += bytes_;
     return IBV_WC_SUCCESS;
+  }
+  int64_t WireNs() const {
+    if (wire_gbps <= 0) return ns_per_wr_;
+    return std::max<int64_t>(ns_per_wr_, static_cast<int64_t>(bytes_ * 8.0 / wire_gbps));
   }
   void Violation(std::string what) {
     if (out_of_region++ == 0) first_violation = std::move(what);
@@ -441,6 +466,14 @@ inline absl::Status FakeNic::Connect(uint32_t q, const QpTransition& rtr, const 
   if (rts.attr.timeout == 0 || rts.attr.retry_cnt != 7) return bad("timeout/retry");
   peers_[q] = Peer{peer, pq};
   return absl::OkStatus();
+}
+
+// Under the lock: a NIC on the map has not passed its destructor's Unregister.
+inline void FakeFabric::KillNics(const std::function<bool(uint32_t lid)>& lid_dies) {
+  std::lock_guard lock(mu_);
+  for (auto& [qpn, nic_q] : qps_) {
+    if (lid_dies(nic_q.first->lid())) nic_q.first->dead = true;
+  }
 }
 
 }  // namespace gdrbench::agent::bench::testing
