@@ -66,7 +66,8 @@ class AgentHandler {
   TargetRegistry& targets();
 
   // A port's TestCounters() around a test, through kept descriptors.
-  counters::Sample ReadTestCounters(const std::string& device, uint32_t port);
+  // Virtual for a simulated node (tests), whose captured files never change.
+  virtual counters::Sample ReadTestCounters(const std::string& device, uint32_t port);
 
   const AgentConfig config_;
   const FsRoot fs_;

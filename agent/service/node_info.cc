@@ -104,7 +104,12 @@ absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoCon
   }
 
   std::string absent;
-  ASSIGN_OR_RETURN(auto nics, verbs::ListDevices(fs, config.devices, &absent));
+  std::vector<verbs::DeviceInfo> nics;
+  if (config.nics != nullptr) {
+    nics = *config.nics;
+  } else {
+    ASSIGN_OR_RETURN(nics, verbs::ListDevices(fs, config.devices, &absent));
+  }
   if (nics.empty()) info.set_nics_absent_reason(absent);
   for (const auto& n : nics) {
     v1::NicInfo* out = info.add_nics();

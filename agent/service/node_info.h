@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/verbs/device_info.h"
 #include "common/fs_root.h"
 #include "gdrbench/v1/node.pb.h"
 
@@ -13,6 +14,9 @@ namespace gdrbench::agent::service {
 
 struct NodeInfoConfig {
   std::vector<std::string> devices;  // the RDMA devices this agent owns; empty = all
+  // Tests (a simulated node): these NICs, e.g. a captured tree's through
+  // preflight::SysfsRdma, instead of libibverbs' (null: libibverbs').
+  const std::vector<verbs::DeviceInfo>* nics = nullptr;
 };
 
 // INVALID_ARGUMENT when config.devices names a device that does not exist.
