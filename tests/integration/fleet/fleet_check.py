@@ -5,8 +5,8 @@
       one line: tests, ok, failed, and the per-test control overhead (a test's wall,
       duration_ns, less its sizes' data time) median / mean / max in ms.
   fleet_check.py complete RUN.json PLAN.json --nics a,b,... [--dead NODE]
-      the run against the plan (`gdrbench sweep --dry-run --json`, one rail: each planned
-      (src, dst) on every NIC of --nics): every planned test ran exactly once and nothing
+      the run against the plan (`gdrbench sweep --dry-run --json`: a test on a rail the
+      inventory names is on that NIC, one on a rail the agents name on every NIC of --nics): every planned test ran exactly once and nothing
       else; every test without NODE passed; with --dead, at least one test of NODE failed,
       every failed one involves NODE, and the run's summary or a failed test's error names
       NODE (its name or its agent's address). Exit 1 with the reasons otherwise.
@@ -38,11 +38,16 @@ def stats(run):
 
 
 def planned(plan, nics):
+    """(src, dst, NIC) -> times: a test on a named rail is on its NIC; a test on a rail the
+    agents name (no NIC in the plan) is on every one of `nics`."""
+    rails = {n["name"]: [r.get("nic", "") for r in n.get("rails", [])] for n in plan["nodes"]}
     want = {}
     for rnd in plan["rounds"]:
         for t in rnd["tests"]:
-            for nic in nics:
-                key = (t["src"], t["dst"], nic)
+            named = rails.get(t["src"], [])
+            nic = named[t.get("rail", 0)] if t.get("rail", 0) < len(named) else ""
+            for n in [nic] if nic else nics:
+                key = (t["src"], t["dst"], n)
                 want[key] = want.get(key, 0) + 1
     return want
 
