@@ -7,7 +7,7 @@
 #   quick      `gdrbench sweep --mode quick --quick-rounds 3 --no-preflight` (N x 8 rails)
 #   ring       `gdrbench sweep --mode ring --no-preflight`
 # Each: wall, controller CPU (user+sys), peak RSS (/usr/bin/time -v), the most threads, fds
-# and sockets the controller held (sampled from /proc every 20 ms), and, for sweeps, the tests,
+# and sockets the controller held (sampled from /proc every 100 ms), and, for sweeps, the tests,
 # their per-test control overhead (a test's wall less its data time, from run.json) and, for
 # preflight, TLS handshakes per second (one connection per agent: N over the wall).
 # The fake NIC's clock is simulated: a test's data time is what its sizes report, its wall the

@@ -3,7 +3,7 @@
 and TCP sockets it held at once, its peak RSS (VmHWM) and its CPU seconds
 (utime + stime at the last sample). Prints one line of key=value.
 
-    proc_sample.py PID [--interval 0.02]
+    proc_sample.py PID [--interval 0.1]
 """
 import argparse
 import os
@@ -42,7 +42,7 @@ def count_fds(pid):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("pid", type=int)
-    ap.add_argument("--interval", type=float, default=0.02)
+    ap.add_argument("--interval", type=float, default=0.1)
     a = ap.parse_args()
     peak = {"threads": 0, "fds": 0, "sockets": 0, "hwm_kb": 0, "cpu_s": 0.0}
     samples = 0
