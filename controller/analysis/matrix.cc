@@ -46,15 +46,34 @@ void MatrixSet::Add(const v1::PairResult& r) {
   Add(r, s->second, d->second);
 }
 
+void Measured(const v1::PairResult& r, MeasuredTest* out) {
+  out->rail = r.rail();
+  out->dst_rail = DstRail(r);
+  out->status = r.status();
+  out->reason = r.reason();
+  out->expected_gbps = r.expected_gbps();
+  auto rates = [](const auto& from, std::vector<MeasuredTest::Rate>* to) {
+    to->clear();
+    for (const auto& sz : from) to->push_back({sz.size_bytes(), sz.bw_avg_gbps()});
+  };
+  rates(r.sizes(), &out->sizes);
+  rates(r.reverse_sizes(), &out->reverse_sizes);
+}
+
 void MatrixSet::Add(const v1::PairResult& r, uint32_t src, uint32_t dst) {
+  Measured(r, &scratch_);
+  Add(scratch_, src, dst);
+}
+
+void MatrixSet::Add(const MeasuredTest& r, uint32_t src, uint32_t dst) {
   if (src >= nodes_.size() || dst >= nodes_.size()) {
     ++unknown_;
     return;
   }
-  const float expected = static_cast<float>(r.expected_gbps());
-  const uint32_t dst_rail = DstRail(r);
+  const float expected = static_cast<float>(r.expected_gbps);
+  const uint32_t dst_rail = r.dst_rail;
   auto put = [&](Matrix& m, uint32_t a, uint32_t b, float gbps, v1::ResultStatus st,
-                 const std::string& reason) {
+                 std::string_view reason) {
     Cell& c = m.at(a, b);
     c.gbps = gbps;
     c.expected_gbps = expected;
@@ -70,16 +89,16 @@ void MatrixSet::Add(const v1::PairResult& r, uint32_t src, uint32_t dst) {
       m.reasons[b * m.n + a] = reason;
     }
   };
-  if (r.status() == v1::RESULT_STATUS_OK && r.sizes_size() > 0) {
-    for (const auto& sz : r.sizes()) {
-      Matrix& m = Get(r.rail(), dst_rail, sz.size_bytes());
-      put(m, src, dst, static_cast<float>(sz.bw_avg_gbps()), v1::RESULT_STATUS_OK, "");
+  if (r.status == v1::RESULT_STATUS_OK && !r.sizes.empty()) {
+    for (const auto& sz : r.sizes) {
+      Matrix& m = Get(r.rail, dst_rail, sz.size_bytes);
+      put(m, src, dst, static_cast<float>(sz.bw_avg_gbps), v1::RESULT_STATUS_OK, "");
     }
     // The target's direction of a bidirectional test.
-    for (const auto& sz : r.reverse_sizes()) {
-      Matrix& m = Get(r.rail(), dst_rail, sz.size_bytes());
+    for (const auto& sz : r.reverse_sizes) {
+      Matrix& m = Get(r.rail, dst_rail, sz.size_bytes);
       Cell& c = m.at(dst, src);
-      c.gbps = static_cast<float>(sz.bw_avg_gbps());
+      c.gbps = static_cast<float>(sz.bw_avg_gbps);
       c.expected_gbps = expected;
       c.status = v1::RESULT_STATUS_OK;
       if (!m.reasons.empty()) m.reasons.erase(dst * m.n + src);
@@ -90,13 +109,13 @@ void MatrixSet::Add(const v1::PairResult& r, uint32_t src, uint32_t dst) {
   // of its lane; a matrix created later picks it up through the sizes known.
   std::vector<uint64_t> sizes;
   for (const auto& [key, m] : m_) {
-    if (key.rail == r.rail() && key.dst_rail == dst_rail) sizes.push_back(key.size);
+    if (key.rail == r.rail && key.dst_rail == dst_rail) sizes.push_back(key.size);
   }
-  for (const auto& sz : r.sizes()) sizes.push_back(sz.size_bytes());
+  for (const auto& sz : r.sizes) sizes.push_back(sz.size_bytes);
   if (sizes.empty()) sizes.push_back(0);  // placeholder size until real ones appear
-  std::string reason = r.reason().empty() ? "failed" : r.reason();
-  v1::ResultStatus st = r.status() == v1::RESULT_STATUS_OK ? v1::RESULT_STATUS_FAILED : r.status();
-  for (uint64_t size : sizes) put(Get(r.rail(), dst_rail, size), src, dst, 0, st, reason);
+  const std::string_view reason = r.reason.empty() ? std::string_view("failed") : r.reason;
+  v1::ResultStatus st = r.status == v1::RESULT_STATUS_OK ? v1::RESULT_STATUS_FAILED : r.status;
+  for (uint64_t size : sizes) put(Get(r.rail, dst_rail, size), src, dst, 0, st, reason);
   pending_failures_hint_ = true;
 }
 

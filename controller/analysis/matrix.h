@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -54,6 +55,26 @@ struct Matrix {
 inline uint64_t LaneKey(const Matrix& m) { return LaneKey(m.rail, m.target_rail()); }
 inline std::string LaneName(const Matrix& m) { return LaneName(m.rail, m.target_rail()); }
 
+// What the matrices take of one finished test: the PairResult fields that
+// fill cells, nothing else. A resume decodes it straight from the journal
+// (run::JournalVisitor::on_measured) instead of rebuilding whole results.
+struct MeasuredTest {
+  struct Rate {
+    uint64_t size_bytes = 0;
+    double bw_avg_gbps = 0;
+  };
+  uint32_t rail = 0;
+  uint32_t dst_rail = 0;  // the targets' rail: `rail` but in cross-rail runs
+  v1::ResultStatus status = v1::RESULT_STATUS_UNSPECIFIED;
+  std::string_view reason;  // valid for the Add call only
+  double expected_gbps = 0;
+  std::vector<Rate> sizes;          // PairResult.sizes
+  std::vector<Rate> reverse_sizes;  // PairResult.reverse_sizes (bidirectional)
+};
+
+// `out` (its vectors reused) filled from `r`.
+void Measured(const v1::PairResult& r, MeasuredTest* out);
+
 class MatrixSet {
  public:
   // `bidirectional`: the run's tests were bidirectional (see above).
@@ -64,6 +85,9 @@ class MatrixSet {
   // The same with its endpoints' indices into nodes() known (the runner's
   // test: the plan's node order), without looking the names up.
   void Add(const v1::PairResult& result, uint32_t src, uint32_t dst);
+  // The same from what the matrices take of it (Measured(result) gives the
+  // cells Add(result) does).
+  void Add(const MeasuredTest& test, uint32_t src, uint32_t dst);
 
   const std::vector<std::string>& nodes() const { return nodes_; }
   // All matrices, ordered by (rail, dst rail, size). The const overloads
@@ -90,6 +114,7 @@ class MatrixSet {
   std::unordered_map<std::string, uint32_t> index_;
   std::map<Key, Matrix> m_;
   size_t unknown_ = 0;
+  MeasuredTest scratch_;  // Add(PairResult)'s, reused
 };
 
 // Statistics of the OK cells of each row, each column and the whole matrix.
