@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/arena.h"
@@ -116,12 +117,65 @@ absl::Status ForEachFrame(Window& w, uint64_t pos, const std::string& path, Jour
   return absl::OkStatus();
 }
 
+// Hands a test record to the visitor: as a FinishedTest, as a PairResult,
+// or both (journal.h says when which).
+class TestSink {
+ public:
+  explicit TestSink(const JournalVisitor& visit) : visit_(visit) {}
+  VisitorError& visitor() { return visitor_; }
+
+  // A format-2 record's JournalTest bytes.
+  absl::Status Format2(const char* p, int n, const v1::JournalPlan& plan) {
+    if (!visit_.on_test && visit_.on_measured) {
+      if (!flat_) flat_.emplace(plan);
+      RETURN_IF_ERROR(journal_records::DecodeFinished(p, static_cast<size_t>(n), *flat_, &finished_));
+      return visitor_.Keep(visit_.on_measured(finished_));
+    }
+    // Records are parsed on an arena, dropped every kArenaRecords (a
+    // message on the heap frees and allocates its sub-messages at every
+    // parse); the PairResult is reused record after record (ToPairResult).
+    constexpr size_t kArenaRecords = 4096;
+    if (t_ == nullptr || ++in_arena_ == kArenaRecords) {
+      arena_.Reset();
+      t_ = google::protobuf::Arena::CreateMessage<v1::JournalTest>(&arena_);
+      in_arena_ = 0;
+    }
+    if (!t_->ParseFromArray(p, n)) return absl::DataLossError("bad test record");
+    RETURN_IF_ERROR(journal_records::ToPairResult(*t_, plan, &pair_));
+    return Whole(pair_, t_->src(), t_->dst());
+  }
+  // A whole result (format 1's, or format 2's rebuilt).
+  absl::Status Whole(const v1::PairResult& pair, uint32_t src, uint32_t dst) {
+    if (visit_.on_test) RETURN_IF_ERROR(visitor_.Keep(visit_.on_test(pair, src, dst)));
+    if (!visit_.on_measured) return absl::OkStatus();
+    finished_.src = src;
+    finished_.dst = dst;
+    const bool by_name = src == kNoNodeIndex;
+    finished_.src_node = by_name ? std::string_view(pair.src().node()) : std::string_view();
+    finished_.dst_node = by_name ? std::string_view(pair.dst().node()) : std::string_view();
+    finished_.round = pair.round();
+    analysis::Measured(pair, &finished_.measured);
+    return visitor_.Keep(visit_.on_measured(finished_));
+  }
+
+ private:
+  const JournalVisitor& visit_;
+  VisitorError visitor_;
+  google::protobuf::Arena arena_;
+  v1::JournalTest* t_ = nullptr;  // on arena_
+  size_t in_arena_ = 0;
+  v1::PairResult pair_;
+  FinishedTest finished_;
+  std::optional<journal_records::FlatPlan> flat_;  // of the plan, once it is read
+};
+
 // Format 1: every frame a JournalRecord, the first one the header.
 absl::Status ReadFormat1(Window& w, const std::string& path, const JournalVisitor& visit, JournalSummary* out) {
   out->format = 1;
   bool have_header = false;
   v1::JournalRecord rec;
-  VisitorError visitor;
+  TestSink sink(visit);
+  VisitorError& visitor = sink.visitor();
   RETURN_IF_ERROR(ForEachFrame(w, 0, path, out, visitor, [&](const char* p, uint32_t len) -> absl::Status {
     if (!rec.ParseFromArray(p, static_cast<int>(len))) return absl::DataLossError("not a record");
     if (!have_header) {
@@ -132,7 +186,7 @@ absl::Status ReadFormat1(Window& w, const std::string& path, const JournalVisito
     }
     if (!rec.has_pair()) return absl::OkStatus();
     ++out->tests;
-    return visit.on_test ? visitor.Keep(visit.on_test(rec.pair(), kNoNodeIndex, kNoNodeIndex)) : absl::OkStatus();
+    return sink.Whole(rec.pair(), kNoNodeIndex, kNoNodeIndex);
   }));
   if (!have_header) return absl::DataLossError(absl::StrCat("journal ", path, ": empty or no header"));
   return absl::OkStatus();
@@ -141,15 +195,8 @@ absl::Status ReadFormat1(Window& w, const std::string& path, const JournalVisito
 absl::Status ReadFormat2(Window& w, const std::string& path, const JournalVisitor& visit, JournalSummary* out) {
   out->format = 2;
   int parts = 0;  // header, then plan
-  // Records are parsed on an arena, dropped every kArenaRecords (a message
-  // on the heap frees and allocates its sub-messages at every parse); the
-  // PairResult is reused record after record (ToPairResult).
-  constexpr size_t kArenaRecords = 4096;
-  google::protobuf::Arena arena;
-  v1::JournalTest* t = google::protobuf::Arena::CreateMessage<v1::JournalTest>(&arena);
-  size_t in_arena = 0;
-  v1::PairResult pair;
-  VisitorError visitor;
+  TestSink sink(visit);
+  VisitorError& visitor = sink.visitor();
   RETURN_IF_ERROR(ForEachFrame(w, kMagic.size(), path, out, visitor, [&](const char* p, uint32_t len) -> absl::Status {
     if (len < 1) return absl::DataLossError("empty record");
     const char kind = p[0];
@@ -170,16 +217,9 @@ absl::Status ReadFormat2(Window& w, const std::string& path, const JournalVisito
       ++parts;
       return visit.on_start ? visitor.Keep(visit.on_start(*out)) : absl::OkStatus();
     }
-    if (++in_arena == kArenaRecords) {
-      arena.Reset();
-      t = google::protobuf::Arena::CreateMessage<v1::JournalTest>(&arena);
-      in_arena = 0;
-    }
-    if (!t->ParseFromArray(p + 1, n)) return absl::DataLossError("bad test record");
-    RETURN_IF_ERROR(journal_records::ToPairResult(*t, out->plan, &pair));
-    const uint32_t src = t->src(), dst = t->dst();
+    RETURN_IF_ERROR(sink.Format2(p + 1, n, out->plan));
     ++out->tests;
-    return visit.on_test ? visitor.Keep(visit.on_test(pair, src, dst)) : absl::OkStatus();
+    return absl::OkStatus();
   }));
   if (parts < 2) return absl::DataLossError(absl::StrCat("journal ", path, ": no header and plan"));
   return absl::OkStatus();

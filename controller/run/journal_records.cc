@@ -1,5 +1,6 @@
 #include "controller/run/journal_records.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -238,15 +239,57 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   return absl::OkStatus();
 }
 
-absl::Status ToPairResult(const v1::JournalTest& t, const v1::JournalPlan& plan, v1::PairResult* out) {
+namespace {
+
+absl::Status OutsidePlan(uint32_t src, uint32_t dst, uint32_t rail, bool has_dst_rail, uint32_t dst_rail,
+                         uint32_t nodes) {
+  return absl::DataLossError(absl::StrCat("a record names node ", src, " -> ", dst, " rail ", rail,
+                                          has_dst_rail ? absl::StrCat(" -> ", dst_rail) : "",
+                                          ", outside the journal's plan of ", nodes, " nodes"));
+}
+
+}  // namespace
+
+absl::Status CheckIndices(const v1::JournalPlan& plan, uint32_t src, uint32_t dst, uint32_t rail,
+                          bool has_dst_rail, uint32_t dst_rail) {
   const auto nodes = static_cast<uint32_t>(plan.nodes_size());
+  if (src >= nodes || dst >= nodes ||
+      rail >= static_cast<uint32_t>(plan.nodes(static_cast<int>(src)).rails_size()) ||
+      dst_rail >= static_cast<uint32_t>(plan.nodes(static_cast<int>(dst)).rails_size())) {
+    return OutsidePlan(src, dst, rail, has_dst_rail, dst_rail, nodes);
+  }
+  return absl::OkStatus();
+}
+
+FlatPlan::FlatPlan(const v1::JournalPlan& plan) : nodes_(static_cast<uint32_t>(plan.nodes_size())) {
+  for (const auto& n : plan.nodes()) max_rails_ = std::max(max_rails_, static_cast<uint32_t>(n.rails_size()));
+  rails_.reserve(nodes_);
+  link_gbps_.resize(size_t{nodes_} * max_rails_);
+  for (uint32_t i = 0; i < nodes_; ++i) {
+    const auto& n = plan.nodes(static_cast<int>(i));
+    rails_.push_back(static_cast<uint32_t>(n.rails_size()));
+    for (int r = 0; r < n.rails_size(); ++r) link_gbps_[size_t{i} * max_rails_ + r] = n.rails(r).link_gbps();
+  }
+}
+
+absl::Status FlatPlan::Check(uint32_t src, uint32_t dst, uint32_t rail, bool has_dst_rail,
+                             uint32_t dst_rail) const {
+  if (src >= nodes_ || dst >= nodes_ || rail >= rails_[src] || dst_rail >= rails_[dst]) {
+    return OutsidePlan(src, dst, rail, has_dst_rail, dst_rail, nodes_);
+  }
+  return absl::OkStatus();
+}
+
+double FlatPlan::ExpectedGbps(uint32_t src, uint32_t dst, uint32_t rail, uint32_t dst_rail) const {
+  return run::ExpectedGbps(link_gbps_[size_t{src} * max_rails_ + rail],
+                           link_gbps_[size_t{dst} * max_rails_ + dst_rail]);
+}
+
+absl::Status ToPairResult(const v1::JournalTest& t, const v1::JournalPlan& plan, v1::PairResult* out) {
   const uint32_t dst_rail = t.has_dst_rail() ? t.dst_rail() : t.rail();
-  if (t.src() >= nodes || t.dst() >= nodes ||
-      t.rail() >= static_cast<uint32_t>(plan.nodes(static_cast<int>(t.src())).rails_size()) ||
-      dst_rail >= static_cast<uint32_t>(plan.nodes(static_cast<int>(t.dst())).rails_size())) {
-    return absl::DataLossError(absl::StrCat("a record names node ", t.src(), " -> ", t.dst(), " rail ", t.rail(),
-                                            t.has_dst_rail() ? absl::StrCat(" -> ", dst_rail) : "",
-                                            ", outside the journal's plan of ", nodes, " nodes"));
+  if (absl::Status st = CheckIndices(plan, t.src(), t.dst(), t.rail(), t.has_dst_rail(), dst_rail);
+      !st.ok()) {
+    return st;
   }
   // Every field assigned, none cleared first: `out`'s strings, sizes and
   // sub-messages from the record before are reused (a Clear deletes the

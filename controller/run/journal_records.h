@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "controller/run/journal.h"
 #include "gdrbench/v1/journal.pb.h"
 #include "gdrbench/v1/run.pb.h"
 
@@ -41,6 +42,36 @@ absl::Status AppendTest(const v1::PairResult& pair, uint32_t src, uint32_t dst, 
 // nothing of the record before survives, and its allocations are reused).
 // DATA_LOSS when it names a node or rail the plan does not have.
 absl::Status ToPairResult(const v1::JournalTest& test, const v1::JournalPlan& plan, v1::PairResult* out);
+
+// DATA_LOSS when a record's indices name a node or rail `plan` lacks
+// (`dst_rail`: the targets' rail, present in cross-rail records only).
+absl::Status CheckIndices(const v1::JournalPlan& plan, uint32_t src, uint32_t dst, uint32_t rail,
+                          bool has_dst_rail, uint32_t dst_rail);
+
+// The plan's rails per node and link rates in flat arrays, made once per
+// read: looking each record's nodes up in the JournalPlan's nested messages
+// cost a cache miss or two a record (a thirteenth of a resume's read at
+// 1024 x 8). Immutable after construction.
+class FlatPlan {
+ public:
+  explicit FlatPlan(const v1::JournalPlan& plan);
+  // CheckIndices's answer, in its words.
+  absl::Status Check(uint32_t src, uint32_t dst, uint32_t rail, bool has_dst_rail, uint32_t dst_rail) const;
+  // PlanExpectedGbps's; the indices checked before.
+  double ExpectedGbps(uint32_t src, uint32_t dst, uint32_t rail, uint32_t dst_rail) const;
+
+ private:
+  uint32_t nodes_ = 0, max_rails_ = 0;
+  std::vector<uint32_t> rails_;    // per node
+  std::vector<double> link_gbps_;  // [node * max_rails_ + rail]
+};
+
+// What a resume needs of the JournalTest whose wire bytes are `p[0, n)`
+// (FinishedTest: its indices, round and the fields the matrices take),
+// decoded from the bytes without building the message. DATA_LOSS as
+// ToPairResult, and "bad test record" for bytes that are not a well-formed
+// message (a field cut short, a group, a zero tag).
+absl::Status DecodeFinished(const char* p, size_t n, const FlatPlan& plan, FinishedTest* out);
 
 // The plan's rate for a test (FillIdentity's rule over the plan's link rates):
 // src's port of `rail`, dst's of `dst_rail` (`rail` but in cross-rail runs).
