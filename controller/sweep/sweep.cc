@@ -205,11 +205,10 @@ class Collector {
     if (hooks_.on_result) hooks_.on_result(r);
     return absl::OkStatus();
   }
-  // A result from the journal (resume): not journaled again, not reported.
-  void Take(const v1::PairResult& r, uint32_t src, uint32_t dst) {
-    matrices_.Add(r, src, dst);
-    if (config_.keep_pairs) pairs_.push_back(r);
-  }
+  // A result from the journal (resume): not journaled again, not reported;
+  // the whole PairResult only with keep_pairs (KeepResumed).
+  void Take(const analysis::MeasuredTest& m, uint32_t src, uint32_t dst) { matrices_.Add(m, src, dst); }
+  void KeepResumed(const v1::PairResult& r) { pairs_.push_back(r); }
 
   analysis::MatrixSet& matrices() { return matrices_; }
   std::vector<v1::PairResult>& pairs() { return pairs_; }
@@ -243,7 +242,8 @@ uint32_t MaxRails(const run::Plan& plan) {
 
 // Resume: the journal streamed (nothing of it held but the matrices'
 // cells, the finished tests' keys and, with keep_pairs, the pairs), each
-// finished test handed to `collect`.
+// finished test handed to `collect`. Without keep_pairs no PairResult is
+// built (JournalVisitor::on_measured).
 absl::Status ReadResumed(const SweepConfig& c, const run::Plan& plan, Collector& collect, Journal* j) {
   j->done = run::DoneTests(static_cast<uint32_t>(plan.nodes.size()), MaxRails(plan));
   run::JournalVisitor v;
@@ -257,19 +257,26 @@ absl::Status ReadResumed(const SweepConfig& c, const run::Plan& plan, Collector&
     j->done.Reserve(s.header.tests());
     return absl::OkStatus();
   };
-  v.on_test = [&](const v1::PairResult& p, uint32_t src, uint32_t dst) -> absl::Status {
+  if (c.keep_pairs) {
+    v.on_test = [&](const v1::PairResult& p, uint32_t, uint32_t) {
+      collect.KeepResumed(p);
+      return absl::OkStatus();
+    };
+  }
+  v.on_measured = [&](const run::FinishedTest& t) -> absl::Status {
+    uint32_t src = t.src, dst = t.dst;
     if (src == run::kNoNodeIndex) {  // format 1: by name
-      const int s = collect.matrices().NodeIndex(p.src().node()), d = collect.matrices().NodeIndex(p.dst().node());
+      const std::string src_node(t.src_node), dst_node(t.dst_node);
+      const int s = collect.matrices().NodeIndex(src_node), d = collect.matrices().NodeIndex(dst_node);
       if (s < 0 || d < 0) {
-        return absl::DataLossError(absl::StrCat("resume ", c.journal_path, ": a test of ", p.src().node(), " -> ",
-                                                p.dst().node(), ", a node outside this plan"));
+        return absl::DataLossError(absl::StrCat("resume ", c.journal_path, ": a test of ", src_node, " -> ",
+                                                dst_node, ", a node outside this plan"));
       }
       src = static_cast<uint32_t>(s);
       dst = static_cast<uint32_t>(d);
     }
-    collect.Take(p, src, dst);
-    const absl::Status added =
-        j->done.Add(p.round(), src, dst, p.rail(), p.has_dst_rail() ? p.dst_rail() : p.rail());
+    collect.Take(t.measured, src, dst);
+    const absl::Status added = j->done.Add(t.round, src, dst, t.measured.rail, t.measured.dst_rail);
     return added.ok() ? added
                       : absl::DataLossError(absl::StrCat("resume ", c.journal_path, ": ", added.message()));
   };
