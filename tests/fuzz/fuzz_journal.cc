@@ -4,9 +4,10 @@
 // from one input: the bytes as a file (format 1 or 2, torn, garbled), and
 // the bytes cut into format-2 frames that carry valid lengths and checksums,
 // so the fuzzer reaches the records behind them (header, plan, tests naming
-// nodes and rails). Invariants: no crash; a journal that reads names at
-// most what the file holds, and every test's node indices and rail are in
-// its plan.
+// nodes and rails), read whole (ReadJournal) and as a resume reads it
+// (on_measured). Invariants: no crash; a journal that reads names at most
+// what the file holds, and every test's node indices and rail are in its
+// plan.
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,5 +69,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const auto& p : j->pairs) Check(names.count(p.src().node()) == 1 && names.count(p.dst().node()) == 1);
     }
   }
+  // A resume's light read (on_measured: the records decoded from their wire
+  // bytes, not parsed): its tests' indices and rails are in the plan too.
+  gdrbench::controller::run::JournalVisitor v;
+  gdrbench::v1::JournalPlan plan;
+  v.on_start = [&](const gdrbench::controller::run::JournalSummary& s) {
+    plan = s.plan;
+    return absl::OkStatus();
+  };
+  v.on_measured = [&](const gdrbench::controller::run::FinishedTest& t) {
+    if (t.src != gdrbench::controller::run::kNoNodeIndex) {
+      Check(t.src < static_cast<uint32_t>(plan.nodes_size()) &&
+            t.dst < static_cast<uint32_t>(plan.nodes_size()));
+      Check(t.measured.rail < static_cast<uint32_t>(plan.nodes(static_cast<int>(t.src)).rails_size()));
+      Check(t.measured.dst_rail < static_cast<uint32_t>(plan.nodes(static_cast<int>(t.dst)).rails_size()));
+    }
+    return absl::OkStatus();
+  };
+  auto light = gdrbench::controller::run::StreamJournal(path, v);
+  if (light.ok()) Check(light->valid_bytes <= bytes.size());
   return 0;
 }
