@@ -9,8 +9,9 @@
 //                             [--read-back] [--keep-journal] [--read-only]
 //                             [--sweep-library [--keep-pairs]]
 // Prints one JSON object. --read-back: the journal is then read as a resume
-// reads it (StreamJournal: every record back into a whole PairResult, into
-// fresh matrices and the finished tests' keys, nothing else held), timed
+// without kept pairs reads it (StreamJournal's on_measured: each record's
+// indices, round and rates into fresh matrices and the finished tests'
+// keys, no PairResult built, nothing else held), timed
 // apart from the run. --read-only: no run; the --journal a run left
 // (--keep-journal) is read back alone, so the process's peak RSS
 // (max_rss_mb; /usr/bin/time -v) is the read-back's own. --sweep-library:
@@ -86,9 +87,9 @@ absl::StatusOr<ReadBack> ReadJournalBack(const std::string& path) {
     done.Reserve(s.header.tests());
     return absl::OkStatus();
   };
-  v.on_test = [&](const v1::PairResult& p, uint32_t src, uint32_t dst) {
-    matrices->Add(p, src, dst);
-    return done.Add(p.round(), src, dst, p.rail(), p.has_dst_rail() ? p.dst_rail() : p.rail());
+  v.on_measured = [&](const run::FinishedTest& t) {
+    matrices->Add(t.measured, t.src, t.dst);
+    return done.Add(t.round, t.src, t.dst, t.measured.rail, t.measured.dst_rail);
   };
   auto summary = run::StreamJournal(path, v);
   if (!summary.ok()) return summary.status();
@@ -219,6 +220,7 @@ int main(int argc, char** argv) {
     v1::JournalHeader h;
     h.set_run_id("bench");
     h.set_plan_fingerprint(plan->fingerprint);
+    h.set_tests(plan->schedule.tests());  // as the sweep library's: a resume reserves its keys by it
     auto w = run::JournalWriter::Create(journal_path, h, run::DescribePlan(*plan));
     if (!w.ok()) {
       std::fprintf(stderr, "journal: %s\n", std::string(w.status().message()).c_str());
