@@ -13,7 +13,10 @@ mkdir -p "$work/tls/..2026_01_01" "$work/tls/..2026_03_17"
 ln -s ..2026_01_01 "$work/tls/..data"
 name=rlt-$$
 cp /bin/bash "$work/$name"
-"$work/$name" -c "trap 'echo hup >>$work/hups' HUP; while :; do sleep 0.05; done" &
+# It waits with the read builtin on a pipe of its own, never forking: a forked child carries the
+# name until it execs (sleep), and the reloader, which signals every process of the name, once
+# caught one ("SIGHUP sent to 2 ... process(es)").
+"$work/$name" -c "trap 'echo hup >>$work/hups' HUP; exec {fd}<> <(:); while :; do read -r -t 0.05 -u \$fd; done" &
 pids+=($!)
 /bin/bash "$src/deploy/kubernetes/base/agent/tls-reloader.sh" "$work/tls" "$name" 0.2 >"$work/log" 2>&1 &
 pids+=($!)
