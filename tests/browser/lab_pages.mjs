@@ -18,7 +18,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Checks, countPixels, isAmber, isGreen, isRed, launch, notWhite, shot, startServer } from './lib.mjs';
+import { Checks, countPixels, isAmber, isGreen, isPassColour, isRed, isTeal, launch, notWhite, shot, startServer } from './lib.mjs';
 
 const { values: opt } = parseArgs({ options: { bin: { type: 'string' }, dir: { type: 'string' }, shots: { type: 'string' } } });
 for (const k of ['bin', 'dir', 'shots']) if (!opt[k]) { console.error('missing --' + k); process.exit(2); }
@@ -80,7 +80,12 @@ try {
   const ia = names.indexOf(a), ib = names.indexOf(b), other = [0, 1, 2, 3].find((i) => i !== ia && i !== ib);
   const shapedColour = await bitmapAt(0, ia, ib);
   c.ok(cell && ['low', 'fail'].includes(cell.verdict) && verdictColour[cell.verdict](shapedColour), 'the shaped cell ' + a + '->' + b + ' in its stored verdict\u2019s colour (' + (cell && cell.verdict) + ')', shapedColour);
-  c.ok(isGreen(await bitmapAt(0, other, ia)), 'an unshaped cell is green (pass)');
+  // The emulated links retransmit: a pass is green, or teal when its link counters flagged it
+  // (its stored reason says so).
+  const un = (await api('/api/v1/runs/' + run2 + '/cells?src=' + names[other] + '&dst=' + a + '&rail=' + (vm.rail || 0) + '&size_bytes=' + vm.sizeBytes)).cells[0];
+  const unColour = await bitmapAt(0, other, ia);
+  c.ok(un && un.verdict === 'pass' && (un.reason ? isTeal : isGreen)(unColour),
+    'an unshaped cell is ' + (un && un.reason ? 'teal (pass, flagged by link counters)' : 'green (pass)'), [unColour, un]);
   const pt = await page.evaluate(([i, j]) => window.gdrViews[0].pointOf(i, j), [ia, ib]);
   await page.mouse.move(pt.x, pt.y);
   await page.waitForSelector('.gdr-hm-tip', { state: 'visible' });
@@ -93,7 +98,7 @@ try {
   c.ok(base && tip.includes('baseline ' + (await text(base.bwAvgGbps))), 'and the baseline run\u2019s value', tip + ' vs ' + JSON.stringify(base));
   s = await shot(page, opt.shots, 'lab-run');
   const hm = await page.locator('.rail-block canvas').first().boundingBox();
-  c.ok(countPixels(s.png, hm, isGreen) > 5000, 'run screenshot: the heatmap is mostly green', countPixels(s.png, hm, isGreen));
+  c.ok(countPixels(s.png, hm, isPassColour) > 5000, 'run screenshot: the heatmap is mostly passes (green, or teal where flagged)', countPixels(s.png, hm, isPassColour));
   c.ok(countPixels(s.png, hm, verdictColour[cell.verdict]) > 500, 'run screenshot: the shaped link\u2019s cells stand out', countPixels(s.png, hm, verdictColour[cell.verdict]));
   c.ok((await page.textContent('#blame')).includes(a) && (await page.textContent('#blame')).includes(b), 'the blame names the shaped link');
   const regLink = await page.locator('#regressions a[href*="/ui/link"]').first().getAttribute('href');

@@ -116,6 +116,9 @@ export function countPixels(png, box, pred) {
   return n;
 }
 export const isGreen = ([r, g, b]) => g > 100 && g > r + 40 && g > b + 30;
+// A pass that its link counters flagged (matrix_data.js CSS.flagged, #00899e).
+export const isTeal = ([r, g, b]) => r < 60 && g > 100 && b > 120 && Math.abs(g - b) < 40;
+export const isPassColour = (rgb) => isGreen(rgb) || isTeal(rgb);
 export const isAmber = ([r, g, b]) => r > 200 && g > 110 && g < 210 && b < 90;
 export const isRed = ([r, g, b]) => r > 150 && r > g + 70 && r > b + 70;
 export const notWhite = ([r, g, b]) => r < 245 || g < 245 || b < 245;
