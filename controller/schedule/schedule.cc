@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "common/limits.h"
 #include "controller/schedule/factorization.h"
 
@@ -383,63 +381,6 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
   return s;
 }
 
-absl::Status ValidateSchedule(const Schedule& s, const std::vector<NodeShape>& nodes, uint32_t max_fan_in) {
-  // Stamp arrays indexed by node*rails+rail (NIC) and node*maxgpu+gpu (GPU):
-  // a slot holding the current round number is busy; `role` says whether it
-  // sends (0) or is written to, and by how many tests (1..max_fan_in).
-  struct Slot {
-    uint32_t round = UINT32_MAX;
-    uint32_t writers = 0;  // 0: a sender
-  };
-  const uint32_t fan_in = std::max(max_fan_in, 1u);
-  size_t rails = 1;
-  int max_gpu = 0;
-  for (const auto& n : nodes) {
-    rails = std::max(rails, n.rail_gpu.size());
-    for (int g : n.rail_gpu) max_gpu = std::max(max_gpu, g + 1);
-  }
-  const size_t gpus = std::max(max_gpu, 1);
-  std::vector<Slot> nic(nodes.size() * rails);
-  std::vector<Slot> gpu(nodes.size() * gpus);
-  // Takes `slot` for round r: a sender needs it free; a target may join
-  // other writers up to the fan-in. Empty string = taken, else the conflict.
-  auto take = [&](Slot& slot, uint32_t r, bool target) -> std::string {
-    if (slot.round != r) {
-      slot = {r, target ? 1u : 0u};
-      return "";
-    }
-    if (fan_in == 1) return "is in two tests";
-    if (!target && slot.writers == 0) return "sends in two tests";
-    if (!target || slot.writers == 0) return "sends and is written to in one round";
-    if (slot.writers == fan_in) return absl::StrCat("is written to by more than ", fan_in, " tests (the fan-in)");
-    ++slot.writers;
-    return "";
-  };
-  for (uint32_t r = 0; r < s.rounds(); ++r) {
-    for (const Test& t : s.Round(r)) {
-      for (const bool target : {false, true}) {
-        // Each end on its own rail (cross-rail: the target's is dst_rail).
-        const uint32_t node = target ? t.dst : t.src;
-        const uint32_t rail = target ? t.TargetRail() : t.rail;
-        if (node >= nodes.size() || rail >= nodes[node].rail_gpu.size()) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("round ", r, ": node ", node, " has no rail ", rail));
-        }
-        if (std::string why = take(nic[node * rails + rail], r, target); !why.empty()) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("round ", r, ": NIC of rail ", rail, " on node ", node, " ", why));
-        }
-        int g = nodes[node].rail_gpu[rail];
-        if (g >= 0) {
-          if (std::string why = take(gpu[node * gpus + g], r, target); !why.empty()) {
-            return absl::FailedPreconditionError(absl::StrCat("round ", r, ": GPU ", g, " on node ", node, " ", why));
-          }
-        }
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<Schedule> PackRounds(std::span<const Test> tests,
                                     const std::vector<NodeShape>& nodes, uint32_t max_concurrent) {
@@ -493,75 +434,6 @@ absl::StatusOr<Schedule> PackRounds(std::span<const Test> tests,
   }
   s.CloseRound();
   return s;
-}
-
-absl::StatusOr<std::vector<std::pair<uint32_t, uint32_t>>> ParsePairList(
-    absl::string_view text, absl::string_view source, const std::vector<std::string>& names) {
-  std::unordered_map<std::string, uint32_t> index;
-  for (uint32_t i = 0; i < names.size(); ++i) index.emplace(names[i], i);
-  std::vector<std::pair<uint32_t, uint32_t>> out;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    absl::string_view line = text.substr(pos, nl == absl::string_view::npos ? absl::string_view::npos
-                                                                            : nl - pos);
-    pos = nl == absl::string_view::npos ? text.size() + 1 : nl + 1;
-    ++line_no;
-    if (size_t hash = line.find('#'); hash != absl::string_view::npos) line = line.substr(0, hash);
-    std::string l = absl::StrReplaceAll(line, {{"->", " "}});
-    std::vector<std::string> words;
-    std::string w;
-    for (char c : l) {
-      if (c == ' ' || c == '\t' || c == '\r' || c == ',') {
-        if (!w.empty()) words.push_back(std::move(w));
-        w.clear();
-      } else {
-        w.push_back(c);
-      }
-    }
-    if (!w.empty()) words.push_back(std::move(w));
-    if (words.empty()) continue;
-    if (words.size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source, ":", line_no, ": expected \"SRC DST\", got \"", line, "\""));
-    }
-    uint32_t ends[2];
-    for (int i = 0; i < 2; ++i) {
-      auto it = index.find(words[i]);
-      if (it == index.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(source, ":", line_no, ": node '", words[i], "' is not in the inventory"));
-      }
-      ends[i] = it->second;
-    }
-    if (ends[0] == ends[1]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source, ":", line_no, ": node '", words[0], "' paired with itself"));
-    }
-    out.emplace_back(ends[0], ends[1]);
-  }
-  if (out.empty()) return absl::InvalidArgumentError(absl::StrCat(source, ": no pairs"));
-  return out;
-}
-
-double EstimateTestSeconds(const EstimateParams& p) {
-  double s = p.per_test_overhead_s;
-  const double bits_per_s = std::max(p.link_gbps, 1e-3) * 1e9;
-  for (uint64_t size : p.sizes_bytes) {
-    const double per_wr = size * 8.0 / bits_per_s;
-    if (p.duration_ns > 0) {
-      s += p.duration_ns / 1e9 + p.warmup_iterations * per_wr;
-    } else {
-      s += (p.iterations + p.warmup_iterations) * per_wr;
-    }
-    if (p.verify) s += per_wr;  // one checksum pass per size, at about wire speed
-  }
-  return s;
-}
-
-double EstimateScheduleSeconds(const Schedule& schedule, const EstimateParams& params) {
-  return schedule.rounds() * EstimateTestSeconds(params);
 }
 
 }  // namespace gdrbench::controller::schedule
