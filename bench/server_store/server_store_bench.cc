@@ -21,12 +21,12 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
-#include "spdlog/spdlog.h"
 #include "controller/report/run_chunks.h"
 #include "server/history/export.h"
 #include "server/history/ingest.h"
 #include "server/store/store.h"
-#include "tests/unit/server/fake_run.h"
+#include "spdlog/spdlog.h"
+#include "tests/unit/server/testing/fake_run.h"
 
 namespace gs = gdrbench::server;
 namespace v1 = gdrbench::v1;

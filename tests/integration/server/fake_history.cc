@@ -1,7 +1,7 @@
 // gdrbench-fake-history: a cluster's history of runs for the dashboard's
 // browser tests and its benchmark, made by the controller itself: each run is
 // a sweep of controller/run's FakeCluster through the real runner, matrices,
-// verdicts and blame (tests/unit/server/fake_run.h), labelled with leaf
+// verdicts and blame (tests/unit/server/testing/fake_run.h), labelled with leaf
 // switches the way a rail-optimised fabric is cabled (NVIDIA's DGX SuperPOD
 // reference architecture: rail r of every node of a scalable unit goes to
 // that unit's leaf r; the leaves of a rail share that rail's spine plane),
@@ -30,7 +30,7 @@
 #include "controller/server_client/server_client.h"
 #include "server/history/export.h"
 #include "server/store/store.h"
-#include "tests/unit/server/fake_run.h"
+#include "tests/unit/server/testing/fake_run.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/store/postgres_db.h"
-#include "tests/unit/server/store_suite.h"
+#include "tests/unit/server/store/store_suite.h"
 
 namespace gdrbench::server::testing {
 namespace {

@@ -149,7 +149,7 @@ class ForbiddenEdges(unittest.TestCase):
         text = with_edges(read("tree.dot"),
                           ("controller_runner_test", "gdrbench_controller_run_testing"),
                           ("gdrbench_controller_run_testing", "gdrbench_controller_run"),
-                          ("gdrbench_agent_verbs_test", "gdrbench_proto"),
+                          ("agent_verbs_test", "gdrbench_proto"),
                           ("gdrbench_controller_run_test", "gdrbench_agent_verbs"),
                           ("gdrbench_server_api_test", "gdrbench_controller_cli"),
                           ("gdrbench_server_test_support", "gdrbench_controller_run_testing"))

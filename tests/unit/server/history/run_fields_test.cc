@@ -14,8 +14,8 @@
 #include "server/history/ingest.h"
 #include "server/metrics/metrics.h"
 #include "server/sweeps/sweep_manager.h"
-#include "tests/unit/server/fake_run.h"
-#include "tests/unit/server/store_suite.h"
+#include "tests/unit/server/store/store_suite.h"
+#include "tests/unit/server/testing/fake_run.h"
 
 namespace gdrbench::server {
 namespace {

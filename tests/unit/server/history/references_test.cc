@@ -9,8 +9,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/history/export.h"
-#include "tests/unit/server/fake_run.h"
-#include "tests/unit/server/store_suite.h"
+#include "tests/unit/server/store/store_suite.h"
+#include "tests/unit/server/testing/fake_run.h"
 
 namespace gdrbench::server {
 namespace {

@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/history/export.h"
-#include "tests/unit/server/fake_run.h"
+#include "tests/unit/server/testing/fake_run.h"
 
 namespace gdrbench::server::store {
 namespace {

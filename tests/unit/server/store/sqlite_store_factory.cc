@@ -1,6 +1,6 @@
 #include <filesystem>
 
-#include "tests/unit/server/store_suite.h"
+#include "tests/unit/server/store/store_suite.h"
 
 namespace gdrbench::server::testing {
 namespace {

@@ -9,8 +9,8 @@
 #include "server/history/export.h"
 #include "server/history/ingest.h"
 #include "server/store/migrations.h"
-#include "tests/unit/server/fake_run.h"
-#include "tests/unit/server/store_suite.h"
+#include "tests/unit/server/store/store_suite.h"
+#include "tests/unit/server/testing/fake_run.h"
 
 namespace gdrbench::server {
 namespace {

@@ -11,8 +11,8 @@
 #include "controller/report/capacity_report.h"
 #include "server/history/capacity_report.h"
 #include "server/history/export.h"
-#include "tests/unit/server/fake_run.h"
-#include "tests/unit/server/store_suite.h"
+#include "tests/unit/server/store/store_suite.h"
+#include "tests/unit/server/testing/fake_run.h"
 
 namespace gdrbench::server::history {
 namespace {

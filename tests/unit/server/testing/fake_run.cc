@@ -1,4 +1,4 @@
-#include "tests/unit/server/fake_run.h"
+#include "tests/unit/server/testing/fake_run.h"
 
 #include <cstdio>
 #include <cstdlib>

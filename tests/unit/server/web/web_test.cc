@@ -15,8 +15,8 @@
 #include "server/web/blame_subject.h"
 #include "server/web/pages.h"
 #include "server/web/web_data.h"
-#include "tests/unit/server/fake_run.h"
-#include "tests/unit/server/store_suite.h"
+#include "tests/unit/server/store/store_suite.h"
+#include "tests/unit/server/testing/fake_run.h"
 
 namespace gdrbench::server {
 namespace {
