@@ -19,6 +19,7 @@
 #include "common/limits.h"
 #include "common/logging.h"
 #include "common/rpc/grpc_logging.h"
+#include "common/rpc/process_defaults.h"
 #include "common/version.h"
 #include "spdlog/spdlog.h"
 
@@ -186,6 +187,7 @@ int main(int argc, char** argv) {
     if (!cidr.ok()) return Fail(std::string(cidr.status().message()));
     cfg.admission.controller_cidrs.push_back(*cidr);
   }
+  gdrbench::rpc::DisableMutexDeadlockDetection();
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (*flags.preflight_cmd || *flags.capture_cmd) return RunOneShot(flags);
   return Serve(flags);

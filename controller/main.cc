@@ -7,6 +7,7 @@
 #include "common/cli_exit.h"
 #include "common/logging.h"
 #include "common/rpc/grpc_logging.h"
+#include "common/rpc/process_defaults.h"
 #include "common/sweep_limits.h"
 #include "common/version.h"
 #include "controller/cli/commands.h"
@@ -237,6 +238,7 @@ int main(int argc, char** argv) {
     return gdrbench::ExitOnParseError(app, e, "gdrbench", argc, argv);
   }
   if (auto st = gdrbench::InitLogging(log_level); !st.ok()) return cli::PrintError(st);
+  gdrbench::rpc::DisableMutexDeadlockDetection();
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   return Dispatch(c);
 }

@@ -13,6 +13,7 @@
 #include "common/cli_exit.h"
 #include "common/logging.h"
 #include "common/rpc/grpc_logging.h"
+#include "common/rpc/process_defaults.h"
 #include "common/version.h"
 #include "server/api/server.h"
 #include "server/sweeps/library_executor.h"
@@ -234,6 +235,7 @@ int main(int argc, char** argv) {
     Fail(std::string(st.message()));
     return 2;
   }
+  gdrbench::rpc::DisableMutexDeadlockDetection();
   gdrbench::rpc::RouteGrpcLogsToSpdlog();
   if (int code = CompleteConfig(flags); code != 0) return code;
   return Serve(flags);

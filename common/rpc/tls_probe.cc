@@ -94,6 +94,10 @@ absl::Status Connect(const std::string& address, const std::string& host, const 
     *out = std::move(s);
     return absl::OkStatus();
   }
+  if (err == ETIMEDOUT) {
+    return absl::UnavailableError(absl::StrCat("no answer to a TCP connection to ", address,
+                                               ": timed out (the host is down, or a firewall drops it)"));
+  }
   return absl::UnavailableError(absl::StrCat("nothing accepts TCP connections on ", address, ": ",
                                              std::strerror(err)));
 }
@@ -264,8 +268,11 @@ absl::Status ProbeTls(const std::string& address, const ClientTlsConfig& config,
   }
   if (rc != 1) {
     if (unsigned long err = ERR_peek_last_error(); err != 0) return Mismatch(address, ServerRefusal(err, config));
-    if (MsLeft(deadline) == 0) return absl::UnavailableError(absl::StrCat("no TLS handshake with ", address,
-                                                                          " within ", timeout.count(), " ms"));
+    if (MsLeft(deadline) == 0) {
+      return absl::UnavailableError(absl::StrCat(
+          address, " accepted a TCP connection but answered no TLS handshake: ", "timed out after ",
+          timeout.count(), " ms (the agent is hung, or it or this host is overloaded)"));
+    }
     return absl::UnavailableError(absl::StrCat(address, " closed the connection during the TLS handshake"));
   }
   std::unique_ptr<X509, decltype(&X509_free)> peer(SSL_get1_peer_certificate(ssl.get()), X509_free);
