@@ -26,20 +26,23 @@ const std::vector<Rule>& Rules() {
        "check the inventory's addresses and the controller's resolver (getent hosts NAME)"},
       {{"nothing accepts TCP connections", "Connection refused"},
        "unreachable: nothing listens at the address (connection refused)",
-       "start gdrbench-agent on those nodes (systemctl status gdrbench-agent) or fix the port in the inventory"},
+       "start gdrbench-agent on those nodes (systemctl status gdrbench-agent) or fix the port in the "
+       "inventory"},
+      // Before TLS: a handshake that timed out is a slow or hung agent, not a certificate.
+      {{"Deadline", "did not answer", "timed out", "timeout"},
+       "unreachable: no answer in time",
+       "check the network path to the agents (firewall, routes) and that they are not overloaded"},
       {{"TLS", "certificate", "handshake"},
        "unreachable: TLS failed",
        "give the CA that signed the agents' certificates (--tls-ca) and a client certificate they accept "
        "(--tls-cert, --tls-key), or --insecure for agents started with --insecure"},
       {{"not admitted", "PERMISSION_DENIED", "UNAUTHENTICATED", "controller-cidr"},
        "refused by the agent's admission",
-       "start the agents with this controller's address in --controller-cidr, or use a client certificate they accept"},
+       "start the agents with this controller's address in --controller-cidr, or use a client certificate "
+       "they accept"},
       {{"version", "UNIMPLEMENTED"},
        "a different gdrbench version",
        "run the same gdrbench version on the controller and the agents"},
-      {{"Deadline", "did not answer", "timed out", "timeout"},
-       "unreachable: no answer in time",
-       "check the network path to the agents (firewall, routes) and that they are not overloaded"},
       {{"preflight FAIL"},
        "left out by the preflight (a check FAILed)",
        "run gdrbench preflight on those nodes and fix what it names, or --force to test them anyway"},

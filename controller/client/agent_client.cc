@@ -27,10 +27,13 @@ absl::Status AgentClient::WaitConnected() {
   if (!why.ok()) {
     return absl::UnavailableError(absl::StrCat("agent ", config_.address, " unreachable: ", why.message()));
   }
+  // The probe's own connection (and handshake) succeeded: gRPC's did not in
+  // time, so the agent, or this host, is slow, not misconfigured.
   return absl::UnavailableError(absl::StrCat(
-      "agent ", config_.address, " unreachable: no connection within ",
-      config_.connect_timeout.count(), " ms (nothing listening, wrong address, or a TLS "
-      "mismatch: check --tls-ca/--tls-cert/--insecure on both sides)"));
+      "agent ", config_.address, " unreachable: gRPC made no connection within ",
+      config_.connect_timeout.count(),
+      " ms, though this controller's own connection to it succeeded right after: timed out, the agent or "
+      "this host is overloaded (lower --parallel, or check the agent's load)"));
 }
 
 // Every unary RPC: connected, under rpc_timeout, its error named "<Method> on <address>".

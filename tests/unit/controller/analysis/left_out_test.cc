@@ -66,5 +66,39 @@ TEST(LeftOut, AnUnknownReasonIsLeftOutWithItsOwnWordsAndNoneIsEmpty) {
   EXPECT_EQ(FormatLeftOut(v1::Run()), "");
 }
 
+// Captured with this build on 2026-12-05: gpu05 and gpu06 are listeners that
+// accept TCP and never answer (python3 socket.listen without accept), reached
+// with mTLS and with --insecure; gpu07 a real gdrbench-agent whose
+// certificate another CA signed (tests/integration/fleet/fleet_lib.sh's
+// fleet_make_pki twice). Under load the fleet bench lost agents the first two
+// ways, and the report called them "TLS failed" with the --tls-ca remedy
+// (bench/results/2026-12-05-fleet-scale.txt): a timeout is not a certificate.
+TEST(LeftOut, AHandshakeThatTimedOutIsNoAnswerInTimeAndARefusedCertificateIsTls) {
+  v1::Run run;
+  run.add_excluded_nodes(
+      "gpu05: agent unreachable: agent 127.0.0.1:47998 unreachable: 127.0.0.1:47998 accepted a TCP "
+      "connection but "
+      "answered no TLS handshake: timed out after 2000 ms (the agent is hung, or it or this host is "
+      "overloaded)");
+  run.add_excluded_nodes(
+      "gpu06: agent unreachable: agent 127.0.0.1:47997 unreachable: gRPC made no connection within 3000 ms, "
+      "though "
+      "this controller's own connection to it succeeded right after: timed out, the agent or this host is "
+      "overloaded (lower --parallel, or check the agent's load)");
+  run.add_excluded_nodes(
+      "gpu07: agent unreachable: agent 127.0.0.1:47996 unreachable: TLS with 127.0.0.1:47996: the server's "
+      "certificate (CN=server) is issued by CN=gdrbench fleet test ca, a CA that --tls-ca "
+      "/tmp/lo-pki2/ca.pem does "
+      "not hold (a foreign CA)");
+  const auto groups = GroupLeftOut(run);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].cause, "unreachable: no answer in time");
+  EXPECT_THAT(groups[0].nodes, ::testing::ElementsAre("gpu05", "gpu06"));
+  EXPECT_THAT(groups[0].remedy, ::testing::Not(HasSubstr("--tls-ca")));
+  EXPECT_EQ(groups[1].cause, "unreachable: TLS failed");
+  EXPECT_THAT(groups[1].nodes, ::testing::ElementsAre("gpu07"));
+  EXPECT_THAT(groups[1].remedy, HasSubstr("--tls-ca"));
+}
+
 }  // namespace
 }  // namespace gdrbench::controller::analysis
