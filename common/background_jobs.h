@@ -1,9 +1,8 @@
 // Work that must not hold up an answer but must end before its owner does:
 // each job on a thread of its own, joined (never detached) by the time the
-// owner is destroyed. A detached thread outlives whatever it uses: the port
-// fault teardown of a sweep (datapath_rpc.cc) logged through spdlog and freed
-// its QPs after the test process had begun to exit, a segfault in 8 of 400
-// runs of Handler.APortThatGoesDownEndsTheTestWithTheEventNamed.
+// owner is destroyed. A detached thread outlives whatever it uses: a port
+// fault's teardown that logs through spdlog and frees its QPs would run
+// while the process exits.
 //
 // Finished jobs' threads are joined whenever a new job starts, so a
 // long-running agent keeps only the running ones. Declare the member after

@@ -15,8 +15,8 @@ struct Expectations {
   std::string ofed;
   std::string hca_firmware;   // every RDMA NIC's fw_ver, e.g. "28.39.1002"
   uint32_t min_mtu_bytes = 0;
-  // NICs the inventory names as rails (DESIGN.md "Rail NICs"), beyond each
-  // GPU's nearest NIC.
+  // NICs the inventory names as rails, beyond each GPU's nearest NIC (the
+  // rule: agent/topology/topology.h, "Rail NICs").
   std::vector<std::string> rail_nics;
 };
 

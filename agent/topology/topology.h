@@ -56,7 +56,7 @@ struct Rail {
   bool named = false;  // a rail because the inventory or --devices names it
 };
 
-// Rail NICs (DESIGN.md "Rail NICs"; defined here and nowhere else):
+// Rail NICs (defined here and nowhere else; docs/architecture.md says the same):
 //   - every GPU's nearest PCI NIC, when that path is PIX, PXB or PHB; a tie
 //     keeps all the NICs at that distance;
 //   - every NIC that the inventory or the agent's --devices names as a rail.

@@ -8,7 +8,7 @@
 // Why not Clear() alone: protobuf 3.21's generated Clear() deletes a heap
 // message's singular sub-messages (PairResult's endpoints, a request's
 // params), so every test re-created them with all their strings. Why not a
-// protobuf arena (ScratchArena, this file as scratch_arena.h until 2026-12-01): each string set
+// protobuf arena: each string set
 // on an arena message is an arena allocation with a destructor registered and
 // run at Reset; the arena's allocation, cleanup and thread-cache look-ups
 // were a quarter of the controller's samples at 128 x 8

@@ -1,9 +1,8 @@
-// The fabric as a graph (DESIGN.md "Fabric model and plans at scale"): host
-// rail ports, switches, and the cables between them with their rates, each
-// cable placed in a tier by its distance from the hosts (host<->leaf,
-// leaf<->spine, spine<->core). Built from a topology dump (ibnetdiscover
-// here) and matched to the inventory's nodes; what does not match is kept
-// and reported, never guessed.
+// The fabric as a graph: host rail ports, switches, and the cables between
+// them with their rates, each cable placed in a tier by its distance from
+// the hosts (host<->leaf, leaf<->spine, spine<->core). Built from a topology
+// dump (ibnetdiscover here) and matched to the inventory's nodes; what does
+// not match is kept and reported, never guessed.
 //
 // Pure data and functions, no I/O beyond the file a parser is handed.
 // Thread safety: a Fabric is a value; const use from many threads is safe.

@@ -1,7 +1,7 @@
 // The SQL seam under the store: one connection to SQLite or PostgreSQL,
 // with parameters bound by position (`?` in the SQL text; the PostgreSQL
 // connection renumbers them $1..$n) and rows read by column index. The store
-// (sql_store.h) is written once over this; each backend only connects,
+// (store.h) is written once over this; each backend only connects,
 // binds, reads rows and bulk-loads cells.
 //
 // Errors: INVALID_ARGUMENT for SQL the database refuses to prepare,

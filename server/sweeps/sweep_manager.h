@@ -1,7 +1,7 @@
 // Sweeps on request: a queue per cluster, one sweep at a time on each (a
 // fabric runs one sweep), cancel, and progress for watchers. A job runs
 // through a SweepExecutor (the sweep library bound to the cluster's
-// inventory, sweep_executor.h) and its run is stored through `store_run`.
+// inventory, library_executor.h) and its run is stored through `store_run`.
 // Jobs are kept in memory (the last 100 finished per server); their runs
 // are in the store.
 // Thread safety: every method may be called from any thread.
