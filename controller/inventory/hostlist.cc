@@ -70,7 +70,7 @@ absl::Status ExpandOne(absl::string_view full, absl::string_view element, size_t
     if (close == absl::string_view::npos) return Bad(full, "'[' without ']'");
     absl::string_view body = element.substr(open + 1, close - open - 1);
     if (body.find('[') != absl::string_view::npos) return Bad(full, "nested brackets");
-    ASSIGN_OR_RETURN(std::vector<std::string> values, ExpandBracket(full, body, max_hosts));
+    GDR_ASSIGN_OR_RETURN(std::vector<std::string> values, ExpandBracket(full, body, max_hosts));
     if (acc.size() * values.size() > max_hosts) {
       return Bad(full, absl::StrCat("more than ", max_hosts, " hosts"));
     }
@@ -114,7 +114,7 @@ absl::StatusOr<std::vector<std::string>> ExpandHostlist(absl::string_view expres
   if (expression.empty()) return Bad(expression, "empty expression");
   std::vector<std::string> out;
   for (const std::string& element : SplitTopLevel(expression)) {
-    RETURN_IF_ERROR(ExpandOne(expression, element, max_hosts, &out));
+    GDR_RETURN_IF_ERROR(ExpandOne(expression, element, max_hosts, &out));
   }
   return out;
 }

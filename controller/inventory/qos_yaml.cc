@@ -8,14 +8,14 @@
 namespace gdrbench::controller::inventory {
 
 absl::StatusOr<Qos> GetQos(const Ctx& ctx, const YAML::Node& n) {
-  RETURN_IF_ERROR(CheckKeys(ctx, n, "qos", {"sl", "tclass"}));
+  GDR_RETURN_IF_ERROR(CheckKeys(ctx, n, "qos", {"sl", "tclass"}));
   Qos q;
   if (n["sl"]) {
-    ASSIGN_OR_RETURN(uint64_t v, GetUint(ctx, n["sl"], "qos.sl", sweep_limits::kMaxServiceLevel));
+    GDR_ASSIGN_OR_RETURN(uint64_t v, GetUint(ctx, n["sl"], "qos.sl", sweep_limits::kMaxServiceLevel));
     q.sl = static_cast<uint32_t>(v);
   }
   if (n["tclass"]) {
-    ASSIGN_OR_RETURN(uint64_t v, GetUint(ctx, n["tclass"], "qos.tclass", sweep_limits::kMaxTrafficClass));
+    GDR_ASSIGN_OR_RETURN(uint64_t v, GetUint(ctx, n["tclass"], "qos.tclass", sweep_limits::kMaxTrafficClass));
     q.tclass = static_cast<uint32_t>(v);
   }
   return q;

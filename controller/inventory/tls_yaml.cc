@@ -9,7 +9,7 @@
 namespace gdrbench::controller::inventory {
 
 absl::StatusOr<rpc::ClientTlsConfig> GetTls(const Ctx& ctx, const YAML::Node& t) {
-  RETURN_IF_ERROR(CheckKeys(ctx, t, "tls", {"ca", "cert", "key", "server_name", "insecure"}));
+  GDR_RETURN_IF_ERROR(CheckKeys(ctx, t, "tls", {"ca", "cert", "key", "server_name", "insecure"}));
   rpc::ClientTlsConfig tls;
   struct File {
     const char* key;
@@ -20,14 +20,14 @@ absl::StatusOr<rpc::ClientTlsConfig> GetTls(const Ctx& ctx, const YAML::Node& t)
                         File{"key", &tls.key_file, &tls.key_from}}) {
     if (!t[f.key]) continue;
     const std::string field = absl::StrCat("tls.", f.key);
-    ASSIGN_OR_RETURN(*f.path, GetString(ctx, t[f.key], field));
+    GDR_ASSIGN_OR_RETURN(*f.path, GetString(ctx, t[f.key], field));
     *f.from = absl::StrCat(ctx.Where(t[f.key]), ": ", field);
   }
   if (t["server_name"]) {
-    ASSIGN_OR_RETURN(tls.server_name, GetString(ctx, t["server_name"], "tls.server_name"));
+    GDR_ASSIGN_OR_RETURN(tls.server_name, GetString(ctx, t["server_name"], "tls.server_name"));
   }
   if (t["insecure"]) {
-    ASSIGN_OR_RETURN(tls.insecure, GetBool(ctx, t["insecure"], "tls.insecure"));
+    GDR_ASSIGN_OR_RETURN(tls.insecure, GetBool(ctx, t["insecure"], "tls.insecure"));
   }
   if (tls.cert_file.empty() != tls.key_file.empty()) {
     return ctx.Error(t, "tls", "cert and key must be given together");

@@ -60,7 +60,7 @@ absl::StatusOr<std::string> GetString(const Ctx& ctx, const YAML::Node& n, absl:
 // the quoting hint: this parser keeps the text, but `cuda_driver: 13.10` is
 // the number 13.1 to every tool that reads YAML by its schema, and 13.0 is 13.
 absl::StatusOr<std::string> GetVersion(const Ctx& ctx, const YAML::Node& n, absl::string_view field) {
-  ASSIGN_OR_RETURN(std::string v, GetString(ctx, n, field));
+  GDR_ASSIGN_OR_RETURN(std::string v, GetString(ctx, n, field));
   if (n.Tag() != "?") return v;  // quoted, or tagged !!str
   static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
   static const std::regex kInt(R"([-+]?[0-9]+)");
