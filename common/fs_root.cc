@@ -40,7 +40,7 @@ std::string FsRoot::HostPath(const std::string& path) const {
 
 absl::StatusOr<std::string> FsRoot::HostPathInside(const std::string& path) const {
   if (root_ == "/") return path;
-  ASSIGN_OR_RETURN(std::string real, RealPath(path));
+  GDR_ASSIGN_OR_RETURN(std::string real, RealPath(path));
   return absl::StrCat(root_, real);
 }
 
@@ -49,7 +49,7 @@ absl::StatusOr<std::string> FsRoot::ReadFile(const std::string& path) const {
 }
 
 absl::StatusOr<std::string> FsRoot::ReadFile(const std::string& path, size_t max_bytes) const {
-  ASSIGN_OR_RETURN(std::string host, HostPathInside(path));
+  GDR_ASSIGN_OR_RETURN(std::string host, HostPathInside(path));
   // O_NONBLOCK: a FIFO must not wait for a writer; O_NOFOLLOW offline: the
   // last component was resolved inside the tree, it is no link.
   int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (is_live() ? 0 : O_NOFOLLOW);
@@ -61,7 +61,7 @@ absl::StatusOr<std::string> FsRoot::ReadFile(const std::string& path, size_t max
 }
 
 absl::StatusOr<std::string> FsRoot::ReadLine(const std::string& path) const {
-  ASSIGN_OR_RETURN(std::string content, ReadFile(path));
+  GDR_ASSIGN_OR_RETURN(std::string content, ReadFile(path));
   absl::string_view first = content;
   if (auto nl = first.find('\n'); nl != absl::string_view::npos) first = first.substr(0, nl);
   return std::string(absl::StripAsciiWhitespace(first));
@@ -80,7 +80,7 @@ bool FsRoot::IsDirectory(const std::string& path) const {
 }
 
 absl::StatusOr<std::vector<std::string>> FsRoot::ListDir(const std::string& path) const {
-  ASSIGN_OR_RETURN(std::string host, HostPathInside(path));
+  GDR_ASSIGN_OR_RETURN(std::string host, HostPathInside(path));
   int fd = open(host.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (is_live() ? 0 : O_NOFOLLOW));
   DIR* dir = fd < 0 ? nullptr : fdopendir(fd);
   if (dir == nullptr) {
@@ -143,7 +143,7 @@ absl::StatusOr<std::string> FsRoot::RealPath(const std::string& path) const {
       if (++hops > limits::kMaxSymlinkHops) {
         return absl::FailedPreconditionError(absl::StrCat("symlink loop at ", HostPath(cur)));
       }
-      ASSIGN_OR_RETURN(std::string target, ReadLink(cur));
+      GDR_ASSIGN_OR_RETURN(std::string target, ReadLink(cur));
       done.pop_back();
       if (!target.empty() && target[0] == '/') done.clear();
       std::vector<std::string> parts;

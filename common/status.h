@@ -11,16 +11,15 @@
 #define GDR_CONCAT(a, b) GDR_CONCAT_INNER(a, b)
 
 // Returns from the current function when `expr` is not OK.
-#define RETURN_IF_ERROR(expr)                        \
-  do {                                               \
-    if (::absl::Status _st = (expr); !_st.ok()) {    \
-      return _st;                                    \
-    }                                                \
+#define GDR_RETURN_IF_ERROR(expr)                 \
+  do {                                            \
+    if (::absl::Status _st = (expr); !_st.ok()) { \
+      return _st;                                 \
+    }                                             \
   } while (0)
 
-// ASSIGN_OR_RETURN(auto x, MakeX()): binds the value or returns the status.
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  GDR_ASSIGN_OR_RETURN_IMPL(GDR_CONCAT(_statusor_, __LINE__), lhs, expr)
+// GDR_ASSIGN_OR_RETURN(auto x, MakeX()): binds the value or returns the status.
+#define GDR_ASSIGN_OR_RETURN(lhs, expr) GDR_ASSIGN_OR_RETURN_IMPL(GDR_CONCAT(_statusor_, __LINE__), lhs, expr)
 #define GDR_ASSIGN_OR_RETURN_IMPL(var, lhs, expr) \
   auto var = (expr);                              \
   if (!var.ok()) return std::move(var).status();  \

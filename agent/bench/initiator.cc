@@ -38,10 +38,10 @@ absl::Status Initiator::ResolveRoutes(const InitiatorConfig& c, const std::strin
   const SweepOptions& o = c.options;
   const std::string& device = c.device.name;
   for (uint32_t q = 0; q < o.qps; ++q) {
-    ASSIGN_OR_RETURN(verbs::CmIdPtr id, verbs::CreateCmId(channel_.get()));
-    if (o.tclass >= 0) RETURN_IF_ERROR(verbs::SetTos(id.get(), static_cast<uint8_t>(o.tclass)));
-    RETURN_IF_ERROR(verbs::ResolveRoute(id.get(), channel_.get(), src, dst, c.timeout_ms));
-    RETURN_IF_ERROR(verbs::SetAckTimeout(id.get(), static_cast<uint8_t>(o.qp_timeout)));
+    GDR_ASSIGN_OR_RETURN(verbs::CmIdPtr id, verbs::CreateCmId(channel_.get()));
+    if (o.tclass >= 0) GDR_RETURN_IF_ERROR(verbs::SetTos(id.get(), static_cast<uint8_t>(o.tclass)));
+    GDR_RETURN_IF_ERROR(verbs::ResolveRoute(id.get(), channel_.get(), src, dst, c.timeout_ms));
+    GDR_RETURN_IF_ERROR(verbs::SetAckTimeout(id.get(), static_cast<uint8_t>(o.qp_timeout)));
     spdlog::debug("initiator {}: QP {} route to {}:{} resolved", device, q, c.target_address,
                   c.target_port);
     std::string dev = verbs::DeviceName(id->verbs);
@@ -60,11 +60,11 @@ absl::Status Initiator::ResolveRoutes(const InitiatorConfig& c, const std::strin
 absl::Status Initiator::CreateQps(const SweepOptions& o) {
   std::vector<ibv_qp*> raw;
   for (uint32_t q = 0; q < o.qps; ++q) {
-    ASSIGN_OR_RETURN(verbs::QpPtr qp,
-                     verbs::CreateRcQp(ids_[q].get(), pd_.get(), cq_.get(), recv_cq_.get(),
-                                       verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots,
-                                                     .max_recv_wr = kControlReceives,
-                                                     .max_inline_data = o.inline_size}));
+    GDR_ASSIGN_OR_RETURN(verbs::QpPtr qp,
+                         verbs::CreateRcQp(ids_[q].get(), pd_.get(), cq_.get(), recv_cq_.get(),
+                                           verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots,
+                                                         .max_recv_wr = kControlReceives,
+                                                         .max_inline_data = o.inline_size}));
     raw.push_back(qp->qp);
     qps_.push_back(std::move(qp));
   }
@@ -94,35 +94,35 @@ absl::Status Initiator::ConnectQps(const InitiatorConfig& c) {
 absl::StatusOr<std::unique_ptr<Initiator>> Initiator::Connect(const FsRoot& fs, const InitiatorConfig& c) {
   const SweepOptions& o = c.options;
   const std::string& device = c.device.name;
-  ASSIGN_OR_RETURN(const uint64_t stride, CheckRemoteSlices(c.remote, o));
+  GDR_ASSIGN_OR_RETURN(const uint64_t stride, CheckRemoteSlices(c.remote, o));
   BufferLayout layout = PlanLayout(o);
   std::string bind = c.bind_address;
   if (bind.empty()) {
-    ASSIGN_OR_RETURN(bind, verbs::DeviceIpv4(c.device));
+    GDR_ASSIGN_OR_RETURN(bind, verbs::DeviceIpv4(c.device));
   }
-  ASSIGN_OR_RETURN(sockaddr_storage src, verbs::ParseSockAddr(bind, 0));
-  ASSIGN_OR_RETURN(sockaddr_storage dst, verbs::ParseSockAddr(c.target_address, c.target_port));
+  GDR_ASSIGN_OR_RETURN(sockaddr_storage src, verbs::ParseSockAddr(bind, 0));
+  GDR_ASSIGN_OR_RETURN(sockaddr_storage dst, verbs::ParseSockAddr(c.target_address, c.target_port));
 
   std::unique_ptr<Initiator> in(new Initiator());
   in->slice_bytes_ = stride;
   in->remote_ = c.remote;
   in->seed_ = TestSeed(o.seed, c.remote);
   in->layout_ = layout;
-  ASSIGN_OR_RETURN(in->channel_, verbs::CreateEventChannel());
-  RETURN_IF_ERROR(in->ResolveRoutes(c, bind, src, dst));
+  GDR_ASSIGN_OR_RETURN(in->channel_, verbs::CreateEventChannel());
+  GDR_RETURN_IF_ERROR(in->ResolveRoutes(c, bind, src, dst));
   ibv_context* ctx = in->ids_.front()->verbs;
-  ASSIGN_OR_RETURN(in->pd_, verbs::AllocPd(ctx));
-  ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(c.memory, stride * o.qps, c.device.numa_node));
-  ASSIGN_OR_RETURN(memory::Registration reg, memory::Register(in->pd_.get(), *in->buffer_, MrAccess(o)));
+  GDR_ASSIGN_OR_RETURN(in->pd_, verbs::AllocPd(ctx));
+  GDR_ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(c.memory, stride * o.qps, c.device.numa_node));
+  GDR_ASSIGN_OR_RETURN(memory::Registration reg, memory::Register(in->pd_.get(), *in->buffer_, MrAccess(o)));
   in->mr_ = std::move(reg.mr);
-  RETURN_IF_ERROR(PoisonRegions(*in->buffer_, o.sizes_bytes, layout.reverse_verify_offsets, stride, o.qps,
-                                ReverseSeed(in->seed_)));
+  GDR_RETURN_IF_ERROR(PoisonRegions(*in->buffer_, o.sizes_bytes, layout.reverse_verify_offsets, stride, o.qps,
+                                    ReverseSeed(in->seed_)));
   in->registration_ = reg.method;
-  ASSIGN_OR_RETURN(in->cq_, verbs::CreateCq(ctx, CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
-  ASSIGN_OR_RETURN(in->recv_cq_, verbs::CreateCq(ctx, static_cast<int>(o.qps * kControlReceives)));
-  RETURN_IF_ERROR(in->CreateQps(o));
-  RETURN_IF_ERROR(in->ConnectQps(c));
-  ASSIGN_OR_RETURN(in->path_, verbs::QueryPath(fs, in->ids_.front().get()));
+  GDR_ASSIGN_OR_RETURN(in->cq_, verbs::CreateCq(ctx, CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
+  GDR_ASSIGN_OR_RETURN(in->recv_cq_, verbs::CreateCq(ctx, static_cast<int>(o.qps * kControlReceives)));
+  GDR_RETURN_IF_ERROR(in->CreateQps(o));
+  GDR_RETURN_IF_ERROR(in->ConnectQps(c));
+  GDR_ASSIGN_OR_RETURN(in->path_, verbs::QueryPath(fs, in->ids_.front().get()));
   spdlog::info("initiator {}: {} QP(s) to {} established, qpn {}, GID index {} ({}), MTU {}",
                device, o.qps, in->path_.remote_address, in->ids_.front()->qp->qp_num,
                in->path_.gid_index, in->path_.gid_type, in->path_.path_mtu_bytes);

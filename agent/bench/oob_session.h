@@ -70,18 +70,18 @@ class OobTarget final : public TargetSession {
     }
     std::unique_ptr<OobTarget> t(new OobTarget(spec, *port));
     const SweepOptions& o = spec.options;
-    ASSIGN_OR_RETURN(t->buffer_, memory::Allocate(spec.memory, spec.slice_bytes * o.qps,
-                                                  spec.device.numa_node));
+    GDR_ASSIGN_OR_RETURN(t->buffer_,
+                         memory::Allocate(spec.memory, spec.slice_bytes * o.qps, spec.device.numa_node));
     t->nic_ = std::move(nic);
-    ASSIGN_OR_RETURN(MemoryKeys keys, t->nic_->Register(*t->buffer_, MrAccess(o)));
+    GDR_ASSIGN_OR_RETURN(MemoryKeys keys, t->nic_->Register(*t->buffer_, MrAccess(o)));
     t->lkey_ = keys.lkey;
-    RETURN_IF_ERROR(PoisonRegions(*t->buffer_, o.sizes_bytes, t->layout_.verify_offsets,
-                                  spec.slice_bytes, o.qps, o.seed));
-    RETURN_IF_ERROR(t->nic_->CreateQps(
-        o.qps,
-        verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots, .max_recv_wr = kControlReceives,
-                      .max_inline_data = o.inline_size},
-        CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
+    GDR_RETURN_IF_ERROR(PoisonRegions(*t->buffer_, o.sizes_bytes, t->layout_.verify_offsets, spec.slice_bytes,
+                                      o.qps, o.seed));
+    GDR_RETURN_IF_ERROR(t->nic_->CreateQps(o.qps,
+                                           verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots,
+                                                         .max_recv_wr = kControlReceives,
+                                                         .max_inline_data = o.inline_size},
+                                           CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
     TargetOpened& op = t->opened_;
     op.cm = CmMode::kOob;
     std::vector<QpAddress> addrs;
@@ -129,11 +129,11 @@ class OobTarget final : public TargetSession {
                                       .global = peer.global,
                                       .reason = ""}};
     for (uint32_t q = 0; q < o.qps; ++q) {
-      RETURN_IF_ERROR(nic_->Connect(q, RtrAttributes(peer.endpoint.qps[q], path),
-                                    RtsAttributes(nic_->Address(q), path)));
+      GDR_RETURN_IF_ERROR(
+          nic_->Connect(q, RtrAttributes(peer.endpoint.qps[q], path), RtsAttributes(nic_->Address(q), path)));
     }
     for (uint32_t q = 0; q < o.qps; ++q) {
-      RETURN_IF_ERROR(SendControl(nic_->ops(), q, ControlMessage::kReady, 10'000'000'000));
+      GDR_RETURN_IF_ERROR(SendControl(nic_->ops(), q, ControlMessage::kReady, 10'000'000'000));
     }
     peer_slices_ = peer.slices;
     path_ = OobPath(spec_.device, port_, path.gids,
@@ -202,29 +202,27 @@ class OobInitiator final : public InitiatorSession {
                                                         " has no port"));
     }
     const SweepOptions& o = spec.options;
-    ASSIGN_OR_RETURN(uint64_t stride, CheckRemoteSlices(spec.remote, o));
+    GDR_ASSIGN_OR_RETURN(uint64_t stride, CheckRemoteSlices(spec.remote, o));
     if (spec.target.qps.size() != o.qps) {
       return absl::InvalidArgumentError(absl::StrCat("the target offers ", spec.target.qps.size(),
                                                      " QP addresses for ", o.qps, " QPs"));
     }
     std::unique_ptr<OobInitiator> in(new OobInitiator(spec, *port, stride));
     OobEndpoint local_view = PublishEndpoint(*port, {});
-    ASSIGN_OR_RETURN(GidChoice gids,
-                     ChooseGids(local_view.gids, spec.target.gids, local_view.roce,
-                                o.gid_index >= 0 ? std::optional<uint32_t>(o.gid_index)
-                                                 : std::nullopt));
-    ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(spec.memory, stride * o.qps,
-                                                   spec.device.numa_node));
+    GDR_ASSIGN_OR_RETURN(GidChoice gids,
+                         ChooseGids(local_view.gids, spec.target.gids, local_view.roce,
+                                    o.gid_index >= 0 ? std::optional<uint32_t>(o.gid_index) : std::nullopt));
+    GDR_ASSIGN_OR_RETURN(in->buffer_, memory::Allocate(spec.memory, stride * o.qps, spec.device.numa_node));
     in->nic_ = std::move(nic);
-    ASSIGN_OR_RETURN(MemoryKeys keys, in->nic_->Register(*in->buffer_, MrAccess(o)));
+    GDR_ASSIGN_OR_RETURN(MemoryKeys keys, in->nic_->Register(*in->buffer_, MrAccess(o)));
     in->keys_ = keys;
-    RETURN_IF_ERROR(PoisonRegions(*in->buffer_, o.sizes_bytes, in->layout_.reverse_verify_offsets,
-                                  stride, o.qps, o.seed));
-    RETURN_IF_ERROR(in->nic_->CreateQps(
-        o.qps,
-        verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots, .max_recv_wr = kControlReceives,
-                      .max_inline_data = o.inline_size},
-        CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
+    GDR_RETURN_IF_ERROR(PoisonRegions(*in->buffer_, o.sizes_bytes, in->layout_.reverse_verify_offsets, stride,
+                                      o.qps, o.seed));
+    GDR_RETURN_IF_ERROR(in->nic_->CreateQps(o.qps,
+                                            verbs::QpCaps{.max_send_wr = o.tx_depth + kControlSendSlots,
+                                                          .max_recv_wr = kControlReceives,
+                                                          .max_inline_data = o.inline_size},
+                                            CqEntriesFor(o.qps, o.tx_depth, o.cq_moderation)));
     PathParams path{.port = local_view.port,
                     .local_mtu_bytes = local_view.mtu_bytes,
                     .remote_mtu_bytes = spec.target.mtu_bytes,
@@ -234,8 +232,8 @@ class OobInitiator final : public InitiatorSession {
                     .gids = gids};
     OobPeer& me = in->me_;
     for (uint32_t q = 0; q < o.qps; ++q) {
-      RETURN_IF_ERROR(in->nic_->Connect(q, RtrAttributes(spec.target.qps[q], path),
-                                        RtsAttributes(in->nic_->Address(q), path)));
+      GDR_RETURN_IF_ERROR(in->nic_->Connect(q, RtrAttributes(spec.target.qps[q], path),
+                                            RtsAttributes(in->nic_->Address(q), path)));
       me.endpoint.qps.push_back(in->nic_->Address(q));
       me.slices.push_back(RemoteSlice{
           reinterpret_cast<uint64_t>(static_cast<uint8_t*>(in->buffer_->data()) + q * stride),

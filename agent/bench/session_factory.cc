@@ -125,7 +125,7 @@ class VerbsSessionFactory final : public SessionFactory {
 
   absl::StatusOr<verbs::DeviceInfo> ResolveDevice(const std::string& name) override {
     std::string reason;
-    ASSIGN_OR_RETURN(auto devs, verbs::ListDevices(fs_, {name}, &reason));
+    GDR_ASSIGN_OR_RETURN(auto devs, verbs::ListDevices(fs_, {name}, &reason));
     if (devs.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("RDMA device '", name, "' is absent: ", reason));
     }
@@ -139,11 +139,11 @@ class VerbsSessionFactory final : public SessionFactory {
                                                         " has no port"));
     }
     const CmMode cm = ResolveCmMode(spec.cm, *port);
-    RETURN_IF_ERROR(CheckServiceLevel(cm, spec.options));
+    GDR_RETURN_IF_ERROR(CheckServiceLevel(cm, spec.options));
     if (cm == CmMode::kOob) {
-      ASSIGN_OR_RETURN(std::unique_ptr<VerbsNic> nic,
-                       VerbsNic::Open(spec.device.name, static_cast<uint8_t>(port->port_num)));
-      ASSIGN_OR_RETURN(auto t, OobTarget<VerbsNic>::Open(std::move(nic), spec));
+      GDR_ASSIGN_OR_RETURN(std::unique_ptr<VerbsNic> nic,
+                           VerbsNic::Open(spec.device.name, static_cast<uint8_t>(port->port_num)));
+      GDR_ASSIGN_OR_RETURN(auto t, OobTarget<VerbsNic>::Open(std::move(nic), spec));
       return std::unique_ptr<TargetSession>(std::move(t));
     }
     const SweepOptions& o = spec.options;
@@ -158,9 +158,9 @@ class VerbsSessionFactory final : public SessionFactory {
                     .inline_size = o.inline_size,
                     .mr_access = MrAccess(o),
                     .tos = o.tclass};
-    ASSIGN_OR_RETURN(std::unique_ptr<TargetEndpoint> ep, TargetEndpoint::Open(fs_, tc));
-    RETURN_IF_ERROR(PoisonRegions(ep->buffer(), o.sizes_bytes, PlanLayout(o).verify_offsets,
-                                  ep->slice_bytes(), o.qps, o.seed));
+    GDR_ASSIGN_OR_RETURN(std::unique_ptr<TargetEndpoint> ep, TargetEndpoint::Open(fs_, tc));
+    GDR_RETURN_IF_ERROR(PoisonRegions(ep->buffer(), o.sizes_bytes, PlanLayout(o).verify_offsets,
+                                      ep->slice_bytes(), o.qps, o.seed));
     return std::unique_ptr<TargetSession>(std::make_unique<CmTarget>(std::move(ep), spec));
   }
 
@@ -172,12 +172,12 @@ class VerbsSessionFactory final : public SessionFactory {
         return absl::FailedPreconditionError(absl::StrCat("RDMA device ", spec.device.name,
                                                           " has no port"));
       }
-      ASSIGN_OR_RETURN(std::unique_ptr<VerbsNic> nic,
-                       VerbsNic::Open(spec.device.name, static_cast<uint8_t>(port->port_num)));
-      ASSIGN_OR_RETURN(auto in, OobInitiator<VerbsNic>::Open(std::move(nic), spec));
+      GDR_ASSIGN_OR_RETURN(std::unique_ptr<VerbsNic> nic,
+                           VerbsNic::Open(spec.device.name, static_cast<uint8_t>(port->port_num)));
+      GDR_ASSIGN_OR_RETURN(auto in, OobInitiator<VerbsNic>::Open(std::move(nic), spec));
       return std::unique_ptr<InitiatorSession>(std::move(in));
     }
-    RETURN_IF_ERROR(CheckServiceLevel(spec.cm, spec.options));
+    GDR_RETURN_IF_ERROR(CheckServiceLevel(spec.cm, spec.options));
     InitiatorConfig ic{.device = spec.device,
                        .bind_address = spec.bind_address,
                        .target_address = spec.target_address,
@@ -186,7 +186,7 @@ class VerbsSessionFactory final : public SessionFactory {
                        .options = spec.options,
                        .remote = spec.remote,
                        .timeout_ms = spec.timeout_ms};
-    ASSIGN_OR_RETURN(std::unique_ptr<Initiator> in, Initiator::Connect(fs_, ic));
+    GDR_ASSIGN_OR_RETURN(std::unique_ptr<Initiator> in, Initiator::Connect(fs_, ic));
     return std::unique_ptr<InitiatorSession>(std::make_unique<CmInitiator>(std::move(in), spec));
   }
 

@@ -18,11 +18,11 @@ absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoo
   const std::string& device = c.device.name;
   std::string bind = c.bind_address;
   if (bind.empty()) {
-    ASSIGN_OR_RETURN(bind, verbs::DeviceIpv4(c.device));
+    GDR_ASSIGN_OR_RETURN(bind, verbs::DeviceIpv4(c.device));
   }
-  ASSIGN_OR_RETURN(sockaddr_storage addr, verbs::ParseSockAddr(bind, 0));
-  ASSIGN_OR_RETURN(t->channel_, verbs::CreateEventChannel());
-  ASSIGN_OR_RETURN(t->listen_id_, verbs::CreateCmId(t->channel_.get()));
+  GDR_ASSIGN_OR_RETURN(sockaddr_storage addr, verbs::ParseSockAddr(bind, 0));
+  GDR_ASSIGN_OR_RETURN(t->channel_, verbs::CreateEventChannel());
+  GDR_ASSIGN_OR_RETURN(t->listen_id_, verbs::CreateCmId(t->channel_.get()));
   if (rdma_bind_addr(t->listen_id_.get(), reinterpret_cast<sockaddr*>(&addr)) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("rdma_bind_addr(", bind, ")"));
   }
@@ -33,21 +33,19 @@ absl::StatusOr<std::unique_ptr<TargetEndpoint>> TargetEndpoint::Open(const FsRoo
         "bind address ", bind, " belongs to ", dev.empty() ? "no RDMA device" : dev, ", not ",
         device));
   }
-  if (c.tos >= 0) RETURN_IF_ERROR(verbs::SetTos(t->listen_id_.get(), static_cast<uint8_t>(c.tos)));
+  if (c.tos >= 0) GDR_RETURN_IF_ERROR(verbs::SetTos(t->listen_id_.get(), static_cast<uint8_t>(c.tos)));
   if (rdma_listen(t->listen_id_.get(), static_cast<int>(c.qps) + 4) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("rdma_listen on ", bind));
   }
   t->address_ = bind;
   t->cm_port_ = ntohs(rdma_get_src_port(t->listen_id_.get()));
-  ASSIGN_OR_RETURN(t->pd_, verbs::AllocPd(ctx));
-  ASSIGN_OR_RETURN(t->buffer_,
-                   memory::Allocate(c.memory, c.slice_bytes * c.qps, c.device.numa_node));
-  ASSIGN_OR_RETURN(memory::Registration reg,
-                   memory::Register(t->pd_.get(), *t->buffer_, c.mr_access));
+  GDR_ASSIGN_OR_RETURN(t->pd_, verbs::AllocPd(ctx));
+  GDR_ASSIGN_OR_RETURN(t->buffer_, memory::Allocate(c.memory, c.slice_bytes * c.qps, c.device.numa_node));
+  GDR_ASSIGN_OR_RETURN(memory::Registration reg, memory::Register(t->pd_.get(), *t->buffer_, c.mr_access));
   t->mr_ = std::move(reg.mr);
   t->registration_ = reg.method;
-  ASSIGN_OR_RETURN(t->cq_, verbs::CreateCq(ctx, CqEntriesFor(c.qps, c.tx_depth, c.cq_moderation)));
-  ASSIGN_OR_RETURN(t->recv_cq_, verbs::CreateCq(ctx, static_cast<int>(c.qps * kControlReceives)));
+  GDR_ASSIGN_OR_RETURN(t->cq_, verbs::CreateCq(ctx, CqEntriesFor(c.qps, c.tx_depth, c.cq_moderation)));
+  GDR_ASSIGN_OR_RETURN(t->recv_cq_, verbs::CreateCq(ctx, static_cast<int>(c.qps * kControlReceives)));
   t->child_ids_.resize(c.qps);
   t->qps_.resize(c.qps);
   t->peers_.resize(c.qps);
@@ -82,7 +80,7 @@ absl::Status TargetEndpoint::Accept(const std::atomic<bool>& stop, int timeout_m
       return ev.status();
     }
     switch (ev->type) {
-      case RDMA_CM_EVENT_CONNECT_REQUEST: RETURN_IF_ERROR(OnConnectRequest(*ev, requested)); break;
+      case RDMA_CM_EVENT_CONNECT_REQUEST: GDR_RETURN_IF_ERROR(OnConnectRequest(*ev, requested)); break;
       case RDMA_CM_EVENT_ESTABLISHED:
         ++established_;
         break;
@@ -108,12 +106,12 @@ absl::Status TargetEndpoint::OnConnectRequest(const verbs::CmEvent& ev, uint32_t
     rdma_reject(child.get(), nullptr, 0);
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(verbs::SetAckTimeout(child.get(), static_cast<uint8_t>(config_.qp_timeout)));
-  ASSIGN_OR_RETURN(verbs::QpPtr qp,
-                   verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(), recv_cq_.get(),
-                                     verbs::QpCaps{.max_send_wr = config_.tx_depth + kControlSendSlots,
-                                                   .max_recv_wr = kControlReceives,
-                                                   .max_inline_data = config_.inline_size}));
+  GDR_RETURN_IF_ERROR(verbs::SetAckTimeout(child.get(), static_cast<uint8_t>(config_.qp_timeout)));
+  GDR_ASSIGN_OR_RETURN(verbs::QpPtr qp,
+                       verbs::CreateRcQp(child.get(), pd_.get(), cq_.get(), recv_cq_.get(),
+                                         verbs::QpCaps{.max_send_wr = config_.tx_depth + kControlSendSlots,
+                                                       .max_recv_wr = kControlReceives,
+                                                       .max_inline_data = config_.inline_size}));
   // Receives for the control messages before the QP can get any.
   for (uint32_t i = 0; i < kControlReceives; ++i) {
     ibv_recv_wr wr{};
@@ -140,7 +138,7 @@ absl::Status TargetEndpoint::OnConnectRequest(const verbs::CmEvent& ev, uint32_t
 absl::Status TargetEndpoint::FinishAccept() {
   for (auto& id : child_ids_) {
     if (id != nullptr) {
-      ASSIGN_OR_RETURN(path_, verbs::QueryPath(fs_, id.get()));
+      GDR_ASSIGN_OR_RETURN(path_, verbs::QueryPath(fs_, id.get()));
       break;
     }
   }

@@ -16,33 +16,32 @@ namespace gdrbench::agent::bench {
 absl::StatusOr<std::unique_ptr<VerbsNic>> VerbsNic::Open(const std::string& device, uint8_t port) {
   std::unique_ptr<VerbsNic> n(new VerbsNic());
   n->port_ = port;
-  ASSIGN_OR_RETURN(n->ctx_, verbs::OpenDevice(device));
+  GDR_ASSIGN_OR_RETURN(n->ctx_, verbs::OpenDevice(device));
   ibv_port_attr pa{};
   if (int rc = ibv_query_port(n->ctx_.get(), port, &pa); rc != 0) {
     return verbs::VerbsError(rc, absl::StrCat("ibv_query_port(", int{port}, ")"), device);
   }
   n->lid_ = pa.lid;
-  ASSIGN_OR_RETURN(n->pd_, verbs::AllocPd(n->ctx_.get()));
+  GDR_ASSIGN_OR_RETURN(n->pd_, verbs::AllocPd(n->ctx_.get()));
   return n;
 }
 
 absl::StatusOr<MemoryKeys> VerbsNic::Register(memory::Buffer& buffer, int access) {
-  ASSIGN_OR_RETURN(memory::Registration reg, memory::Register(pd_.get(), buffer, access));
+  GDR_ASSIGN_OR_RETURN(memory::Registration reg, memory::Register(pd_.get(), buffer, access));
   MemoryKeys k{.lkey = reg.mr->lkey, .rkey = reg.mr->rkey, .method = reg.method};
   mrs_.push_back(std::move(reg.mr));
   return k;
 }
 
 absl::Status VerbsNic::CreateQps(uint32_t qps, const verbs::QpCaps& caps, int send_cq_entries) {
-  ASSIGN_OR_RETURN(cq_, verbs::CreateCq(ctx_.get(), send_cq_entries));
-  ASSIGN_OR_RETURN(recv_cq_,
-                   verbs::CreateCq(ctx_.get(), static_cast<int>(qps * kControlReceives)));
+  GDR_ASSIGN_OR_RETURN(cq_, verbs::CreateCq(ctx_.get(), send_cq_entries));
+  GDR_ASSIGN_OR_RETURN(recv_cq_, verbs::CreateCq(ctx_.get(), static_cast<int>(qps * kControlReceives)));
   std::vector<ibv_qp*> raw;
   max_inline_ = caps.max_inline_data;
   for (uint32_t q = 0; q < qps; ++q) {
-    ASSIGN_OR_RETURN(verbs::IbvQpPtr qp, verbs::CreateRcQp(pd_.get(), cq_.get(), recv_cq_.get(), caps));
+    GDR_ASSIGN_OR_RETURN(verbs::IbvQpPtr qp, verbs::CreateRcQp(pd_.get(), cq_.get(), recv_cq_.get(), caps));
     QpTransition init = InitAttributes(port_);
-    RETURN_IF_ERROR(verbs::ModifyQp(qp.get(), init.attr, init.mask, "INIT"));
+    GDR_RETURN_IF_ERROR(verbs::ModifyQp(qp.get(), init.attr, init.mask, "INIT"));
     addresses_.push_back(QpAddress{.qpn = qp->qp_num, .psn = RandomPsn(), .lid = lid_});
     raw.push_back(qp.get());
     qps_.push_back(std::move(qp));
@@ -90,8 +89,8 @@ void VerbsNic::WarmNeighbour(const ibv_ah_attr& ah) {
 absl::Status VerbsNic::Connect(uint32_t q, const QpTransition& rtr, const QpTransition& rts) {
   QpTransition a = rtr, b = rts;
   WarmNeighbour(rtr.attr.ah_attr);
-  RETURN_IF_ERROR(verbs::ModifyQp(qps_[q].get(), a.attr, a.mask, "RTR"));
-  RETURN_IF_ERROR(verbs::ModifyQp(qps_[q].get(), b.attr, b.mask, "RTS"));
+  GDR_RETURN_IF_ERROR(verbs::ModifyQp(qps_[q].get(), a.attr, a.mask, "RTR"));
+  GDR_RETURN_IF_ERROR(verbs::ModifyQp(qps_[q].get(), b.attr, b.mask, "RTS"));
   spdlog::debug("QP {} (qpn {}) -> RTS: dest qpn {}, sgid index {}, MTU {}", q, qps_[q]->qp_num,
                 rtr.attr.dest_qp_num, int{rtr.attr.ah_attr.grh.sgid_index},
                 128u << rtr.attr.path_mtu);

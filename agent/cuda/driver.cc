@@ -117,7 +117,7 @@ absl::StatusOr<const CudaDriver*> CudaDriver::Shared() {
 }
 
 absl::StatusOr<int> CudaDriver::ResolveDevice(const std::string& gpu) const {
-  ASSIGN_OR_RETURN(std::vector<GpuDevice> devices, ListDevices());
+  GDR_ASSIGN_OR_RETURN(std::vector<GpuDevice> devices, ListDevices());
   std::string want = absl::AsciiStrToLower(gpu);
   if (want.size() == 16) want = want.substr(4);  // CUDA's 8-digit domain
   if (want.size() == 7) want = absl::StrCat("0000:", want);

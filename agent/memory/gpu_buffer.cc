@@ -32,10 +32,9 @@ absl::StatusOr<std::unique_ptr<GpuBuffer>> GpuBuffer::Create(const std::string& 
                         absl::StrCat("memory ", name, ": ", resolved.status().message()));
   }
   const int ordinal = *resolved;
-  ASSIGN_OR_RETURN(std::shared_ptr<cuda::GpuContext> ctx,
-                   cuda::GpuContext::Retain(**driver, ordinal));
+  GDR_ASSIGN_OR_RETURN(std::shared_ptr<cuda::GpuContext> ctx, cuda::GpuContext::Retain(**driver, ordinal));
   cuda::ScopedCurrent current(*ctx);
-  RETURN_IF_ERROR(current.status());
+  GDR_RETURN_IF_ERROR(current.status());
   const cuda::CudaApi& api = ctx->api();
   const size_t allocated = (bytes + kGpuPageBytes - 1) / kGpuPageBytes * kGpuPageBytes;
   CUdeviceptr dptr = 0;
@@ -99,7 +98,7 @@ absl::StatusOr<UniqueFd> GpuBuffer::ExportDmaBuf() const {
                     "open kernel modules, driver >= 515 and Linux >= 5.12)"));
   }
   cuda::ScopedCurrent current(*ctx_);
-  RETURN_IF_ERROR(current.status());
+  GDR_RETURN_IF_ERROR(current.status());
   int fd = -1;
   if (CUresult r = api.cuMemGetHandleForAddressRange(&fd, dptr_, allocated_,
                                                      CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
@@ -112,9 +111,9 @@ absl::StatusOr<UniqueFd> GpuBuffer::ExportDmaBuf() const {
 }
 
 absl::Status GpuBuffer::CopyToHost(void* dst, size_t offset, size_t length) const {
-  RETURN_IF_ERROR(CheckRange(size_, offset, length, "CopyToHost"));
+  GDR_RETURN_IF_ERROR(CheckRange(size_, offset, length, "CopyToHost"));
   cuda::ScopedCurrent current(*ctx_);
-  RETURN_IF_ERROR(current.status());
+  GDR_RETURN_IF_ERROR(current.status());
   if (CUresult r = ctx_->api().cuMemcpyDtoH(dst, dptr_ + offset, length); r != CUDA_SUCCESS) {
     return ctx_->driver().ToStatus(r, absl::StrCat("cuMemcpyDtoH of ", length, " bytes from ",
                                                    Describe()));
@@ -123,9 +122,9 @@ absl::Status GpuBuffer::CopyToHost(void* dst, size_t offset, size_t length) cons
 }
 
 absl::Status GpuBuffer::CopyFromHost(const void* src, size_t offset, size_t length) {
-  RETURN_IF_ERROR(CheckRange(size_, offset, length, "CopyFromHost"));
+  GDR_RETURN_IF_ERROR(CheckRange(size_, offset, length, "CopyFromHost"));
   cuda::ScopedCurrent current(*ctx_);
-  RETURN_IF_ERROR(current.status());
+  GDR_RETURN_IF_ERROR(current.status());
   if (CUresult r = ctx_->api().cuMemcpyHtoD(dptr_ + offset, src, length); r != CUDA_SUCCESS) {
     return ctx_->driver().ToStatus(r, absl::StrCat("cuMemcpyHtoD of ", length, " bytes to ",
                                                    Describe()));
@@ -136,14 +135,14 @@ absl::Status GpuBuffer::CopyFromHost(const void* src, size_t offset, size_t leng
 absl::StatusOr<GpuPattern*> GpuBuffer::Pattern() {
   std::lock_guard<std::mutex> lock(pattern_mu_);
   if (pattern_ == nullptr) {
-    ASSIGN_OR_RETURN(pattern_, GpuPattern::ForContext(ctx_));
+    GDR_ASSIGN_OR_RETURN(pattern_, GpuPattern::ForContext(ctx_));
   }
   return pattern_.get();
 }
 
 absl::Status GpuBuffer::FillPattern(size_t offset, size_t length, uint64_t seed) {
-  RETURN_IF_ERROR(CheckRange(size_, offset, length, "FillPattern"));
-  ASSIGN_OR_RETURN(GpuPattern * pattern, Pattern());
+  GDR_RETURN_IF_ERROR(CheckRange(size_, offset, length, "FillPattern"));
+  GDR_ASSIGN_OR_RETURN(GpuPattern * pattern, Pattern());
   return pattern->Fill(dptr_, offset, length, seed);
 }
 
@@ -179,7 +178,7 @@ absl::Status GpuBuffer::FlushRdmaWrites() const {
       break;
   }
   cuda::ScopedCurrent current(*ctx_);
-  RETURN_IF_ERROR(current.status());
+  GDR_RETURN_IF_ERROR(current.status());
   if (CUresult r = api.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
                                                   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
       r != CUDA_SUCCESS) {
@@ -189,14 +188,14 @@ absl::Status GpuBuffer::FlushRdmaWrites() const {
 }
 
 absl::StatusOr<int64_t> GpuBuffer::CheckPattern(size_t offset, size_t length, uint64_t seed) {
-  RETURN_IF_ERROR(CheckRange(size_, offset, length, "CheckPattern"));
-  RETURN_IF_ERROR(FlushRdmaWrites());
+  GDR_RETURN_IF_ERROR(CheckRange(size_, offset, length, "CheckPattern"));
+  GDR_RETURN_IF_ERROR(FlushRdmaWrites());
   return CheckCopiedPattern(offset, length, seed);
 }
 
 absl::StatusOr<int64_t> GpuBuffer::CheckCopiedPattern(size_t offset, size_t length, uint64_t seed) {
-  RETURN_IF_ERROR(CheckRange(size_, offset, length, "CheckPattern"));
-  ASSIGN_OR_RETURN(GpuPattern * pattern, Pattern());
+  GDR_RETURN_IF_ERROR(CheckRange(size_, offset, length, "CheckPattern"));
+  GDR_ASSIGN_OR_RETURN(GpuPattern * pattern, Pattern());
   return pattern->Check(dptr_, offset, length, seed);
 }
 
@@ -205,16 +204,15 @@ absl::StatusOr<int64_t> GpuBuffer::CheckCopiedPattern(size_t offset, size_t leng
 absl::StatusOr<std::unique_ptr<GpuStagedBuffer>> GpuStagedBuffer::Create(const std::string& gpu,
                                                                          size_t bytes,
                                                                          int numa_node) {
-  ASSIGN_OR_RETURN(std::unique_ptr<GpuBuffer> dev,
-                   GpuBuffer::Create(gpu, bytes, absl::StrCat("gpu-staged:", gpu)));
-  ASSIGN_OR_RETURN(std::unique_ptr<HostBuffer> host,
-                   HostBuffer::Create(Kind::kHost, bytes, numa_node));
+  GDR_ASSIGN_OR_RETURN(std::unique_ptr<GpuBuffer> dev,
+                       GpuBuffer::Create(gpu, bytes, absl::StrCat("gpu-staged:", gpu)));
+  GDR_ASSIGN_OR_RETURN(std::unique_ptr<HostBuffer> host, HostBuffer::Create(Kind::kHost, bytes, numa_node));
   // A NIC-local HostBuffer page-locked for CUDA (rather than cuMemHostAlloc,
   // which cannot be placed on a NUMA node), so the NIC side of the staged
   // path is as local as plain `host` memory and the two compare fairly.
   const cuda::GpuContext& ctx = dev->context();
   cuda::ScopedCurrent current(ctx);
-  RETURN_IF_ERROR(current.status());
+  GDR_RETURN_IF_ERROR(current.status());
   if (CUresult r = ctx.api().cuMemHostRegister(host->data(), host->mapped_bytes(),
                                                CU_MEMHOSTREGISTER_PORTABLE);
       r != CUDA_SUCCESS) {
@@ -242,13 +240,13 @@ absl::Status GpuStagedBuffer::StageToGpu(size_t offset, size_t length) {
 }
 
 absl::Status GpuStagedBuffer::FillPattern(size_t offset, size_t length, uint64_t seed) {
-  RETURN_IF_ERROR(gpu_->FillPattern(offset, length, seed));
+  GDR_RETURN_IF_ERROR(gpu_->FillPattern(offset, length, seed));
   return StageToHost(offset, length);
 }
 
 absl::StatusOr<int64_t> GpuStagedBuffer::CheckPattern(size_t offset, size_t length,
                                                       uint64_t seed) {
-  RETURN_IF_ERROR(StageToGpu(offset, length));
+  GDR_RETURN_IF_ERROR(StageToGpu(offset, length));
   // The NIC wrote host memory here; the GPU got it by cuMemcpy: no flush.
   return gpu_->CheckCopiedPattern(offset, length, seed);
 }

@@ -26,11 +26,11 @@ absl::StatusOr<std::shared_ptr<GpuPattern>> GpuPattern::ForContext(
   std::shared_ptr<GpuPattern> p(new GpuPattern());
   const cuda::CudaApi& api = ctx->api();
   const cuda::CudaDriver& driver = ctx->driver();
-  ASSIGN_OR_RETURN(p->module_, cuda::Module::Load(ctx, kPatternKernelsPtx, kPatternKernelsMissing));
-  ASSIGN_OR_RETURN(p->fill_, p->module_->Function("gdr_pattern_fill"));
-  ASSIGN_OR_RETURN(p->check_, p->module_->Function("gdr_pattern_check"));
+  GDR_ASSIGN_OR_RETURN(p->module_, cuda::Module::Load(ctx, kPatternKernelsPtx, kPatternKernelsMissing));
+  GDR_ASSIGN_OR_RETURN(p->fill_, p->module_->Function("gdr_pattern_fill"));
+  GDR_ASSIGN_OR_RETURN(p->check_, p->module_->Function("gdr_pattern_check"));
   cuda::ScopedCurrent current(*ctx);
-  RETURN_IF_ERROR(current.status());
+  GDR_RETURN_IF_ERROR(current.status());
   CUdevice dev;
   int sms = 0;
   if (api.cuDeviceGet(&dev, ctx->ordinal()) != CUDA_SUCCESS ||
@@ -79,7 +79,7 @@ absl::StatusOr<int64_t> GpuPattern::Check(CUdeviceptr base, size_t offset, size_
   const cuda::CudaApi& api = ctx.api();
   {
     cuda::ScopedCurrent current(ctx);
-    RETURN_IF_ERROR(current.status());
+    GDR_RETURN_IF_ERROR(current.status());
     if (CUresult r = api.cuMemsetD8(first_bad_, 0xFF, sizeof(unsigned long long));
         r != CUDA_SUCCESS) {
       return ctx.driver().ToStatus(r, "cuMemsetD8 of the pattern check's result word");
@@ -87,10 +87,10 @@ absl::StatusOr<int64_t> GpuPattern::Check(CUdeviceptr base, size_t offset, size_
   }
   unsigned long long b = base, o = offset, l = length, s = seed, f = first_bad_;
   void* args[] = {&b, &o, &l, &s, &f};
-  RETURN_IF_ERROR(module_->LaunchAndWait(check_, Shape(length), args, "gdr_pattern_check"));
+  GDR_RETURN_IF_ERROR(module_->LaunchAndWait(check_, Shape(length), args, "gdr_pattern_check"));
   unsigned long long first_bad = 0;
   cuda::ScopedCurrent current(ctx);
-  RETURN_IF_ERROR(current.status());
+  GDR_RETURN_IF_ERROR(current.status());
   if (CUresult r = api.cuMemcpyDtoH(&first_bad, first_bad_, sizeof(first_bad));
       r != CUDA_SUCCESS) {
     return ctx.driver().ToStatus(r, "cuMemcpyDtoH of the pattern check's result");

@@ -48,7 +48,7 @@ absl::Status PolicyError(int err, absl::string_view call, int numa_node) {
 class ScopedThreadPolicy {
  public:
   static absl::StatusOr<ScopedThreadPolicy> Bind(int numa_node) {
-    RETURN_IF_ERROR(CheckNode(numa_node));
+    GDR_RETURN_IF_ERROR(CheckNode(numa_node));
     unsigned long mask[kMaskWords] = {};
     mask[numa_node / kBitsPerWord] |= 1ul << (numa_node % kBitsPerWord);
     if (syscall(SYS_set_mempolicy, kMpolBind, mask, kMaxNumaNodes + 1) != 0) {
@@ -81,7 +81,7 @@ absl::Status CheckRange(size_t size, size_t offset, size_t length, absl::string_
 }
 
 absl::Status BindToNumaNode(void* addr, size_t len, int numa_node) {
-  RETURN_IF_ERROR(CheckNode(numa_node));
+  GDR_RETURN_IF_ERROR(CheckNode(numa_node));
   unsigned long mask[kMaskWords] = {};
   mask[numa_node / kBitsPerWord] |= 1ul << (numa_node % kBitsPerWord);
   if (syscall(SYS_mbind, addr, len, kMpolBind, mask, kMaxNumaNodes + 1, kMpolMfMove) != 0) {
@@ -108,7 +108,7 @@ absl::StatusOr<std::unique_ptr<HostBuffer>> HostBuffer::Create(Kind kind, size_t
   if (huge) {
     flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB;
     if (numa_node >= 0) {
-      ASSIGN_OR_RETURN(ScopedThreadPolicy policy, ScopedThreadPolicy::Bind(numa_node));
+      GDR_ASSIGN_OR_RETURN(ScopedThreadPolicy policy, ScopedThreadPolicy::Bind(numa_node));
       thread_policy.emplace(std::move(policy));
     }
   }
@@ -128,7 +128,7 @@ absl::StatusOr<std::unique_ptr<HostBuffer>> HostBuffer::Create(Kind kind, size_t
   }
   std::unique_ptr<HostBuffer> buf(new HostBuffer(kind, p, bytes, mapped, numa_node));
   if (numa_node >= 0) {
-    RETURN_IF_ERROR(BindToNumaNode(p, mapped, numa_node));
+    GDR_RETURN_IF_ERROR(BindToNumaNode(p, mapped, numa_node));
   }
   // Fault every page in now, under the policy, so first-touch happens here and
   // not inside a timed loop; also makes a failed hugepage reservation show up
@@ -151,13 +151,13 @@ std::string HostBuffer::kind_name() const {
 }
 
 absl::Status HostBuffer::FillPattern(size_t offset, size_t length, uint64_t seed) {
-  RETURN_IF_ERROR(CheckRange(size_, offset, length, "FillPattern"));
+  GDR_RETURN_IF_ERROR(CheckRange(size_, offset, length, "FillPattern"));
   CpuFillPattern(static_cast<uint8_t*>(base_), offset, length, seed);
   return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> HostBuffer::CheckPattern(size_t offset, size_t length, uint64_t seed) {
-  RETURN_IF_ERROR(CheckRange(size_, offset, length, "CheckPattern"));
+  GDR_RETURN_IF_ERROR(CheckRange(size_, offset, length, "CheckPattern"));
   return CpuCheckPattern(static_cast<const uint8_t*>(base_), offset, length, seed);
 }
 

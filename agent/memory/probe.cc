@@ -17,11 +17,10 @@ absl::StatusOr<std::string> ProbeRegistration(Buffer& buffer, const std::string&
         " buffer. Load the NIC's RDMA driver (e.g. mlx5_ib) and check /sys/class/infiniband"));
   }
   // Declared in creation order: the MR goes before the PD, the PD before the context.
-  ASSIGN_OR_RETURN(verbs::PdPtr pd, verbs::AllocPd(ctx->get()));
-  ASSIGN_OR_RETURN(Registration reg,
-                   Register(pd.get(), buffer,
-                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                                IBV_ACCESS_REMOTE_READ));
+  GDR_ASSIGN_OR_RETURN(verbs::PdPtr pd, verbs::AllocPd(ctx->get()));
+  GDR_ASSIGN_OR_RETURN(
+      Registration reg,
+      Register(pd.get(), buffer, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ));
   return reg.method;
 }
 

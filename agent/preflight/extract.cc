@@ -47,7 +47,7 @@ class Unpacker {
                                  : absl::StrCat("is damaged after ", entries_, " entries (", ArchiveError(a), ")"));
       }
       if (++entries_ > caps_.entries) return Bad(absl::StrCat("has more than ", caps_.entries, " entries"));
-      RETURN_IF_ERROR(Entry(a, e));
+      GDR_RETURN_IF_ERROR(Entry(a, e));
     }
   }
 
@@ -83,7 +83,7 @@ class Unpacker {
     if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
       return BadEntry(path, absl::StrCat("is ", TypeName(type), "; a capture holds files, directories and symlinks"));
     }
-    ASSIGN_OR_RETURN(UniqueFd parent, OpenParent(path, parts));
+    GDR_ASSIGN_OR_RETURN(UniqueFd parent, OpenParent(path, parts));
     const std::string& leaf = parts.back();
     if (type == AE_IFDIR) {
       if (mkdirat(parent.get(), leaf.c_str(), 0755) != 0 && !IsDir(parent.get(), leaf)) {

@@ -22,8 +22,8 @@ class LiveGpuLoad : public GpuLoad {
   absl::StatusOr<LoadResult> RunWhile(int gpu, absl::Duration duration,
                                       const std::function<void()>& during) override {
 #if GDRBENCH_HAVE_CUDA_H
-    ASSIGN_OR_RETURN(auto buffer, memory::GpuStagedBuffer::Create(absl::StrCat(gpu), kCopyBytes, -1));
-    RETURN_IF_ERROR(buffer->StageToHost(0, kCopyBytes));  // first copy: the link is up from here on
+    GDR_ASSIGN_OR_RETURN(auto buffer, memory::GpuStagedBuffer::Create(absl::StrCat(gpu), kCopyBytes, -1));
+    GDR_RETURN_IF_ERROR(buffer->StageToHost(0, kCopyBytes));  // first copy: the link is up from here on
     std::atomic<bool> stop{false};
     std::atomic<uint64_t> copies{1};
     absl::Status copy_status;
@@ -41,7 +41,7 @@ class LiveGpuLoad : public GpuLoad {
     while (std::chrono::steady_clock::now() < end && copy_status.ok()) during();
     stop = true;
     worker.join();
-    RETURN_IF_ERROR(copy_status);
+    GDR_RETURN_IF_ERROR(copy_status);
     LoadResult r;
     r.method = absl::StrCat("cuMemcpyDtoH of ", kCopyBytes >> 20, " MiB from GPU ", gpu,
                             " into page-locked host memory");

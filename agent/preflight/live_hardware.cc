@@ -23,8 +23,8 @@ class LiveRdma : public RdmaQuery {
     return verbs::ListDevices(fs_, {}, absent_reason);
   }
   absl::StatusOr<bool> DmabufRegistrationSupported(const std::string& device) override {
-    ASSIGN_OR_RETURN(verbs::ContextPtr ctx, verbs::OpenDevice(device));
-    ASSIGN_OR_RETURN(verbs::PdPtr pd, verbs::AllocPd(ctx.get()));
+    GDR_ASSIGN_OR_RETURN(verbs::ContextPtr ctx, verbs::OpenDevice(device));
+    GDR_ASSIGN_OR_RETURN(verbs::PdPtr pd, verbs::AllocPd(ctx.get()));
     // fd -1: a driver that implements dma-buf registration rejects the fd
     // (EBADF); one that does not says EOPNOTSUPP/EPROTONOSUPPORT first.
     errno = 0;
@@ -44,12 +44,12 @@ class LiveRdma : public RdmaQuery {
 class LiveCuda : public CudaQuery {
  public:
   absl::StatusOr<std::string> DriverVersion() override {
-    RETURN_IF_ERROR(Load());
+    GDR_RETURN_IF_ERROR(Load());
     return driver_->DriverVersion();
   }
   absl::StatusOr<std::vector<CudaGpu>> ListGpus() override {
-    RETURN_IF_ERROR(Load());
-    ASSIGN_OR_RETURN(std::vector<cuda::GpuDevice> devs, driver_->ListDevices());
+    GDR_RETURN_IF_ERROR(Load());
+    GDR_ASSIGN_OR_RETURN(std::vector<cuda::GpuDevice> devs, driver_->ListDevices());
     std::vector<CudaGpu> out;
     for (auto& d : devs) {
       CudaGpu g;

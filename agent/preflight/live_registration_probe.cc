@@ -19,7 +19,7 @@ class LiveRegistrationProbe : public RegistrationProbe {
     memory::MemorySpec spec;
     spec.kind = memory::Kind::kGpu;
     spec.gpu = absl::StrCat(gpu);
-    ASSIGN_OR_RETURN(auto buffer, memory::Allocate(spec, 4096, -1));
+    GDR_ASSIGN_OR_RETURN(auto buffer, memory::Allocate(spec, 4096, -1));
     return memory::ProbeRegistration(*buffer, device);
   }
 };

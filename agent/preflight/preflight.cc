@@ -26,7 +26,7 @@ class OwnedRdma : public RdmaQuery {
   OwnedRdma(RdmaQuery& inner, const std::vector<std::string>& owned) : inner_(inner), owned_(owned) {}
   std::string source() const override { return inner_.source(); }
   absl::StatusOr<std::vector<verbs::DeviceInfo>> ListDevices(std::string* absent_reason) override {
-    ASSIGN_OR_RETURN(std::vector<verbs::DeviceInfo> all, inner_.ListDevices(absent_reason));
+    GDR_ASSIGN_OR_RETURN(std::vector<verbs::DeviceInfo> all, inner_.ListDevices(absent_reason));
     std::vector<verbs::DeviceInfo> out;
     std::vector<std::string> present;
     for (auto& d : all) {
@@ -103,7 +103,7 @@ absl::StatusOr<Report> RunPreflightOn(const FsRoot& fs, const RunOptions& option
     }
     return std::shared_ptr<Context>(s, &s->ctx);  // owns the whole session
   };
-  ASSIGN_OR_RETURN(Report report, RunPreflightBounded(make, options.checks, options.deadlines));
+  GDR_ASSIGN_OR_RETURN(Report report, RunPreflightBounded(make, options.checks, options.deadlines));
   if (!fs.is_live()) {
     // Offline the node is the one captured, not this one.
     if (auto host = fs.ReadLine("/etc/hostname"); host.ok() && !host->empty()) report.hostname = *host;
@@ -131,8 +131,8 @@ absl::StatusOr<Report> RunPreflightAt(const std::string& root, const RunOptions&
         "--fs-root ", root, " is a file but not a capture (.tar.gz from gdrbench-agent capture)"));
   }
   TreeCleanup tree;
-  ASSIGN_OR_RETURN(tree.dir, ExtractTree(root));
-  ASSIGN_OR_RETURN(Report report, RunPreflightOn(FsRoot(tree.dir), options));
+  GDR_ASSIGN_OR_RETURN(tree.dir, ExtractTree(root));
+  GDR_ASSIGN_OR_RETURN(Report report, RunPreflightOn(FsRoot(tree.dir), options));
   report.fs_root = root;  // name the tarball, not the temporary directory
   // Evidence names paths as on the captured node: "/sys/class/infiniband",
   // not the temporary directory it was unpacked into (gone once we return).

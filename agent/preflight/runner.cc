@@ -116,7 +116,7 @@ CheckResult Hung(const CheckDef& def, absl::Duration waited, bool run_deadline) 
 
 absl::StatusOr<Report> RunPreflightBounded(const ContextFactory& make_context,
                                            const std::vector<std::string>& only, Deadlines d) {
-  RETURN_IF_ERROR(CheckKnown(only));
+  GDR_RETURN_IF_ERROR(CheckKnown(only));
   if (int stuck = g_stuck.load(); stuck >= limits::kMaxStuckChecks) {
     return absl::UnavailableError(absl::StrCat(
         stuck, " preflight checks of earlier runs are still blocked in the kernel (the most this agent "
@@ -182,7 +182,7 @@ std::vector<std::string> CheckIds() {
 }
 
 absl::StatusOr<Report> RunPreflight(Context& ctx, const std::vector<std::string>& only) {
-  RETURN_IF_ERROR(CheckKnown(only));
+  GDR_RETURN_IF_ERROR(CheckKnown(only));
   Report report = NewReport(ctx);
   int64_t start = NowNs();
   for (const CheckDef* def : Selected(only)) report.checks.push_back(RunOne(*def, ctx));

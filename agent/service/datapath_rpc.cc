@@ -44,19 +44,18 @@ absl::StatusOr<bench::InitiatorSpec> ValidateSweep(const v1::RunWriteSweepReques
                                                    const bench::SweepOptions& options) {
   bench::InitiatorSpec spec;
   spec.options = options;
-  ASSIGN_OR_RETURN(spec.memory, memory::MemorySpec::Parse(r.params().memory().empty()
-                                                              ? "host"
-                                                              : r.params().memory()));
-  RETURN_IF_ERROR(CheckMemoryForTest(spec.memory, options));
+  GDR_ASSIGN_OR_RETURN(spec.memory,
+                       memory::MemorySpec::Parse(r.params().memory().empty() ? "host" : r.params().memory()));
+  GDR_RETURN_IF_ERROR(CheckMemoryForTest(spec.memory, options));
   spec.cm = FromProto(r.params().cm());
   if (spec.cm == bench::CmMode::kAuto) spec.cm = bench::CmMode::kRdmaCm;  // pre-oob controllers
   if (spec.cm == bench::CmMode::kOob) {
-    ASSIGN_OR_RETURN(spec.target, FromProto(r.target_oob()));
+    GDR_ASSIGN_OR_RETURN(spec.target, FromProto(r.target_oob()));
   } else {
     if (r.target_address().empty()) {
       return absl::InvalidArgumentError("no target_address given (the target's rdma_cm address)");
     }
-    RETURN_IF_ERROR(verbs::ParseSockAddr(r.target_address(), 0).status());
+    GDR_RETURN_IF_ERROR(verbs::ParseSockAddr(r.target_address(), 0).status());
     if (r.target_cm_port() == 0 || r.target_cm_port() > 65535) {
       return absl::InvalidArgumentError(
           absl::StrCat("target_cm_port ", r.target_cm_port(), " is not a port (1 .. 65535)"));
@@ -64,7 +63,7 @@ absl::StatusOr<bench::InitiatorSpec> ValidateSweep(const v1::RunWriteSweepReques
     spec.target_address = r.target_address();
     spec.target_port = static_cast<uint16_t>(r.target_cm_port());
   }
-  if (!r.bind_address().empty()) RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
+  if (!r.bind_address().empty()) GDR_RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
   spec.bind_address = r.bind_address();
   if (static_cast<uint32_t>(r.remote_buffers_size()) != options.qps) {
     return absl::InvalidArgumentError(absl::StrCat(r.remote_buffers_size(),
@@ -223,7 +222,7 @@ absl::StatusOr<v1::OpenTargetResponse> AgentHandler::OpenTarget(const v1::OpenTa
 
 absl::StatusOr<v1::ConnectTargetResponse> AgentHandler::ConnectTarget(
     const v1::ConnectTargetRequest& r) {
-  RETURN_IF_ERROR(targets().Connect(r));
+  GDR_RETURN_IF_ERROR(targets().Connect(r));
   return v1::ConnectTargetResponse{};
 }
 
@@ -243,9 +242,9 @@ absl::Status AgentHandler::RunWriteSweep(
     const std::function<bool(const v1::RunWriteSweepResponse&)>& emit,
     const std::atomic<bool>& cancelled) {
   // Validation: every field, before any hardware is touched.
-  ASSIGN_OR_RETURN(bench::SweepOptions options, ToSweepOptions(r.params()));
-  ASSIGN_OR_RETURN(bench::InitiatorSpec spec, ValidateSweep(r, options));
-  ASSIGN_OR_RETURN(spec.device, CheckDevice(*sessions_, config_.devices, r.device()));
+  GDR_ASSIGN_OR_RETURN(bench::SweepOptions options, ToSweepOptions(r.params()));
+  GDR_ASSIGN_OR_RETURN(bench::InitiatorSpec spec, ValidateSweep(r, options));
+  GDR_ASSIGN_OR_RETURN(spec.device, CheckDevice(*sessions_, config_.devices, r.device()));
 
   v1::RunWriteSweepResponse summary_msg;
   v1::SweepSummary& summary = *summary_msg.mutable_summary();

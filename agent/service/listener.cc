@@ -94,7 +94,7 @@ void WarnOddPeer(const absl::Status& st) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Listener>> Listener::Bind(const std::string& address) {
-  ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress("--listen", address));
+  GDR_ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress("--listen", address));
   const std::string& host = listen.host;
   const int port = listen.port;
 

@@ -108,7 +108,7 @@ absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoCon
   if (config.nics != nullptr) {
     nics = *config.nics;
   } else {
-    ASSIGN_OR_RETURN(nics, verbs::ListDevices(fs, config.devices, &absent));
+    GDR_ASSIGN_OR_RETURN(nics, verbs::ListDevices(fs, config.devices, &absent));
   }
   if (nics.empty()) info.set_nics_absent_reason(absent);
   for (const auto& n : nics) {

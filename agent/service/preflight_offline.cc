@@ -8,7 +8,7 @@
 namespace gdrbench::agent::service {
 
 absl::StatusOr<OfflinePreflightOutput> RunPreflightOnce(const OfflinePreflightConfig& config) {
-  ASSIGN_OR_RETURN(preflight::Report report, preflight::RunPreflightAt(config.fs_root, config.run));
+  GDR_ASSIGN_OR_RETURN(preflight::Report report, preflight::RunPreflightAt(config.fs_root, config.run));
   OfflinePreflightOutput out;
   out.any_failed = report.overall == preflight::Status::kFail;
   if (config.json) {

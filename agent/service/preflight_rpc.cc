@@ -18,7 +18,7 @@ absl::StatusOr<v1::PreflightReport> AgentHandler::RunPreflight(
   options.devices = config_.devices;
   options.counter_history = counter_history_;
   // Unknown ids are INVALID_ARGUMENT (naming the known ones) from the runner.
-  ASSIGN_OR_RETURN(preflight::Report report, preflight::RunPreflightOn(fs_, options));
+  GDR_ASSIGN_OR_RETURN(preflight::Report report, preflight::RunPreflightOn(fs_, options));
   spdlog::info("preflight: {} checks, overall {}, {:.1f} ms", report.checks.size(),
                preflight::StatusName(report.overall), report.duration_ns / 1e6);
   return ToProto(report);

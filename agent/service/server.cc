@@ -51,14 +51,14 @@ void ApplyLimits(grpc::ServerBuilder& b, std::chrono::milliseconds handshake_dea
 // less than half of limits::kMaxConnections.
 absl::StatusOr<std::pair<Admission, Admission>> MakeAdmissions(const AdmissionConfig& main) {
   auto now = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(Admission agent, Admission::Create(main, now));
+  GDR_ASSIGN_OR_RETURN(Admission agent, Admission::Create(main, now));
   AdmissionConfig h;  // no --controller-cidr pool: probes come from the node
   h.handshake_deadline = main.handshake_deadline;
   h.per_address = limits::kHealthPerAddress;
   h.total = limits::kHealthTotal;
   h.log_interval = main.log_interval;
   h.port_name = "health port";
-  ASSIGN_OR_RETURN(Admission health, Admission::Create(h, now));
+  GDR_ASSIGN_OR_RETURN(Admission health, Admission::Create(h, now));
   int pools = main.controller_cidrs.empty() ? 1 : 2;
   int most = limits::kMaxConnections / limits::kMaxUnauthenticatedShareDivisor;
   if (main.total * pools + h.total > most) {
@@ -87,7 +87,7 @@ std::string DescribeAdmission(const AdmissionConfig& a) {
 // probe makes one call and closes), under the health budgets.
 absl::Status AgentServer::StartHealth(const std::string& address, Admission admission,
                                       std::chrono::milliseconds handshake_deadline) {
-  ASSIGN_OR_RETURN(health_listener_, Listener::Bind(address));
+  GDR_ASSIGN_OR_RETURN(health_listener_, Listener::Bind(address));
   grpc::ServerBuilder health;
   auto acceptor = health.experimental().AddExternalConnectionAcceptor(
       grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
@@ -102,11 +102,11 @@ absl::Status AgentServer::StartHealth(const std::string& address, Admission admi
 }
 
 absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfig config) {
-  RETURN_IF_ERROR(CheckHostPort("--listen", config.listen));
+  GDR_RETURN_IF_ERROR(CheckHostPort("--listen", config.listen));
   if (!config.health_listen.empty()) {
-    RETURN_IF_ERROR(CheckHostPort("--health-listen", config.health_listen));
+    GDR_RETURN_IF_ERROR(CheckHostPort("--health-listen", config.health_listen));
   }
-  ASSIGN_OR_RETURN(auto tls, rpc::ReloadableServerTls::Create(config.tls));
+  GDR_ASSIGN_OR_RETURN(auto tls, rpc::ReloadableServerTls::Create(config.tls));
 
   if (struct stat st; stat(config.agent.fs_root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat("--fs-root ", config.agent.fs_root, " is not a directory"));
@@ -119,9 +119,9 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfi
   // that is not there.
   if (auto info = s->handler_->GetNodeInfo({}); !info.ok()) return info.status();
 
-  ASSIGN_OR_RETURN(auto admissions, MakeAdmissions(config.admission));
+  GDR_ASSIGN_OR_RETURN(auto admissions, MakeAdmissions(config.admission));
   // Our own listener: no SO_REUSEPORT, an accept loop that survives EMFILE.
-  ASSIGN_OR_RETURN(s->listener_, Listener::Bind(config.listen));
+  GDR_ASSIGN_OR_RETURN(s->listener_, Listener::Bind(config.listen));
   s->port_ = s->listener_->port();
   s->service_ = std::make_unique<GrpcAgentService>(*s->handler_, config.preflight);
   grpc::EnableDefaultHealthCheckService(true);
@@ -140,8 +140,8 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerConfi
   if (!s->server_) return absl::InternalError("the gRPC server did not start");
   s->listener_->Start(std::move(acceptor), std::move(admissions.first));
   if (!config.health_listen.empty()) {
-    RETURN_IF_ERROR(s->StartHealth(config.health_listen, std::move(admissions.second),
-                                   config.admission.handshake_deadline));
+    GDR_RETURN_IF_ERROR(s->StartHealth(config.health_listen, std::move(admissions.second),
+                                       config.admission.handshake_deadline));
   }
   s->server_->GetHealthCheckService()->SetServingStatus(true);
   spdlog::info("agent listening on {} (port {}, {}); {}", config.listen, s->port_,

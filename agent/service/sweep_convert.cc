@@ -55,7 +55,7 @@ absl::StatusOr<bench::SweepOptions> ToSweepOptions(const v1::SweepParams& p) {
     }
     o.tclass = static_cast<int>(p.tclass());
   }
-  RETURN_IF_ERROR(bench::Validate(o));
+  GDR_RETURN_IF_ERROR(bench::Validate(o));
   return o;
 }
 
@@ -184,7 +184,7 @@ void ToProto(const bench::OobPeer& p, const std::string& gid_choice, v1::OobConn
 
 absl::StatusOr<bench::OobPeer> FromProto(const v1::OobConnect& c) {
   bench::OobPeer p;
-  ASSIGN_OR_RETURN(p.endpoint, FromProto(c.initiator()));
+  GDR_ASSIGN_OR_RETURN(p.endpoint, FromProto(c.initiator()));
   for (const v1::RemoteBuffer& b : c.buffers()) {
     if (b.addr() == 0 || b.length_bytes() == 0) {
       return absl::InvalidArgumentError("an initiator buffer has no address or length");

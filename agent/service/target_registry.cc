@@ -175,12 +175,12 @@ absl::StatusOr<OpenPlan> ValidateOpen(const v1::OpenTargetRequest& r, const Targ
     return bad("no message sizes: give params.sizes_bytes (the sizes the initiator will sweep)");
   }
   OpenPlan plan;
-  ASSIGN_OR_RETURN(plan.options, ToSweepOptions(params));
-  ASSIGN_OR_RETURN(plan.memory,
-                   memory::MemorySpec::Parse(params.memory().empty() ? "host" : params.memory()));
-  RETURN_IF_ERROR(CheckMemoryForTest(plan.memory, plan.options));
+  GDR_ASSIGN_OR_RETURN(plan.options, ToSweepOptions(params));
+  GDR_ASSIGN_OR_RETURN(plan.memory,
+                       memory::MemorySpec::Parse(params.memory().empty() ? "host" : params.memory()));
+  GDR_RETURN_IF_ERROR(CheckMemoryForTest(plan.memory, plan.options));
   if (!r.bind_address().empty()) {
-    RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
+    GDR_RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
   }
   if (r.port_num() > 1) {
     return bad("port_num ", r.port_num(), ": only port 1 (or 0 = the first) is supported");
@@ -268,10 +268,10 @@ absl::StatusOr<TargetRegistry::ByteReservation> TargetRegistry::Reserve(uint64_t
 
 absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTargetRequest& r) {
   // Validation first, all of it before any hardware is touched.
-  ASSIGN_OR_RETURN(OpenPlan plan, ValidateOpen(r, limits_));
-  ASSIGN_OR_RETURN(verbs::DeviceInfo device, resolve_(r.device()));
+  GDR_ASSIGN_OR_RETURN(OpenPlan plan, ValidateOpen(r, limits_));
+  GDR_ASSIGN_OR_RETURN(verbs::DeviceInfo device, resolve_(r.device()));
   const uint32_t counter_port = ListeningPort(device, r.port_num());
-  ASSIGN_OR_RETURN(ByteReservation reserved, Reserve(plan.bytes, r.device()));
+  GDR_ASSIGN_OR_RETURN(ByteReservation reserved, Reserve(plan.bytes, r.device()));
   const std::string& id = reserved.id();
   bench::TargetSpec ts{.device = std::move(device),
                        .bind_address = r.bind_address(),
@@ -279,7 +279,7 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
                        .options = plan.options,
                        .slice_bytes = plan.slice,
                        .cm = FromProto(r.params().cm())};
-  ASSIGN_OR_RETURN(std::unique_ptr<bench::TargetSession> session, sessions_->OpenTarget(ts));
+  GDR_ASSIGN_OR_RETURN(std::unique_ptr<bench::TargetSession> session, sessions_->OpenTarget(ts));
   auto t = std::make_shared<Target>();
   t->id = id;
   t->bytes = plan.bytes;
@@ -313,7 +313,7 @@ absl::Status TargetRegistry::Connect(const v1::ConnectTargetRequest& r) {
   std::shared_ptr<Target> t = Find(r.target_id());
   if (t == nullptr) return NotFound(r.target_id());
   t->Renew(clock_());
-  ASSIGN_OR_RETURN(bench::OobPeer peer, FromProto(r.initiator()));
+  GDR_ASSIGN_OR_RETURN(bench::OobPeer peer, FromProto(r.initiator()));
   absl::Status st = t->session->Connect(peer);
   if (st.ok()) spdlog::info("target {}: connected out of band", t->id);
   return st;

@@ -45,7 +45,7 @@ double ParseLinkSpeed(const std::string& text) {
 }
 
 absl::StatusOr<std::vector<std::string>> ListPciFunctions(const FsRoot& fs) {
-  ASSIGN_OR_RETURN(std::vector<std::string> names, fs.ListDir("/sys/bus/pci/devices"));
+  GDR_ASSIGN_OR_RETURN(std::vector<std::string> names, fs.ListDir("/sys/bus/pci/devices"));
   std::vector<std::string> out;
   for (auto& n : names) {
     if (IsBdf(n)) out.push_back(std::move(n));
@@ -61,7 +61,7 @@ absl::StatusOr<PciDevice> ReadPciDevice(const FsRoot& fs, const std::string& bdf
   }
   PciDevice d;
   d.bdf = bdf;
-  ASSIGN_OR_RETURN(d.sysfs_path, fs.RealPath(link));
+  GDR_ASSIGN_OR_RETURN(d.sysfs_path, fs.RealPath(link));
   for (absl::string_view part : absl::StrSplit(d.sysfs_path, '/', absl::SkipEmpty())) {
     std::string p(part);
     if (p.rfind("pci", 0) == 0 && d.root_complex.empty()) {
@@ -83,7 +83,7 @@ absl::StatusOr<PciDevice> ReadPciDevice(const FsRoot& fs, const std::string& bdf
 }
 
 absl::StatusOr<std::optional<AcsControl>> ReadAcs(const FsRoot& fs, const std::string& bdf) {
-  ASSIGN_OR_RETURN(std::string cfg, fs.ReadFile(absl::StrCat("/sys/bus/pci/devices/", bdf, "/config")));
+  GDR_ASSIGN_OR_RETURN(std::string cfg, fs.ReadFile(absl::StrCat("/sys/bus/pci/devices/", bdf, "/config")));
   if (cfg.size() < 256) {
     return absl::PermissionDeniedError(absl::StrCat(
         "PCI config space of ", bdf, ": only ", cfg.size(),

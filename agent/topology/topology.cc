@@ -149,7 +149,7 @@ absl::StatusOr<Topology> DiscoverTopology(const FsRoot& fs, const std::vector<st
       auto cls = fs.ReadLine(absl::StrCat("/sys/bus/pci/devices/", bdf, "/class"));
       auto ven = fs.ReadLine(absl::StrCat("/sys/bus/pci/devices/", bdf, "/vendor"));
       if (!cls.ok() || !ven.ok() || *ven != "0x10de" || cls->rfind("0x03", 0) != 0) continue;
-      ASSIGN_OR_RETURN(PciDevice d, ReadPciDevice(fs, bdf));
+      GDR_ASSIGN_OR_RETURN(PciDevice d, ReadPciDevice(fs, bdf));
       t.gpus.push_back(Gpu{static_cast<int>(t.gpus.size()), std::move(d)});
     }
     if (t.gpus.empty()) t.notes.push_back("no NVIDIA GPU on the PCI bus");

@@ -68,7 +68,7 @@ absl::StatusOr<std::string> DeviceIpv4(const DeviceInfo& d) {
 
 absl::StatusOr<std::string> DeviceIpv4(const FsRoot& fs, const std::string& device) {
   std::string reason;
-  ASSIGN_OR_RETURN(std::vector<DeviceInfo> devs, ListDevices(fs, {device}, &reason));
+  GDR_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devs, ListDevices(fs, {device}, &reason));
   if (devs.empty()) return absl::NotFoundError(absl::StrCat("no RDMA device ", device, ": ", reason));
   return DeviceIpv4(devs.front());
 }
@@ -193,7 +193,7 @@ absl::Status ResolveAddress(rdma_cm_id* id, rdma_event_channel* channel, const s
 absl::Status ResolveRoute(rdma_cm_id* id, rdma_event_channel* channel, const sockaddr_storage& src,
                           const sockaddr_storage& dst, int timeout_ms) {
   const std::string what = PathText(src, dst);
-  RETURN_IF_ERROR(ResolveAddress(id, channel, src, dst, timeout_ms));
+  GDR_RETURN_IF_ERROR(ResolveAddress(id, channel, src, dst, timeout_ms));
   if (rdma_resolve_route(id, timeout_ms) != 0) {
     return ErrnoToStatus(errno, absl::StrCat("rdma_resolve_route ", what));
   }

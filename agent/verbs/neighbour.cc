@@ -142,11 +142,11 @@ absl::StatusOr<NeighbourWarmup> WarmNeighbour(const FsRoot& fs, const std::strin
     if (auto table = ParseProcNetRoute(*routes); table.ok()) hop = NextHop(*table, *remote, netdev);
   }
   auto complete = [&]() -> absl::StatusOr<bool> {
-    ASSIGN_OR_RETURN(std::string text, fs.ReadFile("/proc/net/arp"));
-    ASSIGN_OR_RETURN(std::vector<ArpEntry> entries, ParseProcNetArp(text));
+    GDR_ASSIGN_OR_RETURN(std::string text, fs.ReadFile("/proc/net/arp"));
+    GDR_ASSIGN_OR_RETURN(std::vector<ArpEntry> entries, ParseProcNetArp(text));
     return ArpComplete(entries, hop, netdev);
   };
-  ASSIGN_OR_RETURN(bool done, complete());
+  GDR_ASSIGN_OR_RETURN(bool done, complete());
   if (done) {
     w.resolved = true;
     w.detail = absl::StrCat("neighbour ", hop, hop == *remote ? "" : absl::StrCat(" (gateway to ", *remote, ")"),
@@ -186,7 +186,7 @@ absl::StatusOr<NeighbourWarmup> WarmNeighbour(const FsRoot& fs, const std::strin
       }
       next_send += kResendMs;
     }
-    ASSIGN_OR_RETURN(done, complete());
+    GDR_ASSIGN_OR_RETURN(done, complete());
     w.waited_ms = watch.ms();
     if (done || w.waited_ms >= budget_ms) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));

@@ -23,11 +23,11 @@ struct Material {
 
 absl::StatusOr<Material> ReadMaterial(const ServerTlsConfig& c, CertUse use) {
   Material m;
-  ASSIGN_OR_RETURN(std::string cert, ReadPem("--tls-cert", c.cert_file));
-  ASSIGN_OR_RETURN(std::string key, ReadPem("--tls-key", c.key_file));
-  RETURN_IF_ERROR(CheckCertAndKey("--tls-cert", c.cert_file, cert, "--tls-key", key, use));
+  GDR_ASSIGN_OR_RETURN(std::string cert, ReadPem("--tls-cert", c.cert_file));
+  GDR_ASSIGN_OR_RETURN(std::string key, ReadPem("--tls-key", c.key_file));
+  GDR_RETURN_IF_ERROR(CheckCertAndKey("--tls-cert", c.cert_file, cert, "--tls-key", key, use));
   if (!c.client_ca_file.empty()) {
-    ASSIGN_OR_RETURN(m.ca, ReadPem("--tls-client-ca", c.client_ca_file));
+    GDR_ASSIGN_OR_RETURN(m.ca, ReadPem("--tls-client-ca", c.client_ca_file));
   }
   m.description = DescribeCert(cert);
   // One file for both, so that one dup3() swaps them together: OpenSSL's
@@ -77,12 +77,12 @@ absl::StatusOr<std::unique_ptr<ReloadableServerTls>> ReloadableServerTls::Create
   t->config_ = config;
   if (config.insecure || config.cert_file.empty() || config.key_file.empty()) {
     // Plaintext, or a config MakeServerCredentials refuses with its sentence.
-    ASSIGN_OR_RETURN(t->credentials_, MakeServerCredentials(config));
+    GDR_ASSIGN_OR_RETURN(t->credentials_, MakeServerCredentials(config));
     return t;
   }
-  ASSIGN_OR_RETURN(Material m, ReadMaterial(config, CertUse::kServer));
-  RETURN_IF_ERROR(Replace(&t->identity_fd_, "gdrbench-tls-identity", m.identity));
-  if (!m.ca.empty()) RETURN_IF_ERROR(Replace(&t->ca_fd_, "gdrbench-tls-client-ca", m.ca));
+  GDR_ASSIGN_OR_RETURN(Material m, ReadMaterial(config, CertUse::kServer));
+  GDR_RETURN_IF_ERROR(Replace(&t->identity_fd_, "gdrbench-tls-identity", m.identity));
+  if (!m.ca.empty()) GDR_RETURN_IF_ERROR(Replace(&t->ca_fd_, "gdrbench-tls-client-ca", m.ca));
   const std::string identity = FdPath(t->identity_fd_);
   t->provider_ = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
       identity, identity, t->ca_fd_ >= 0 ? FdPath(t->ca_fd_) : std::string(), /*refresh_interval_sec=*/1);
@@ -108,9 +108,9 @@ ReloadableServerTls::~ReloadableServerTls() {
 absl::StatusOr<std::string> ReloadableServerTls::Reload() {
   std::lock_guard lock(mu_);
   if (identity_fd_ < 0) return absl::FailedPreconditionError("serving plaintext (--insecure): no TLS material to reload");
-  ASSIGN_OR_RETURN(Material m, ReadMaterial(config_, CertUse::kReload));
-  if (ca_fd_ >= 0) RETURN_IF_ERROR(Replace(&ca_fd_, "gdrbench-tls-client-ca", m.ca));
-  RETURN_IF_ERROR(Replace(&identity_fd_, "gdrbench-tls-identity", m.identity));
+  GDR_ASSIGN_OR_RETURN(Material m, ReadMaterial(config_, CertUse::kReload));
+  if (ca_fd_ >= 0) GDR_RETURN_IF_ERROR(Replace(&ca_fd_, "gdrbench-tls-client-ca", m.ca));
+  GDR_RETURN_IF_ERROR(Replace(&identity_fd_, "gdrbench-tls-identity", m.identity));
   return absl::StrCat("TLS reloaded: serving ", m.description, " to new connections");
 }
 

@@ -51,13 +51,13 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   }
   grpc::SslServerCredentialsOptions opts(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  ASSIGN_OR_RETURN(pair.cert_chain, ReadPem("--tls-cert", config.cert_file));
-  ASSIGN_OR_RETURN(pair.private_key, ReadPem("--tls-key", config.key_file));
-  RETURN_IF_ERROR(CheckCertAndKey("--tls-cert", config.cert_file, pair.cert_chain, "--tls-key",
-                                  pair.private_key, CertUse::kServer));
+  GDR_ASSIGN_OR_RETURN(pair.cert_chain, ReadPem("--tls-cert", config.cert_file));
+  GDR_ASSIGN_OR_RETURN(pair.private_key, ReadPem("--tls-key", config.key_file));
+  GDR_RETURN_IF_ERROR(CheckCertAndKey("--tls-cert", config.cert_file, pair.cert_chain, "--tls-key",
+                                      pair.private_key, CertUse::kServer));
   opts.pem_key_cert_pairs.push_back(std::move(pair));
   if (!config.client_ca_file.empty()) {
-    ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem("--tls-client-ca", config.client_ca_file));
+    GDR_ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem("--tls-client-ca", config.client_ca_file));
     opts.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(opts);
@@ -81,13 +81,13 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
   }
   grpc::SslCredentialsOptions opts;
   if (!config.ca_file.empty()) {
-    ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem(ca, config.ca_file));
+    GDR_ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem(ca, config.ca_file));
   }
   if (!config.cert_file.empty()) {
-    ASSIGN_OR_RETURN(opts.pem_cert_chain, ReadPem(cert, config.cert_file));
-    ASSIGN_OR_RETURN(opts.pem_private_key, ReadPem(key, config.key_file));
-    RETURN_IF_ERROR(CheckCertAndKey(cert, config.cert_file, opts.pem_cert_chain, key, opts.pem_private_key,
-                                    CertUse::kClient));
+    GDR_ASSIGN_OR_RETURN(opts.pem_cert_chain, ReadPem(cert, config.cert_file));
+    GDR_ASSIGN_OR_RETURN(opts.pem_private_key, ReadPem(key, config.key_file));
+    GDR_RETURN_IF_ERROR(CheckCertAndKey(cert, config.cert_file, opts.pem_cert_chain, key,
+                                        opts.pem_private_key, CertUse::kClient));
   }
   return grpc::SslCredentials(opts);
 }
@@ -102,7 +102,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
     return absl::InvalidArgumentError(
         absl::StrCat(PeerName(config.peer), " address '", address, "' is not HOST:PORT"));
   }
-  ASSIGN_OR_RETURN(auto creds, MakeChannelCredentials(config));
+  GDR_ASSIGN_OR_RETURN(auto creds, MakeChannelCredentials(config));
   grpc::ChannelArguments args;
   if (!config.server_name.empty()) args.SetSslTargetNameOverride(config.server_name);
   // Fail fast when nothing listens: operators get one line, not a long backoff.

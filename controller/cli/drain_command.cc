@@ -20,13 +20,13 @@ namespace {
 // The run from the server: its header view (blame, excluded nodes, the
 // matrices' node names; no pairs), which is all the drain reads.
 absl::StatusOr<v1::Run> FetchRun(const DrainOptions& o) {
-  ASSIGN_OR_RETURN(auto client, ServerClient::Create(o.server));
+  GDR_ASSIGN_OR_RETURN(auto client, ServerClient::Create(o.server));
   std::string id = o.run_id;
   if (id == "latest") {
     v1::ListRunsRequest list;
     list.set_cluster(o.cluster);
     list.set_page_size(1);
-    ASSIGN_OR_RETURN(v1::ListRunsResponse runs, client->ListRuns(list));
+    GDR_ASSIGN_OR_RETURN(v1::ListRunsResponse runs, client->ListRuns(list));
     if (runs.runs().empty()) {
       return absl::NotFoundError(absl::StrCat("no run on ", o.server.address,
                                               o.cluster.empty() ? "" : " for cluster " + o.cluster));
@@ -55,7 +55,7 @@ absl::StatusOr<slurm::DrainPolicy> Usage(const DrainOptions& o) {
   if (o.run_file.empty() == o.server.address.empty()) {
     return absl::InvalidArgumentError("give --run FILE or --server HOST:PORT [--run-id ID]");
   }
-  ASSIGN_OR_RETURN(slurm::DrainPolicy p, slurm::ParseDrainKinds(o.what, o.max_fraction));
+  GDR_ASSIGN_OR_RETURN(slurm::DrainPolicy p, slurm::ParseDrainKinds(o.what, o.max_fraction));
   p.min_streak = o.min_streak;
   return p;
 }
@@ -64,7 +64,7 @@ absl::StatusOr<slurm::DrainPolicy> Usage(const DrainOptions& o) {
 absl::StatusOr<Planned> LoadAndPlan(const DrainOptions& o, const slurm::DrainPolicy& policy,
                                     bool* refused) {
   Planned p;
-  ASSIGN_OR_RETURN(p.run, o.run_file.empty() ? FetchRun(o) : report::LoadRunJson(o.run_file));
+  GDR_ASSIGN_OR_RETURN(p.run, o.run_file.empty() ? FetchRun(o) : report::LoadRunJson(o.run_file));
   auto plan = slurm::PlanDrain(p.run, policy);
   if (!plan.ok()) {
     *refused = absl::IsFailedPrecondition(plan.status());
@@ -74,7 +74,7 @@ absl::StatusOr<Planned> LoadAndPlan(const DrainOptions& o, const slurm::DrainPol
     return absl::Status(plan.status().code(), absl::StrCat(source, ": ", plan.status().message()));
   }
   p.plan = std::move(*plan);
-  if (!o.verdicts_dir.empty()) RETURN_IF_ERROR(slurm::WriteVerdictFiles(p.plan, o.verdicts_dir));
+  if (!o.verdicts_dir.empty()) GDR_RETURN_IF_ERROR(slurm::WriteVerdictFiles(p.plan, o.verdicts_dir));
   return p;
 }
 

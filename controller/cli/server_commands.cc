@@ -158,7 +158,7 @@ int BaselineSet(const ServerOptions& o) {
 // The cluster to report on: --cluster, else the server's only one.
 absl::StatusOr<std::string> OnlyCluster(ServerClient& c, const std::string& given) {
   if (!given.empty()) return given;
-  ASSIGN_OR_RETURN(v1::ListClustersResponse r, c.ListClusters({}));
+  GDR_ASSIGN_OR_RETURN(v1::ListClustersResponse r, c.ListClusters({}));
   if (r.clusters_size() == 1) return r.clusters(0).name();
   std::string names;
   for (const auto& x : r.clusters()) absl::StrAppend(&names, names.empty() ? "" : ", ", x.name());
@@ -257,7 +257,7 @@ absl::StatusOr<v1::Run> LoadRunOrJournal(const std::string& path) {
     *run.add_pairs() = p;
     return absl::OkStatus();
   };
-  ASSIGN_OR_RETURN(run::JournalSummary j, run::StreamJournal(path, v));
+  GDR_ASSIGN_OR_RETURN(run::JournalSummary j, run::StreamJournal(path, v));
   v1::VerdictPolicy policy = analysis::DefaultPolicy();
   analysis::Outcome outcome = analysis::Judge(*set, policy, nullptr, {});
   run.set_run_id(j.header.run_id());
@@ -276,10 +276,10 @@ absl::StatusOr<v1::Run> LoadRunOrJournal(const std::string& path) {
 
 absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server, v1::Run run,
                                                 const std::string& cluster) {
-  ASSIGN_OR_RETURN(auto c, ServerClient::Create(server));
+  GDR_ASSIGN_OR_RETURN(auto c, ServerClient::Create(server));
   if (!cluster.empty()) run.set_cluster(cluster);
   run.clear_regressions();  // the server's to compute
-  ASSIGN_OR_RETURN(v1::UploadRunResponse r, c->Upload(run));
+  GDR_ASSIGN_OR_RETURN(v1::UploadRunResponse r, c->Upload(run));
   if (r.already_stored()) {
     // Nothing is stored again: say where the run is, not this upload's counts.
     v1::GetRunRequest get;

@@ -73,7 +73,7 @@ absl::StatusOr<std::optional<sweep::MeasuredCost>> MeasuredFrom(const SweepOptio
 // (typed fields only).
 absl::StatusOr<v1::SweepSpec> ToSpec(const SweepOptions& o) {
   v1::SweepSpec spec;
-  ASSIGN_OR_RETURN(schedule::Mode mode, schedule::ParseMode(o.mode));
+  GDR_ASSIGN_OR_RETURN(schedule::Mode mode, schedule::ParseMode(o.mode));
   spec.set_sweep_mode(sweep::ToSweepMode(mode));
   if (o.fan_in != 0) spec.set_fan_in(o.fan_in);
   spec.set_quick_rounds(o.quick_rounds);
@@ -81,10 +81,10 @@ absl::StatusOr<v1::SweepSpec> ToSpec(const SweepOptions& o) {
   SweepFlags f = o.sweep;
   // The sweep's iterations unless --duration; both given is refused.
   if (f.duration_s == 0 && f.iterations == 0) f.iterations = sweep_limits::kDefaultSweepIterations;
-  ASSIGN_OR_RETURN(*spec.mutable_params(), ToSweepParams(f));
+  GDR_ASSIGN_OR_RETURN(*spec.mutable_params(), ToSweepParams(f));
   spec.mutable_params()->clear_memory();  // a sweep's memory is --memory (the kinds)
   if (!o.memory.empty()) {
-    ASSIGN_OR_RETURN(std::vector<v1::MemoryKind> kinds, sweep::ParseMemoryKinds(o.memory));
+    GDR_ASSIGN_OR_RETURN(std::vector<v1::MemoryKind> kinds, sweep::ParseMemoryKinds(o.memory));
     for (v1::MemoryKind k : kinds) spec.add_memory_kinds(k);
   }
   v1::VerdictPolicy& p = *spec.mutable_policy();
@@ -109,23 +109,23 @@ absl::Status ReadPairs(const SweepOptions& o, sweep::SweepConfig* c) {
     return o.pairs_file.empty() ? absl::OkStatus() : Usage("--pairs is only for --mode pairs");
   }
   if (o.pairs_file.empty()) return Usage("--mode pairs needs --pairs FILE");
-  ASSIGN_OR_RETURN(std::string text, ReadText(o.pairs_file, "--pairs"));
+  GDR_ASSIGN_OR_RETURN(std::string text, ReadText(o.pairs_file, "--pairs"));
   std::vector<std::string> names;
   for (const auto& n : c->inventory.nodes) names.push_back(n.name);
-  ASSIGN_OR_RETURN(c->schedule.pairs, schedule::ParsePairList(text, o.pairs_file, names));
+  GDR_ASSIGN_OR_RETURN(c->schedule.pairs, schedule::ParsePairList(text, o.pairs_file, names));
   return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<sweep::SweepConfig> ToSweepConfig(const SweepOptions& o) {
-  ASSIGN_OR_RETURN(inventory::Inventory inv, LoadNodes(o));
-  ASSIGN_OR_RETURN(v1::SweepSpec spec, ToSpec(o));
-  ASSIGN_OR_RETURN(sweep::SweepConfig c, sweep::ConfigFromSpec(spec, sweep::kFlagNames));
+  GDR_ASSIGN_OR_RETURN(inventory::Inventory inv, LoadNodes(o));
+  GDR_ASSIGN_OR_RETURN(v1::SweepSpec spec, ToSpec(o));
+  GDR_ASSIGN_OR_RETURN(sweep::SweepConfig c, sweep::ConfigFromSpec(spec, sweep::kFlagNames));
   c.inventory = std::move(inv);
   c.inventory.expect = inventory::Merge(c.inventory.expect, o.expect);
   c.schedule.seed = o.schedule_seed;
-  RETURN_IF_ERROR(ReadPairs(o, &c));
+  GDR_RETURN_IF_ERROR(ReadPairs(o, &c));
   c.link_gbps = o.link_gbps;
   if (!o.baseline.empty()) {
     auto loaded = report::LoadRunJson(o.baseline);
@@ -138,7 +138,7 @@ absl::StatusOr<sweep::SweepConfig> ToSweepConfig(const SweepOptions& o) {
   const AgentClientConfig client = ClientConfig("", o.common);
   c.rpc_timeout = client.rpc_timeout;
   c.connect_timeout = client.connect_timeout;
-  ASSIGN_OR_RETURN(c.measured, MeasuredFrom(o));
+  GDR_ASSIGN_OR_RETURN(c.measured, MeasuredFrom(o));
   c.retries = o.retries;
   c.sweep_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.sweep_timeout_s * 1000));
   c.all_nics = o.nics == "all";

@@ -83,7 +83,7 @@ absl::StatusOr<v1::SweepParams> ToSweepParams(const SweepFlags& f) {
   absl::StatusOr<std::vector<uint64_t>> sizes = sweep::ParseSizes(f.sizes);
   if (!sizes.ok()) return Bad(names.sizes, ": ", sizes.status().message());
   for (uint64_t s : *sizes) p.add_sizes_bytes(s);
-  ASSIGN_OR_RETURN(int64_t duration_ns, sweep::DurationNs(f.duration_s, names.duration));
+  GDR_ASSIGN_OR_RETURN(int64_t duration_ns, sweep::DurationNs(f.duration_s, names.duration));
   p.set_iterations(f.iterations);
   p.set_duration_ns(duration_ns);
   p.set_warmup_iterations(f.warmup);
@@ -96,7 +96,7 @@ absl::StatusOr<v1::SweepParams> ToSweepParams(const SweepFlags& f) {
   p.set_memory(f.memory);
   p.set_seed(f.seed);
   p.set_qp_timeout(f.qp_timeout);
-  ASSIGN_OR_RETURN(v1::ConnectionMode cm, sweep::ParseConnectionMode(f.cm, names.cm));
+  GDR_ASSIGN_OR_RETURN(v1::ConnectionMode cm, sweep::ParseConnectionMode(f.cm, names.cm));
   p.set_cm(cm);
   if (f.gid_index != -1) p.set_gid_index(f.gid_index);
   p.set_disable_pcie_relaxed(f.disable_pcie_relaxed);
@@ -122,7 +122,7 @@ absl::StatusOr<v1::SweepParams> ToSweepParams(const SweepFlags& f) {
   } else {
     return Bad(names.test, " '", f.test, "': give write_bw or write_lat");
   }
-  RETURN_IF_ERROR(sweep::ValidateParams(p, names));
+  GDR_RETURN_IF_ERROR(sweep::ValidateParams(p, names));
   return p;
 }
 

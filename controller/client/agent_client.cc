@@ -9,7 +9,7 @@ namespace gdrbench::controller {
 
 absl::StatusOr<std::unique_ptr<AgentClient>> AgentClient::Create(AgentClientConfig config) {
   std::unique_ptr<AgentClient> c(new AgentClient(std::move(config)));
-  ASSIGN_OR_RETURN(c->channel_, rpc::MakeChannel(c->config_.address, c->config_.tls));
+  GDR_ASSIGN_OR_RETURN(c->channel_, rpc::MakeChannel(c->config_.address, c->config_.tls));
   c->stub_ = v1::Agent::NewStub(c->channel_);
   return c;
 }
@@ -37,12 +37,12 @@ absl::Status AgentClient::WaitConnected() {
 }
 
 // Every unary RPC: connected, under rpc_timeout, its error named "<Method> on <address>".
-#define GDR_CALL(Method, req, resp)                                                   \
-  RETURN_IF_ERROR(WaitConnected());                                                   \
-  grpc::ClientContext ctx;                                                            \
-  Prepare(ctx, config_.rpc_timeout);                                                  \
-  RETURN_IF_ERROR(rpc::FromGrpc(stub_->Method(&ctx, req, resp),                       \
-                                absl::StrCat(#Method, " on ", config_.address)))
+#define GDR_CALL(Method, req, resp)     \
+  GDR_RETURN_IF_ERROR(WaitConnected()); \
+  grpc::ClientContext ctx;              \
+  Prepare(ctx, config_.rpc_timeout);    \
+  GDR_RETURN_IF_ERROR(                  \
+      rpc::FromGrpc(stub_->Method(&ctx, req, resp), absl::StrCat(#Method, " on ", config_.address)))
 
 // ... answered in a new message.
 #define GDR_UNARY(Method, Req, Resp, req) \
@@ -90,7 +90,7 @@ absl::StatusOr<v1::CloseTargetResponse> AgentClient::CloseTarget(const std::stri
 absl::Status AgentClient::RunWriteSweep(
     const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
     const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) {
-  RETURN_IF_ERROR(WaitConnected());
+  GDR_RETURN_IF_ERROR(WaitConnected());
   grpc::ClientContext ctx;
   Prepare(ctx, timeout);
   auto reader = stub_->RunWriteSweep(&ctx, request);

@@ -64,7 +64,7 @@ absl::StatusOr<std::vector<std::string>> WriteReports(const v1::Run& run, const 
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("--out ", dir, ": ", ec.message()));
-  ASSIGN_OR_RETURN(std::string json, RenderJson(run));
+  GDR_ASSIGN_OR_RETURN(std::string json, RenderJson(run));
   const std::vector<std::pair<std::string, std::string>> files = {
       {"run.json", json},
       {"pairs.csv", RenderCsv(run)},
@@ -75,7 +75,7 @@ absl::StatusOr<std::vector<std::string>> WriteReports(const v1::Run& run, const 
   std::vector<std::string> written;
   for (const auto& [name, data] : files) {
     std::string path = (std::filesystem::path(dir) / name).string();
-    RETURN_IF_ERROR(WriteFile(path, data));
+    GDR_RETURN_IF_ERROR(WriteFile(path, data));
     written.push_back(path);
   }
   return written;

@@ -5,7 +5,7 @@
 namespace gdrbench::controller::run {
 
 absl::StatusOr<std::unique_ptr<GrpcAgentApi>> GrpcAgentApi::Create(AgentClientConfig config) {
-  ASSIGN_OR_RETURN(auto client, AgentClient::Create(std::move(config)));
+  GDR_ASSIGN_OR_RETURN(auto client, AgentClient::Create(std::move(config)));
   return std::unique_ptr<GrpcAgentApi>(new GrpcAgentApi(std::move(client)));
 }
 

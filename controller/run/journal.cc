@@ -97,8 +97,8 @@ absl::StatusOr<std::unique_ptr<JournalWriter>> JournalWriter::Create(const std::
     std::lock_guard<std::mutex> lock(sh->mu);
     sh->pending.assign(kMagic);
   }
-  RETURN_IF_ERROR(w->WriteFrame(kHeader, header));
-  RETURN_IF_ERROR(w->WriteFrame(kPlan, plan));
+  GDR_RETURN_IF_ERROR(w->WriteFrame(kHeader, header));
+  GDR_RETURN_IF_ERROR(w->WriteFrame(kPlan, plan));
   return w;
 }
 

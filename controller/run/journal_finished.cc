@@ -122,7 +122,7 @@ absl::Status DecodeFinished(const char* p, size_t n, const FlatPlan& plan, Finis
     return absl::DataLossError("bad test record");
   }
   if (!has_dst_rail) m.dst_rail = m.rail;
-  RETURN_IF_ERROR(plan.Check(out->src, out->dst, m.rail, has_dst_rail, m.dst_rail));
+  GDR_RETURN_IF_ERROR(plan.Check(out->src, out->dst, m.rail, has_dst_rail, m.dst_rail));
   if (!has_expected) m.expected_gbps = plan.ExpectedGbps(out->src, out->dst, m.rail, m.dst_rail);
   return absl::OkStatus();
 }

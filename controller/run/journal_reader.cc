@@ -94,7 +94,7 @@ absl::Status ForEachFrame(Window& w, uint64_t pos, const std::string& path, Jour
   while (pos < w.size()) {
     const uint64_t left = w.size() - pos;
     if (left < 8) return torn(pos);
-    ASSIGN_OR_RETURN(const char* head, w.At(pos, 8));
+    GDR_ASSIGN_OR_RETURN(const char* head, w.At(pos, 8));
     const uint32_t len = GetU32(head);
     const uint32_t sum = GetU32(head + 4);
     if (len > kMaxRecord) {
@@ -103,7 +103,7 @@ absl::Status ForEachFrame(Window& w, uint64_t pos, const std::string& path, Jour
                                               " bytes before its end"));
     }
     if (left - 8 < len) return torn(pos);
-    ASSIGN_OR_RETURN(const char* p, w.At(pos + 8, len));
+    GDR_ASSIGN_OR_RETURN(const char* p, w.At(pos + 8, len));
     absl::Status st = journal_records::FrameChecksum(p, len) == sum ? body(p, len)
                                                                      : absl::DataLossError("bad checksum");
     if (!visitor.status.ok()) return visitor.status;
@@ -128,7 +128,7 @@ class TestSink {
   absl::Status Format2(const char* p, int n, const v1::JournalPlan& plan) {
     if (!visit_.on_test && visit_.on_measured) {
       if (!flat_) flat_.emplace(plan);
-      RETURN_IF_ERROR(journal_records::DecodeFinished(p, static_cast<size_t>(n), *flat_, &finished_));
+      GDR_RETURN_IF_ERROR(journal_records::DecodeFinished(p, static_cast<size_t>(n), *flat_, &finished_));
       return visitor_.Keep(visit_.on_measured(finished_));
     }
     // Records are parsed on an arena, dropped every kArenaRecords (a
@@ -141,12 +141,12 @@ class TestSink {
       in_arena_ = 0;
     }
     if (!t_->ParseFromArray(p, n)) return absl::DataLossError("bad test record");
-    RETURN_IF_ERROR(journal_records::ToPairResult(*t_, plan, &pair_));
+    GDR_RETURN_IF_ERROR(journal_records::ToPairResult(*t_, plan, &pair_));
     return Whole(pair_, t_->src(), t_->dst());
   }
   // A whole result (format 1's, or format 2's rebuilt).
   absl::Status Whole(const v1::PairResult& pair, uint32_t src, uint32_t dst) {
-    if (visit_.on_test) RETURN_IF_ERROR(visitor_.Keep(visit_.on_test(pair, src, dst)));
+    if (visit_.on_test) GDR_RETURN_IF_ERROR(visitor_.Keep(visit_.on_test(pair, src, dst)));
     if (!visit_.on_measured) return absl::OkStatus();
     finished_.src = src;
     finished_.dst = dst;
@@ -176,18 +176,19 @@ absl::Status ReadFormat1(Window& w, const std::string& path, const JournalVisito
   v1::JournalRecord rec;
   TestSink sink(visit);
   VisitorError& visitor = sink.visitor();
-  RETURN_IF_ERROR(ForEachFrame(w, 0, path, out, visitor, [&](const char* p, uint32_t len) -> absl::Status {
-    if (!rec.ParseFromArray(p, static_cast<int>(len))) return absl::DataLossError("not a record");
-    if (!have_header) {
-      if (!rec.has_header()) return absl::DataLossError("no header record");
-      out->header = std::move(*rec.mutable_header());
-      have_header = true;
-      return visit.on_start ? visitor.Keep(visit.on_start(*out)) : absl::OkStatus();
-    }
-    if (!rec.has_pair()) return absl::OkStatus();
-    ++out->tests;
-    return sink.Whole(rec.pair(), kNoNodeIndex, kNoNodeIndex);
-  }));
+  GDR_RETURN_IF_ERROR(
+      ForEachFrame(w, 0, path, out, visitor, [&](const char* p, uint32_t len) -> absl::Status {
+        if (!rec.ParseFromArray(p, static_cast<int>(len))) return absl::DataLossError("not a record");
+        if (!have_header) {
+          if (!rec.has_header()) return absl::DataLossError("no header record");
+          out->header = std::move(*rec.mutable_header());
+          have_header = true;
+          return visit.on_start ? visitor.Keep(visit.on_start(*out)) : absl::OkStatus();
+        }
+        if (!rec.has_pair()) return absl::OkStatus();
+        ++out->tests;
+        return sink.Whole(rec.pair(), kNoNodeIndex, kNoNodeIndex);
+      }));
   if (!have_header) return absl::DataLossError(absl::StrCat("journal ", path, ": empty or no header"));
   return absl::OkStatus();
 }
@@ -197,30 +198,32 @@ absl::Status ReadFormat2(Window& w, const std::string& path, const JournalVisito
   int parts = 0;  // header, then plan
   TestSink sink(visit);
   VisitorError& visitor = sink.visitor();
-  RETURN_IF_ERROR(ForEachFrame(w, kMagic.size(), path, out, visitor, [&](const char* p, uint32_t len) -> absl::Status {
-    if (len < 1) return absl::DataLossError("empty record");
-    const char kind = p[0];
-    const int n = static_cast<int>(len - 1);
-    const char expect = parts == 0 ? journal_records::kHeader : parts == 1 ? journal_records::kPlan
-                                                                           : journal_records::kTest;
-    if (kind != expect) {
-      return absl::DataLossError(absl::StrCat("a '", std::string(1, kind), "' record where '",
-                                              std::string(1, expect), "' belongs"));
-    }
-    if (kind == journal_records::kHeader) {
-      if (!out->header.ParseFromArray(p + 1, n)) return absl::DataLossError("bad header");
-      ++parts;
-      return absl::OkStatus();
-    }
-    if (kind == journal_records::kPlan) {
-      if (!out->plan.ParseFromArray(p + 1, n)) return absl::DataLossError("bad plan");
-      ++parts;
-      return visit.on_start ? visitor.Keep(visit.on_start(*out)) : absl::OkStatus();
-    }
-    RETURN_IF_ERROR(sink.Format2(p + 1, n, out->plan));
-    ++out->tests;
-    return absl::OkStatus();
-  }));
+  GDR_RETURN_IF_ERROR(
+      ForEachFrame(w, kMagic.size(), path, out, visitor, [&](const char* p, uint32_t len) -> absl::Status {
+        if (len < 1) return absl::DataLossError("empty record");
+        const char kind = p[0];
+        const int n = static_cast<int>(len - 1);
+        const char expect = parts == 0   ? journal_records::kHeader
+                            : parts == 1 ? journal_records::kPlan
+                                         : journal_records::kTest;
+        if (kind != expect) {
+          return absl::DataLossError(absl::StrCat("a '", std::string(1, kind), "' record where '",
+                                                  std::string(1, expect), "' belongs"));
+        }
+        if (kind == journal_records::kHeader) {
+          if (!out->header.ParseFromArray(p + 1, n)) return absl::DataLossError("bad header");
+          ++parts;
+          return absl::OkStatus();
+        }
+        if (kind == journal_records::kPlan) {
+          if (!out->plan.ParseFromArray(p + 1, n)) return absl::DataLossError("bad plan");
+          ++parts;
+          return visit.on_start ? visitor.Keep(visit.on_start(*out)) : absl::OkStatus();
+        }
+        GDR_RETURN_IF_ERROR(sink.Format2(p + 1, n, out->plan));
+        ++out->tests;
+        return absl::OkStatus();
+      }));
   if (parts < 2) return absl::DataLossError(absl::StrCat("journal ", path, ": no header and plan"));
   return absl::OkStatus();
 }
@@ -244,10 +247,10 @@ absl::StatusOr<JournalSummary> StreamJournal(const std::string& path, const Jour
   JournalSummary out;
   bool format2 = false;
   if (w.size() >= kMagic.size()) {
-    ASSIGN_OR_RETURN(const char* head, w.At(0, kMagic.size()));
+    GDR_ASSIGN_OR_RETURN(const char* head, w.At(0, kMagic.size()));
     format2 = std::string_view(head, kMagic.size()) == kMagic;
   }
-  RETURN_IF_ERROR(format2 ? ReadFormat2(w, path, visit, &out) : ReadFormat1(w, path, visit, &out));
+  GDR_RETURN_IF_ERROR(format2 ? ReadFormat2(w, path, visit, &out) : ReadFormat1(w, path, visit, &out));
   return out;
 }
 
@@ -258,7 +261,7 @@ absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
     out.pairs.push_back(p);
     return absl::OkStatus();
   };
-  ASSIGN_OR_RETURN(JournalSummary s, StreamJournal(path, v));
+  GDR_ASSIGN_OR_RETURN(JournalSummary s, StreamJournal(path, v));
   out.format = s.format;
   out.header = std::move(s.header);
   out.plan = std::move(s.plan);

@@ -66,7 +66,7 @@ absl::StatusOr<Plan> MakePlan(std::vector<PlanNode> nodes, const std::string& me
   plan.memory = memory;
   plan.schedule_options = options;
   plan.params = params;
-  ASSIGN_OR_RETURN(plan.schedule, schedule::BuildSchedule(Shapes(plan.nodes, memory), options));
+  GDR_ASSIGN_OR_RETURN(plan.schedule, schedule::BuildSchedule(Shapes(plan.nodes, memory), options));
   plan.fingerprint = Fingerprint(plan);
   static std::atomic<uint64_t> next_id{1};
   plan.id = next_id.fetch_add(1);

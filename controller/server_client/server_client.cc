@@ -28,7 +28,7 @@ absl::StatusOr<std::unique_ptr<ServerClient>> ServerClient::Create(const ServerC
     }
   }
   // GetLinkReferences answers with a rail's whole matrix (about 40 MB at 1,024 nodes).
-  ASSIGN_OR_RETURN(auto channel, rpc::MakeChannel(c.address, c.tls, 256 << 20));
+  GDR_ASSIGN_OR_RETURN(auto channel, rpc::MakeChannel(c.address, c.tls, 256 << 20));
   return std::unique_ptr<ServerClient>(new ServerClient(c, v1::Controller::NewStub(channel), std::move(token)));
 }
 

@@ -94,25 +94,25 @@ absl::StatusOr<std::vector<Finding>> FindNodesToDrain(const v1::Run& run,
     const std::string& s = b.subject();
     std::string from = absl::StrCat("blame ", b.kind(), " '", s, "'");
     if (b.kind() == "node" && policy.node) {
-      RETURN_IF_ERROR(c.Add(s, absl::StrCat("node: ", b.reason(), Evidence(b)), from));
+      GDR_RETURN_IF_ERROR(c.Add(s, absl::StrCat("node: ", b.reason(), Evidence(b)), from));
     } else if (b.kind() == "nic" && policy.nic) {
       size_t at = s.rfind(" rail ");
       if (at == std::string::npos) return absl::InvalidArgumentError(from + ": expected '<node> rail <r>'");
-      RETURN_IF_ERROR(c.Add(s.substr(0, at), absl::StrCat("nic ", s.substr(at + 1), ": ", b.reason(),
-                                                          Evidence(b)),
-                            from));
+      GDR_RETURN_IF_ERROR(c.Add(s.substr(0, at),
+                                absl::StrCat("nic ", s.substr(at + 1), ": ", b.reason(), Evidence(b)), from));
     } else if (b.kind() == "link" && policy.link) {
-      ASSIGN_OR_RETURN(auto ends, LinkEnds(s, from));
+      GDR_ASSIGN_OR_RETURN(auto ends, LinkEnds(s, from));
       std::string reason = absl::StrCat("link ", s, ": ", b.reason(), Evidence(b));
-      RETURN_IF_ERROR(c.Add(ends.first, reason, from));
-      RETURN_IF_ERROR(c.Add(ends.second, reason, from));
+      GDR_RETURN_IF_ERROR(c.Add(ends.first, reason, from));
+      GDR_RETURN_IF_ERROR(c.Add(ends.second, reason, from));
     }
   }
   if (policy.excluded) {
     for (const auto& e : run.excluded_nodes()) {
       size_t at = e.find(": ");
       std::string why = at == std::string::npos ? "left out of the sweep" : e.substr(at + 2);
-      RETURN_IF_ERROR(c.Add(ExcludedName(e), absl::StrCat("excluded: ", why), absl::StrCat("excluded '", e, "'")));
+      GDR_RETURN_IF_ERROR(
+          c.Add(ExcludedName(e), absl::StrCat("excluded: ", why), absl::StrCat("excluded '", e, "'")));
     }
   }
   return c.Take();
@@ -238,8 +238,8 @@ absl::StatusOr<DrainPlan> PlanDrain(const v1::Run& run, const DrainPolicy& polic
   DrainPlan plan;
   plan.run_id = run.run_id();
   plan.node_count = RunNodeCount(run);
-  ASSIGN_OR_RETURN(plan.drain, FindNodesToDrain(run, policy));
-  RETURN_IF_ERROR(CheckFraction(run, plan.node_count, plan.drain, policy));
+  GDR_ASSIGN_OR_RETURN(plan.drain, FindNodesToDrain(run, policy));
+  GDR_RETURN_IF_ERROR(CheckFraction(run, plan.node_count, plan.drain, policy));
   plan.verdicts = Verdicts(run, plan.drain, policy);
   plan.streaks_known = std::any_of(run.blame().begin(), run.blame().end(),
                                    [](const v1::Blame& b) { return b.streak() > 0; });

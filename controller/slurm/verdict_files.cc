@@ -52,7 +52,7 @@ absl::Status WriteVerdictFiles(const DrainPlan& plan, const std::string& dir) {
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
   for (const auto& v : plan.verdicts) {
     if (v.verdict != Verdict::kPass && v.verdict != Verdict::kDrain) continue;
-    RETURN_IF_ERROR(WriteOne(dir, v, plan.run_id));
+    GDR_RETURN_IF_ERROR(WriteOne(dir, v, plan.run_id));
   }
   return absl::OkStatus();
 }

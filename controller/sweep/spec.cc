@@ -40,11 +40,11 @@ absl::StatusOr<v1::SweepParams> LegacyParams(const v1::SweepSpec& s) {
   const FieldNames& n = kLegacySpecFields;
   v1::SweepParams p = SweepConfig::DefaultParams();
   if (!s.sizes().empty()) {
-    ASSIGN_OR_RETURN(std::vector<uint64_t> sizes, ParseSizes(s.sizes()));
+    GDR_ASSIGN_OR_RETURN(std::vector<uint64_t> sizes, ParseSizes(s.sizes()));
     p.clear_sizes_bytes();
     for (uint64_t size : sizes) p.add_sizes_bytes(size);
   }
-  ASSIGN_OR_RETURN(int64_t duration_ns, DurationNs(s.duration_s(), n.duration));
+  GDR_ASSIGN_OR_RETURN(int64_t duration_ns, DurationNs(s.duration_s(), n.duration));
   p.set_duration_ns(duration_ns);
   if (duration_ns > 0) {
     p.set_iterations(0);
@@ -56,10 +56,10 @@ absl::StatusOr<v1::SweepParams> LegacyParams(const v1::SweepSpec& s) {
   p.set_bidirectional(s.bidirectional());
   p.set_verify(s.verify());
   if (!s.cm().empty()) {
-    ASSIGN_OR_RETURN(v1::ConnectionMode cm, ParseConnectionMode(s.cm(), n.cm));
+    GDR_ASSIGN_OR_RETURN(v1::ConnectionMode cm, ParseConnectionMode(s.cm(), n.cm));
     p.set_cm(cm);
   }
-  RETURN_IF_ERROR(ValidateParams(p, n));
+  GDR_RETURN_IF_ERROR(ValidateParams(p, n));
   return p;
 }
 
@@ -107,15 +107,15 @@ absl::Status MadK(double v, absl::string_view name) {
 absl::StatusOr<v1::VerdictPolicy> LegacyPolicy(const v1::SweepSpec& s) {
   v1::VerdictPolicy p = SweepConfig::DefaultPolicy();
   if (s.has_min_link_fraction()) {
-    RETURN_IF_ERROR(Fraction(s.min_link_fraction(), "min_link_fraction"));
+    GDR_RETURN_IF_ERROR(Fraction(s.min_link_fraction(), "min_link_fraction"));
     p.set_min_fraction_of_link(s.min_link_fraction());
   }
   if (s.has_fleet_min_drop()) {
-    RETURN_IF_ERROR(Fraction(s.fleet_min_drop(), "fleet_min_drop"));
+    GDR_RETURN_IF_ERROR(Fraction(s.fleet_min_drop(), "fleet_min_drop"));
     p.set_fleet_min_drop(s.fleet_min_drop());
   }
   if (s.has_mad_k()) {
-    RETURN_IF_ERROR(MadK(s.mad_k(), "mad_k"));
+    GDR_RETURN_IF_ERROR(MadK(s.mad_k(), "mad_k"));
     p.set_mad_k(s.mad_k());
   }
   return p;
@@ -136,7 +136,7 @@ absl::StatusOr<v1::SweepParams> TypedParams(const v1::SweepParams& p, const Fiel
   if (p.iterations() == 0 && p.duration_ns() == 0) {
     return Bad(n.iterations, " 0 and ", n.duration, " 0: give one (params are complete when given)");
   }
-  RETURN_IF_ERROR(ValidateParams(p, n));
+  GDR_RETURN_IF_ERROR(ValidateParams(p, n));
   if (p.test() != v1::TEST_KIND_WRITE_BW) {
     return Bad(n.test, " ", v1::TestKind_Name(p.test()), ": a sweep measures write_bw (write_lat: gdrbench pair)");
   }
@@ -149,9 +149,9 @@ absl::Status ApplyParams(const v1::SweepSpec& s, const FieldNames& n, SweepConfi
     return Bad("params and the deprecated ", absl::StrJoin(legacy, ", "), " both given: give params only");
   }
   if (s.has_params()) {
-    ASSIGN_OR_RETURN(c->params, TypedParams(s.params(), n));
+    GDR_ASSIGN_OR_RETURN(c->params, TypedParams(s.params(), n));
   } else {
-    ASSIGN_OR_RETURN(c->params, LegacyParams(s));
+    GDR_ASSIGN_OR_RETURN(c->params, LegacyParams(s));
   }
   c->schedule.bidirectional = c->params.bidirectional();
   return absl::OkStatus();
@@ -159,19 +159,19 @@ absl::Status ApplyParams(const v1::SweepSpec& s, const FieldNames& n, SweepConfi
 
 absl::Status ApplyPolicy(const v1::SweepSpec& s, SweepConfig* c) {
   if (!s.has_policy()) {
-    ASSIGN_OR_RETURN(c->policy, LegacyPolicy(s));
+    GDR_ASSIGN_OR_RETURN(c->policy, LegacyPolicy(s));
     return absl::OkStatus();
   }
   if (HasLegacyPolicy(s)) {
     return Bad("policy and the deprecated min_link_fraction, mad_k or fleet_min_drop both given: give policy only");
   }
   const v1::VerdictPolicy& p = s.policy();
-  RETURN_IF_ERROR(Fraction(p.min_fraction_of_link(), "policy.min_fraction_of_link"));
-  RETURN_IF_ERROR(Fraction(p.fleet_min_drop(), "policy.fleet_min_drop"));
-  RETURN_IF_ERROR(Fraction(p.baseline_tolerance(), "policy.baseline_tolerance"));
-  RETURN_IF_ERROR(Fraction(p.min_gpu_host_ratio(), "policy.min_gpu_host_ratio"));
-  RETURN_IF_ERROR(Fraction(p.max_retransmit_fraction(), "policy.max_retransmit_fraction"));
-  RETURN_IF_ERROR(MadK(p.mad_k(), "policy.mad_k"));
+  GDR_RETURN_IF_ERROR(Fraction(p.min_fraction_of_link(), "policy.min_fraction_of_link"));
+  GDR_RETURN_IF_ERROR(Fraction(p.fleet_min_drop(), "policy.fleet_min_drop"));
+  GDR_RETURN_IF_ERROR(Fraction(p.baseline_tolerance(), "policy.baseline_tolerance"));
+  GDR_RETURN_IF_ERROR(Fraction(p.min_gpu_host_ratio(), "policy.min_gpu_host_ratio"));
+  GDR_RETURN_IF_ERROR(Fraction(p.max_retransmit_fraction(), "policy.max_retransmit_fraction"));
+  GDR_RETURN_IF_ERROR(MadK(p.mad_k(), "policy.mad_k"));
   if (!p.baseline_run().empty()) {
     return Bad("policy.baseline_run '", p.baseline_run(), "': leave it empty (the baseline is the caller's)");
   }
@@ -180,7 +180,7 @@ absl::Status ApplyPolicy(const v1::SweepSpec& s, SweepConfig* c) {
 }
 
 absl::Status ApplySchedule(const v1::SweepSpec& s, const FieldNames& n, SweepConfig* c) {
-  ASSIGN_OR_RETURN(c->schedule.mode, ModeOf(s, n));
+  GDR_ASSIGN_OR_RETURN(c->schedule.mode, ModeOf(s, n));
   // Named as the request named it (neither field given: "mode").
   const absl::string_view mode_name = s.sweep_mode() != v1::SWEEP_MODE_UNSPECIFIED ? n.mode : kLegacySpecFields.mode;
   if (c->schedule.mode == schedule::Mode::kIncast) {
@@ -263,11 +263,11 @@ absl::StatusOr<schedule::Mode> FromSweepMode(v1::SweepMode mode, absl::string_vi
 
 absl::StatusOr<SweepConfig> ConfigFromSpec(const v1::SweepSpec& s, const FieldNames& n) {
   SweepConfig c;
-  RETURN_IF_ERROR(ApplySchedule(s, n, &c));
-  RETURN_IF_ERROR(ApplyParams(s, n, &c));
-  ASSIGN_OR_RETURN(c.memory, MemoryOf(s, n));
-  RETURN_IF_ERROR(ApplyPolicy(s, &c));
-  RETURN_IF_ERROR(ApplyRunning(s, n, &c));
+  GDR_RETURN_IF_ERROR(ApplySchedule(s, n, &c));
+  GDR_RETURN_IF_ERROR(ApplyParams(s, n, &c));
+  GDR_ASSIGN_OR_RETURN(c.memory, MemoryOf(s, n));
+  GDR_RETURN_IF_ERROR(ApplyPolicy(s, &c));
+  GDR_RETURN_IF_ERROR(ApplyRunning(s, n, &c));
   return c;
 }
 

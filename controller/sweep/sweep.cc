@@ -187,20 +187,20 @@ v1::Run AssembleRun(const SweepConfig& c, const Journal& journal, const run::Pla
 }  // namespace
 
 absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) {
-  ASSIGN_OR_RETURN(Resolved r, internal::Resolve(c));
-  ASSIGN_OR_RETURN(std::unique_ptr<analysis::Baseline> baseline, LoadBaseline(c));
-  ASSIGN_OR_RETURN(Agents agents, internal::ConnectAgents(c, r.inventory));
-  RETURN_IF_ERROR(internal::NameDiscovered(c, &r.inventory, &agents.api));
+  GDR_ASSIGN_OR_RETURN(Resolved r, internal::Resolve(c));
+  GDR_ASSIGN_OR_RETURN(std::unique_ptr<analysis::Baseline> baseline, LoadBaseline(c));
+  GDR_ASSIGN_OR_RETURN(Agents agents, internal::ConnectAgents(c, r.inventory));
+  GDR_RETURN_IF_ERROR(internal::NameDiscovered(c, &r.inventory, &agents.api));
 
   // Preflight and discovery.
-  ASSIGN_OR_RETURN(run::ProbeResult probe, ProbeAgents(c, r.inventory, agents.api, hooks));
-  ASSIGN_OR_RETURN(run::Plan plan, run::MakePlan(probe.nodes, r.memory, c.schedule, r.params));
+  GDR_ASSIGN_OR_RETURN(run::ProbeResult probe, ProbeAgents(c, r.inventory, agents.api, hooks));
+  GDR_ASSIGN_OR_RETURN(run::Plan plan, run::MakePlan(probe.nodes, r.memory, c.schedule, r.params));
   // The run's verify seed, drawn unless given (after the fingerprint, which
   // a resume must match): recorded in the journal's header and Run.params; a
   // resume takes the header's.
   if (!c.resume && plan.params.seed() == 0) plan.params.set_seed(DrawSeed());
   Collector collect(plan, c, hooks);
-  ASSIGN_OR_RETURN(Journal journal, internal::OpenJournal(c, plan, collect));
+  GDR_ASSIGN_OR_RETURN(Journal journal, internal::OpenJournal(c, plan, collect));
   if (c.resume && journal.header.params().seed() != 0) plan.params.set_seed(journal.header.params().seed());
   collect.set_journal(journal.writer.get());
   const std::string& run_id = journal.header.run_id();
@@ -242,7 +242,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
     run::Plan retest = plan;
     std::vector<CellRef> extra = regressed.regressed;
     extra.insert(extra.end(), regressed.partners.begin(), regressed.partners.end());
-    ASSIGN_OR_RETURN(retest.schedule, RetestSchedule(collect.matrices(), plan, extra));
+    GDR_ASSIGN_OR_RETURN(retest.schedule, RetestSchedule(collect.matrices(), plan, extra));
     if (retest.schedule.tests() == 0) break;
     MarkRetested(collect.matrices(), regressed.regressed);
     spdlog::info("outlier retest {}: {} test(s) ({} low, {} regressed cell(s)) in {} round(s)", pass,
@@ -258,7 +258,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
     Report(hooks, Phase::kAnalysis);
     outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded);
   }
-  RETURN_IF_ERROR(stop(absl::OkStatus()));
+  GDR_RETURN_IF_ERROR(stop(absl::OkStatus()));
   // --memory lists: the later kinds' halves and the gdr blames (gdr.h).
   analysis::JudgeMemoryHalves(collect.pairs(), c.policy, excluded, &outcome);
 

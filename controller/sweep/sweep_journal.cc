@@ -70,11 +70,11 @@ absl::Status ReadResumed(const SweepConfig& c, const run::Plan& plan, Collector&
     return added.ok() ? added
                       : absl::DataLossError(absl::StrCat("resume ", c.journal_path, ": ", added.message()));
   };
-  ASSIGN_OR_RETURN(run::JournalSummary in, run::StreamJournal(c.journal_path, v));
+  GDR_ASSIGN_OR_RETURN(run::JournalSummary in, run::StreamJournal(c.journal_path, v));
   j->done.Seal();
   j->header = std::move(in.header);
-  ASSIGN_OR_RETURN(j->writer, run::JournalWriter::Reopen(c.journal_path, in.valid_bytes,
-                                                         run::DescribePlan(plan), c.journal_options));
+  GDR_ASSIGN_OR_RETURN(j->writer, run::JournalWriter::Reopen(c.journal_path, in.valid_bytes,
+                                                             run::DescribePlan(plan), c.journal_options));
   spdlog::info(
       "resuming run {}: {} tests already done{}", j->header.run_id(), in.tests,
       in.torn_tail ? absl::StrCat(" (a torn last record of ", in.dropped_bytes, " bytes was dropped)") : "");
@@ -97,7 +97,7 @@ absl::StatusOr<Journal> OpenJournal(const SweepConfig& c, const run::Plan& plan,
   Journal j;
   if (c.resume) {
     if (c.journal_path.empty()) return absl::InvalidArgumentError("resume: no journal path given");
-    RETURN_IF_ERROR(ReadResumed(c, plan, collect, &j));
+    GDR_RETURN_IF_ERROR(ReadResumed(c, plan, collect, &j));
     return j;
   }
   j.header.set_run_id(c.run_id.empty() ? NewRunId() : c.run_id);
@@ -108,8 +108,8 @@ absl::StatusOr<Journal> OpenJournal(const SweepConfig& c, const run::Plan& plan,
   for (const auto& n : plan.nodes) j.header.add_nodes(n.name);
   j.header.set_tests(plan.schedule.tests());
   if (!c.journal_path.empty()) {
-    ASSIGN_OR_RETURN(j.writer, run::JournalWriter::Create(c.journal_path, j.header, run::DescribePlan(plan),
-                                                          c.journal_options));
+    GDR_ASSIGN_OR_RETURN(j.writer, run::JournalWriter::Create(c.journal_path, j.header,
+                                                              run::DescribePlan(plan), c.journal_options));
   }
   return j;
 }

@@ -42,7 +42,7 @@ bool HasDiscovered(const inventory::Inventory& inv) {
 absl::Status NameDiscovered(const SweepConfig& c, inventory::Inventory* inv,
                             std::vector<run::AgentApi*>* agents) {
   if (!HasDiscovered(*inv)) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<size_t> kept, run::NameDiscoveredNodes(inv, *agents, c.parallel));
+  GDR_ASSIGN_OR_RETURN(std::vector<size_t> kept, run::NameDiscoveredNodes(inv, *agents, c.parallel));
   std::vector<run::AgentApi*> named;
   for (size_t i : kept) named.push_back((*agents)[i]);
   *agents = std::move(named);
@@ -80,7 +80,7 @@ absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
   }
   r.memory = c.memory.empty() ? r.inventory.memory : c.memory;
   // One kind, or a list run kind by kind on every pair (run/memory_kinds.h).
-  ASSIGN_OR_RETURN(std::vector<std::string> kinds, run::SplitMemoryKinds(r.memory));
+  GDR_ASSIGN_OR_RETURN(std::vector<std::string> kinds, run::SplitMemoryKinds(r.memory));
   for (const std::string& k : kinds) {
     if (k != "host" && k != "hugepage" && k != "gpu" && k != "gpu-staged") {
       return bad("memory: expected host, hugepage, gpu or gpu-staged, or a list of them (host,gpu), got '",
@@ -92,7 +92,7 @@ absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
   }
   if (c.parallel == 0) return bad("parallel must be at least 1");
   r.params = c.params;
-  RETURN_IF_ERROR(ApplyInventoryQos(r.inventory, &r.params));
+  GDR_RETURN_IF_ERROR(ApplyInventoryQos(r.inventory, &r.params));
   if (r.params.sizes_bytes().empty()) return bad("no message sizes");
   if (r.params.qps() == 0) return bad("qps must be at least 1");
   r.params.set_memory(r.memory);
@@ -140,9 +140,9 @@ using internal::Resolved;
 absl::StatusOr<FleetPreflight> RunFleetPreflight(const SweepConfig& c) {
   inventory::Inventory inv = c.inventory;
   if (inv.nodes.empty()) return absl::InvalidArgumentError(absl::StrCat(inv.source, ": no nodes"));
-  ASSIGN_OR_RETURN(Agents agents, internal::ConnectAgents(c, inv));
+  GDR_ASSIGN_OR_RETURN(Agents agents, internal::ConnectAgents(c, inv));
   if (internal::HasDiscovered(inv)) {
-    ASSIGN_OR_RETURN(std::vector<size_t> kept, run::NameDiscoveredNodes(&inv, agents.api, c.parallel));
+    GDR_ASSIGN_OR_RETURN(std::vector<size_t> kept, run::NameDiscoveredNodes(&inv, agents.api, c.parallel));
     std::vector<run::AgentApi*> named;
     for (size_t i : kept) named.push_back(agents.api[i]);
     agents.api = std::move(named);
@@ -164,7 +164,7 @@ absl::StatusOr<FleetPreflight> RunFleetPreflight(const SweepConfig& c) {
 }
 
 absl::StatusOr<run::Plan> PlanWithoutAgents(const SweepConfig& c) {
-  ASSIGN_OR_RETURN(Resolved r, internal::Resolve(c));
+  GDR_ASSIGN_OR_RETURN(Resolved r, internal::Resolve(c));
   return run::MakePlan(run::NodesFromInventory(r.inventory), r.memory, c.schedule, r.params);
 }
 

@@ -58,17 +58,17 @@ absl::Status CheckPageSize(uint32_t n, uint32_t max, const char* field) {
 }
 
 absl::StatusOr<std::pair<int64_t, int64_t>> ParseRunsToken(const std::string& t) {
-  ASSIGN_OR_RETURN(auto v, Numbers(t, 't', 2));
+  GDR_ASSIGN_OR_RETURN(auto v, Numbers(t, 't', 2));
   return std::make_pair(v[0], v[1]);
 }
 
 absl::StatusOr<std::tuple<uint32_t, uint64_t, int64_t, int64_t>> ParseCellsToken(const std::string& t) {
-  ASSIGN_OR_RETURN(auto v, Numbers(t, 'c', 4));
+  GDR_ASSIGN_OR_RETURN(auto v, Numbers(t, 'c', 4));
   return std::make_tuple(static_cast<uint32_t>(v[0]), static_cast<uint64_t>(v[1]), v[2], v[3]);
 }
 
 absl::StatusOr<uint64_t> ParseOffsetToken(const std::string& t) {
-  ASSIGN_OR_RETURN(auto v, Numbers(t, 'o', 1));
+  GDR_ASSIGN_OR_RETURN(auto v, Numbers(t, 'o', 1));
   return static_cast<uint64_t>(v[0]);
 }
 
@@ -103,8 +103,8 @@ absl::Status Handler::DrainRefusal() const {
 }
 
 absl::StatusOr<store::RunRow> Handler::Run(const std::string& run_id, const char* field) {
-  RETURN_IF_ERROR(CheckRunId(run_id, field));
-  ASSIGN_OR_RETURN(std::optional<store::RunRow> row, store_.FindRun(run_id));
+  GDR_RETURN_IF_ERROR(CheckRunId(run_id, field));
+  GDR_ASSIGN_OR_RETURN(std::optional<store::RunRow> row, store_.FindRun(run_id));
   if (!row) return absl::NotFoundError(absl::StrCat("run ", run_id, " is not stored"));
   return *row;
 }

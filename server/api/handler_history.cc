@@ -19,16 +19,17 @@ using internal::CheckNode;
 using internal::DaysAgoMicros;
 
 absl::StatusOr<v1::TrendResponse> Handler::GetLinkTrend(const v1::LinkTrendRequest& req) {
-  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
-  RETURN_IF_ERROR(CheckNode(req.src(), "src", true));
-  RETURN_IF_ERROR(CheckNode(req.dst(), "dst", true));
+  GDR_RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
+  GDR_RETURN_IF_ERROR(CheckNode(req.src(), "src", true));
+  GDR_RETURN_IF_ERROR(CheckNode(req.dst(), "dst", true));
   if (req.last() > 10000) return Bad("last must be at most 10000 runs");
-  ASSIGN_OR_RETURN(int64_t src, store_.NodeId(req.src()));
-  ASSIGN_OR_RETURN(int64_t dst, store_.NodeId(req.dst()));
+  GDR_ASSIGN_OR_RETURN(int64_t src, store_.NodeId(req.src()));
+  GDR_ASSIGN_OR_RETURN(int64_t dst, store_.NodeId(req.dst()));
   v1::TrendResponse out;
   if (src < 0 || dst < 0) return out;  // never stored: no points
-  ASSIGN_OR_RETURN(auto points, store_.LinkTrend(req.cluster(), src, dst, req.rail(), req.size_bytes(),
-                                                 DaysAgoMicros(req.days()), req.last() ? req.last() : 30));
+  GDR_ASSIGN_OR_RETURN(auto points,
+                       store_.LinkTrend(req.cluster(), src, dst, req.rail(), req.size_bytes(),
+                                        DaysAgoMicros(req.days()), req.last() ? req.last() : 30));
   for (auto it = points.rbegin(); it != points.rend(); ++it) {
     v1::TrendPoint* p = out.add_points();
     p->set_run_id(it->run_id);
@@ -43,16 +44,16 @@ absl::StatusOr<v1::TrendResponse> Handler::GetLinkTrend(const v1::LinkTrendReque
 }
 
 absl::StatusOr<v1::TrendResponse> Handler::GetNodeTrend(const v1::NodeTrendRequest& req) {
-  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
-  RETURN_IF_ERROR(CheckNode(req.node(), "node", true));
+  GDR_RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
+  GDR_RETURN_IF_ERROR(CheckNode(req.node(), "node", true));
   if (req.last() > 10000) return Bad("last must be at most 10000 runs");
-  ASSIGN_OR_RETURN(int64_t node, store_.NodeId(req.node()));
+  GDR_ASSIGN_OR_RETURN(int64_t node, store_.NodeId(req.node()));
   v1::TrendResponse out;
   if (node < 0) return out;
   std::optional<uint32_t> rail;
   if (req.has_rail()) rail = req.rail();
-  ASSIGN_OR_RETURN(auto points, store_.NodeTrend(req.cluster(), node, rail, DaysAgoMicros(req.days()),
-                                                 req.last() ? req.last() : 30));
+  GDR_ASSIGN_OR_RETURN(auto points, store_.NodeTrend(req.cluster(), node, rail, DaysAgoMicros(req.days()),
+                                                     req.last() ? req.last() : 30));
   for (auto it = points.rbegin(); it != points.rend(); ++it) {
     v1::TrendPoint* p = out.add_points();
     p->set_run_id(it->run_id);
@@ -69,13 +70,13 @@ absl::StatusOr<v1::TrendResponse> Handler::GetNodeTrend(const v1::NodeTrendReque
 
 absl::StatusOr<v1::BaselineInfo> Handler::SetBaseline(const v1::SetBaselineRequest& req,
                                                       const Principal& who) {
-  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", false));
-  ASSIGN_OR_RETURN(store::RunRow row, Run(req.run_id(), "run_id"));
+  GDR_RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", false));
+  GDR_ASSIGN_OR_RETURN(store::RunRow row, Run(req.run_id(), "run_id"));
   const std::string cluster = req.cluster().empty() ? row.cluster : req.cluster();
   if (cluster != row.cluster) {
     return Bad(absl::StrCat("run ", row.run_id, " is of cluster ", row.cluster, ", not ", cluster));
   }
-  RETURN_IF_ERROR(store_.SetBaseline(cluster, row.key, who.name));
+  GDR_RETURN_IF_ERROR(store_.SetBaseline(cluster, row.key, who.name));
   v1::GetBaselineRequest get;
   get.set_cluster(cluster);
   return GetBaseline(get);
@@ -86,12 +87,12 @@ absl::StatusOr<v1::LinkReferences> Handler::GetLinkReferences(const v1::GetLinkR
 }
 
 absl::StatusOr<v1::BaselineInfo> Handler::GetBaseline(const v1::GetBaselineRequest& req) {
-  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
-  ASSIGN_OR_RETURN(auto bl, store_.GetBaseline(req.cluster()));
+  GDR_RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
+  GDR_ASSIGN_OR_RETURN(auto bl, store_.GetBaseline(req.cluster()));
   v1::BaselineInfo out;
   out.set_cluster(req.cluster());
   if (!bl) return out;
-  ASSIGN_OR_RETURN(auto row, store_.FindRunByKey(bl->run_key));
+  GDR_ASSIGN_OR_RETURN(auto row, store_.FindRunByKey(bl->run_key));
   if (row) {
     out.set_run_id(row->run_id);
     *out.mutable_run() = ToSummary(*row);
@@ -102,7 +103,7 @@ absl::StatusOr<v1::BaselineInfo> Handler::GetBaseline(const v1::GetBaselineReque
 }
 
 absl::StatusOr<v1::ListClustersResponse> Handler::ListClusters(const v1::ListClustersRequest&) {
-  ASSIGN_OR_RETURN(auto rows, store_.Clusters());
+  GDR_ASSIGN_OR_RETURN(auto rows, store_.Clusters());
   v1::ListClustersResponse out;
   std::set<std::string> sweepable = sweeps_.clusters();
   for (const auto& r : rows) {
@@ -122,7 +123,7 @@ absl::StatusOr<v1::ListClustersResponse> Handler::ListClusters(const v1::ListClu
 }
 
 absl::StatusOr<v1::CapacityReport> Handler::GetCapacityReport(const v1::GetCapacityReportRequest& req) {
-  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
+  GDR_RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
   if (req.days() > 3660) return Bad("days must be at most 3660 (0 = 30)");
   if (req.weakest() > 1000) return Bad("weakest must be at most 1000 links (0 = 20)");
   history::CapacityOptions o;

@@ -28,20 +28,20 @@ absl::StatusOr<v1::UploadRunResponse> Handler::StoreRun(const v1::Run& run) {
 
 absl::StatusOr<v1::Run> Handler::GetRun(const v1::GetRunRequest& req) {
   if (!v1::RunView_IsValid(req.view())) return Bad("view is not a RunView");
-  ASSIGN_OR_RETURN(store::RunRow row, Run(req.run_id(), "run_id"));
+  GDR_ASSIGN_OR_RETURN(store::RunRow row, Run(req.run_id(), "run_id"));
   if (req.view() == v1::RUN_VIEW_FULL) return history::AssembleRun(store_, row, options_.max_full_cells);
   return store_.ReadHeader(row.key);
 }
 
 absl::Status Handler::ExportRun(const v1::ExportRunRequest& req,
                                 const std::function<absl::Status(const v1::RunChunk&)>& fn) {
-  ASSIGN_OR_RETURN(store::RunRow row, Run(req.run_id(), "run_id"));
+  GDR_ASSIGN_OR_RETURN(store::RunRow row, Run(req.run_id(), "run_id"));
   return history::ExportRun(store_, row, fn);
 }
 
 absl::StatusOr<v1::ListRunsResponse> Handler::ListRuns(const v1::ListRunsRequest& req) {
-  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", false));
-  RETURN_IF_ERROR(CheckPageSize(req.page_size(), 1000, "page_size"));
+  GDR_RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", false));
+  GDR_RETURN_IF_ERROR(CheckPageSize(req.page_size(), 1000, "page_size"));
   store::RunFilter f;
   f.cluster = req.cluster();
   if (req.passed() == "true") {
@@ -55,11 +55,11 @@ absl::StatusOr<v1::ListRunsResponse> Handler::ListRuns(const v1::ListRunsRequest
   if (req.has_until()) f.until_us = store::ToMicros(req.until());
   f.limit = req.page_size() ? req.page_size() : 50;
   if (!req.page_token().empty()) {
-    ASSIGN_OR_RETURN(f.after, ParseRunsToken(req.page_token()));
+    GDR_ASSIGN_OR_RETURN(f.after, ParseRunsToken(req.page_token()));
   }
   const uint32_t want = f.limit;
   f.limit = want + 1;  // one more tells whether there is a next page
-  ASSIGN_OR_RETURN(std::vector<store::RunRow> rows, store_.ListRuns(f));
+  GDR_ASSIGN_OR_RETURN(std::vector<store::RunRow> rows, store_.ListRuns(f));
   v1::ListRunsResponse out;
   for (size_t i = 0; i < rows.size() && i < want; ++i) *out.add_runs() = ToSummary(rows[i]);
   if (rows.size() > want) {
@@ -69,11 +69,11 @@ absl::StatusOr<v1::ListRunsResponse> Handler::ListRuns(const v1::ListRunsRequest
 }
 
 absl::StatusOr<v1::ListCellsResponse> Handler::ListCells(const v1::ListCellsRequest& req) {
-  ASSIGN_OR_RETURN(store::RunRow row, Run(req.run_id(), "run_id"));
-  RETURN_IF_ERROR(CheckNode(req.node(), "node", false));
-  RETURN_IF_ERROR(CheckNode(req.src(), "src", false));
-  RETURN_IF_ERROR(CheckNode(req.dst(), "dst", false));
-  RETURN_IF_ERROR(CheckPageSize(req.page_size(), 10000, "page_size"));
+  GDR_ASSIGN_OR_RETURN(store::RunRow row, Run(req.run_id(), "run_id"));
+  GDR_RETURN_IF_ERROR(CheckNode(req.node(), "node", false));
+  GDR_RETURN_IF_ERROR(CheckNode(req.src(), "src", false));
+  GDR_RETURN_IF_ERROR(CheckNode(req.dst(), "dst", false));
+  GDR_RETURN_IF_ERROR(CheckPageSize(req.page_size(), 10000, "page_size"));
   if (!req.node().empty() && (!req.src().empty() || !req.dst().empty())) {
     return Bad("node selects cells from or to a node: give node, or src and/or dst, not both");
   }
@@ -85,7 +85,7 @@ absl::StatusOr<v1::ListCellsResponse> Handler::ListCells(const v1::ListCellsRequ
   v1::ListCellsResponse out;
   auto id = [&](const std::string& name) -> absl::StatusOr<int64_t> {
     if (name.empty()) return -1;
-    ASSIGN_OR_RETURN(int64_t v, store_.NodeId(name));
+    GDR_ASSIGN_OR_RETURN(int64_t v, store_.NodeId(name));
     if (v < 0) return absl::NotFoundError(absl::StrCat("node ", name, " is in no stored run"));
     return v;
   };
@@ -95,7 +95,7 @@ absl::StatusOr<v1::ListCellsResponse> Handler::ListCells(const v1::ListCellsRequ
   q.size_bytes = req.size_bytes();
   q.verdict = req.verdict().empty() ? -1 : static_cast<int>(verdict);
   if (!req.page_token().empty()) {
-    ASSIGN_OR_RETURN(q.after, ParseCellsToken(req.page_token()));
+    GDR_ASSIGN_OR_RETURN(q.after, ParseCellsToken(req.page_token()));
   }
   q.limit = limit + 1;
   std::vector<store::CellRecord> cells;
@@ -105,12 +105,12 @@ absl::StatusOr<v1::ListCellsResponse> Handler::ListCells(const v1::ListCellsRequ
   };
   if (!req.node().empty()) {
     // From the node (one range per rail and size), then to it; merged in key order.
-    ASSIGN_OR_RETURN(int64_t n, id(req.node()));
+    GDR_ASSIGN_OR_RETURN(int64_t n, id(req.node()));
     q.src = n;
-    RETURN_IF_ERROR(store_.ReadCells(q, collect));
+    GDR_RETURN_IF_ERROR(store_.ReadCells(q, collect));
     q.src = -1;
     q.dst = n;
-    RETURN_IF_ERROR(store_.ReadCells(q, collect));
+    GDR_RETURN_IF_ERROR(store_.ReadCells(q, collect));
     std::sort(cells.begin(), cells.end(), [](const store::CellRecord& a, const store::CellRecord& b) {
       return std::make_tuple(a.rail, a.size_bytes, a.src, a.dst) <
              std::make_tuple(b.rail, b.size_bytes, b.src, b.dst);
@@ -122,9 +122,9 @@ absl::StatusOr<v1::ListCellsResponse> Handler::ListCells(const v1::ListCellsRequ
                             }),
                 cells.end());
   } else {
-    ASSIGN_OR_RETURN(q.src, id(req.src()));
-    ASSIGN_OR_RETURN(q.dst, id(req.dst()));
-    RETURN_IF_ERROR(store_.ReadCells(q, collect));
+    GDR_ASSIGN_OR_RETURN(q.src, id(req.src()));
+    GDR_ASSIGN_OR_RETURN(q.dst, id(req.dst()));
+    GDR_RETURN_IF_ERROR(store_.ReadCells(q, collect));
   }
   for (size_t i = 0; i < cells.size() && i < limit; ++i) {
     const auto& c = cells[i];
@@ -145,10 +145,10 @@ absl::StatusOr<v1::ListCellsResponse> Handler::ListCells(const v1::ListCellsRequ
 }
 
 absl::StatusOr<v1::CompareRunsResponse> Handler::CompareRuns(const v1::CompareRunsRequest& req) {
-  ASSIGN_OR_RETURN(store::RunRow a, Run(req.a(), "a"));
-  ASSIGN_OR_RETURN(store::RunRow b, Run(req.b(), "b"));
-  RETURN_IF_ERROR(CheckNode(req.node(), "node", false));
-  RETURN_IF_ERROR(CheckPageSize(req.page_size(), 10000, "page_size"));
+  GDR_ASSIGN_OR_RETURN(store::RunRow a, Run(req.a(), "a"));
+  GDR_ASSIGN_OR_RETURN(store::RunRow b, Run(req.b(), "b"));
+  GDR_RETURN_IF_ERROR(CheckNode(req.node(), "node", false));
+  GDR_RETURN_IF_ERROR(CheckPageSize(req.page_size(), 10000, "page_size"));
   if (!(req.tolerance() >= 0 && req.tolerance() < 1)) return Bad("tolerance must be 0 (the server's) to below 1");
   history::CompareSpec spec;
   if (req.has_rail()) spec.rail = req.rail();
@@ -156,10 +156,10 @@ absl::StatusOr<v1::CompareRunsResponse> Handler::CompareRuns(const v1::CompareRu
   spec.tolerance = req.tolerance() > 0 ? req.tolerance() : options_.ingest.tolerance;
   spec.page_size = req.page_size() ? req.page_size() : 100;
   if (!req.page_token().empty()) {
-    ASSIGN_OR_RETURN(spec.offset, ParseOffsetToken(req.page_token()));
+    GDR_ASSIGN_OR_RETURN(spec.offset, ParseOffsetToken(req.page_token()));
   }
   if (!req.node().empty()) {
-    ASSIGN_OR_RETURN(spec.node, store_.NodeId(req.node()));
+    GDR_ASSIGN_OR_RETURN(spec.node, store_.NodeId(req.node()));
     if (spec.node < 0) return absl::NotFoundError(absl::StrCat("node ", req.node(), " is in no stored run"));
   }
   return history::CompareRuns(store_, a, b, spec);

@@ -19,7 +19,7 @@ using internal::CheckNode;
 using internal::DaysAgoMicros;
 
 absl::StatusOr<v1::SweepJob> Handler::SubmitSweep(const v1::SubmitSweepRequest& req, const Principal& who) {
-  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
+  GDR_RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", true));
   return sweeps_.Submit(req.cluster(), req.spec(), who.name);
 }
 
@@ -29,7 +29,7 @@ absl::StatusOr<v1::SweepJob> Handler::GetSweep(const v1::GetSweepRequest& req) {
 }
 
 absl::StatusOr<v1::ListSweepsResponse> Handler::ListSweeps(const v1::ListSweepsRequest& req) {
-  RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", false));
+  GDR_RETURN_IF_ERROR(CheckClusterName(req.cluster(), "cluster", false));
   v1::ListSweepsResponse out;
   for (auto& j : sweeps_.List(req.cluster())) *out.add_jobs() = std::move(j);
   return out;

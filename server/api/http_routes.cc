@@ -69,7 +69,7 @@ absl::Status BodyWithinLimit(const httplib::Request& req) {
 template <typename T>
 absl::StatusOr<T> Body(const httplib::Request& req, const Fields& path = {}) {
   T msg;
-  RETURN_IF_ERROR(BodyWithinLimit(req));
+  GDR_RETURN_IF_ERROR(BodyWithinLimit(req));
   if (!req.body.empty()) {
     if (auto st = JsonToMessage(req.body, &msg); !st.ok()) return st;
   }

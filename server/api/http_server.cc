@@ -46,7 +46,7 @@ absl::Status SetUpTls(const HttpConfig& cfg, std::unique_ptr<HttpTlsIdentity>* t
   if (cfg.cert_file.empty() || cfg.key_file.empty()) {
     return absl::InvalidArgumentError("HTTP needs --http-tls-cert and --http-tls-key (or --insecure for plaintext)");
   }
-  ASSIGN_OR_RETURN(*tls, HttpTlsIdentity::Load(cfg.cert_file, cfg.key_file));
+  GDR_ASSIGN_OR_RETURN(*tls, HttpTlsIdentity::Load(cfg.cert_file, cfg.key_file));
   *ctx = SSL_CTX_new(TLS_server_method());
   if (*ctx == nullptr) return absl::InternalError("SSL_CTX_new failed for the HTTP server");
   SSL_CTX_set_mode(*ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -59,11 +59,11 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpConfig& 
                                                               const Authorizer& auth,
                                                               metrics::Exporter& exporter,
                                                               metrics::Counters& counters) {
-  ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress("--http-listen", cfg.listen));
+  GDR_ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress("--http-listen", cfg.listen));
   const std::string& host = listen.host;
   const int port = listen.port;
   std::unique_ptr<HttpServer> s(new HttpServer());
-  RETURN_IF_ERROR(SetUpTls(cfg, &s->tls_, &s->ssl_ctx_));
+  GDR_RETURN_IF_ERROR(SetUpTls(cfg, &s->tls_, &s->ssl_ctx_));
   GatedServer::Options gate;
   gate.limits = cfg.limits;
   gate.body_routes = ApiBodyRoutes(cfg.max_json_upload);

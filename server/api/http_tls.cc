@@ -48,9 +48,9 @@ BioPtr MemBio(const std::string& pem) {
 absl::StatusOr<std::shared_ptr<const HttpTlsIdentity::Material>> ReadMaterial(const std::string& cert_file,
                                                                               const std::string& key_file,
                                                                               rpc::CertUse use) {
-  ASSIGN_OR_RETURN(std::string cert, rpc::ReadPem(kCertFlag, cert_file));
-  ASSIGN_OR_RETURN(std::string key, rpc::ReadPem(kKeyFlag, key_file));
-  RETURN_IF_ERROR(rpc::CheckCertAndKey(kCertFlag, cert_file, cert, kKeyFlag, key, use));
+  GDR_ASSIGN_OR_RETURN(std::string cert, rpc::ReadPem(kCertFlag, cert_file));
+  GDR_ASSIGN_OR_RETURN(std::string key, rpc::ReadPem(kKeyFlag, key_file));
+  GDR_RETURN_IF_ERROR(rpc::CheckCertAndKey(kCertFlag, cert_file, cert, kKeyFlag, key, use));
   auto m = std::make_shared<HttpTlsIdentity::Material>();
   BioPtr cert_bio = MemBio(cert);
   m->leaf = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr);
@@ -74,7 +74,7 @@ absl::StatusOr<std::unique_ptr<HttpTlsIdentity>> HttpTlsIdentity::Load(const std
   std::unique_ptr<HttpTlsIdentity> t(new HttpTlsIdentity());
   t->cert_file_ = cert_file;
   t->key_file_ = key_file;
-  ASSIGN_OR_RETURN(t->current_, ReadMaterial(cert_file, key_file, rpc::CertUse::kServer));
+  GDR_ASSIGN_OR_RETURN(t->current_, ReadMaterial(cert_file, key_file, rpc::CertUse::kServer));
   return t;
 }
 
@@ -109,7 +109,8 @@ absl::Status HttpTlsIdentity::Install(SSL_CTX* ctx) {
 }
 
 absl::StatusOr<std::string> HttpTlsIdentity::Reload() {
-  ASSIGN_OR_RETURN(std::shared_ptr<const Material> fresh, ReadMaterial(cert_file_, key_file_, rpc::CertUse::kReload));
+  GDR_ASSIGN_OR_RETURN(std::shared_ptr<const Material> fresh,
+                       ReadMaterial(cert_file_, key_file_, rpc::CertUse::kReload));
   std::string description = fresh->description;
   {
     std::lock_guard lock(mu_);

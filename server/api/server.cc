@@ -16,8 +16,8 @@ namespace gdrbench::server::api {
 
 absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(ServerConfig config) {
   // Before anything binds: gRPC would take port 70000 as 70000 - 65536.
-  RETURN_IF_ERROR(ParseListenAddress("--grpc-listen", config.grpc_listen).status());
-  RETURN_IF_ERROR(ParseListenAddress("--http-listen", config.http.listen).status());
+  GDR_RETURN_IF_ERROR(ParseListenAddress("--grpc-listen", config.grpc_listen).status());
+  GDR_RETURN_IF_ERROR(ParseListenAddress("--http-listen", config.http.listen).status());
   std::unique_ptr<ControllerServer> s(new ControllerServer());
   if (config.insecure && config.tokens_file.empty()) {
     spdlog::warn("--insecure without --tokens: every caller may read and write");
@@ -26,16 +26,16 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(Server
     return absl::InvalidArgumentError("--tokens FILE is required (bearer tokens, 'ROLE TOKEN [NAME]' lines); "
                                       "only --insecure may run without");
   } else {
-    ASSIGN_OR_RETURN(s->auth_, Authorizer::Load(config.tokens_file));
+    GDR_ASSIGN_OR_RETURN(s->auth_, Authorizer::Load(config.tokens_file));
   }
   if (config.insecure) {
     config.grpc_tls.insecure = true;
     config.http.insecure = true;
   }
   config.grpc_tls.serving = rpc::Peer::kServer;
-  ASSIGN_OR_RETURN(s->grpc_tls_, rpc::ReloadableServerTls::Create(config.grpc_tls));
+  GDR_ASSIGN_OR_RETURN(s->grpc_tls_, rpc::ReloadableServerTls::Create(config.grpc_tls));
   std::shared_ptr<grpc::ServerCredentials> creds = s->grpc_tls_->credentials();
-  ASSIGN_OR_RETURN(s->store_, store::Store::Open(config.db));
+  GDR_ASSIGN_OR_RETURN(s->store_, store::Store::Open(config.db));
   spdlog::info("store: {}", s->store_->name());
   ControllerServer* self = s.get();
   s->sweeps_ = std::make_unique<sweeps::SweepManager>(
@@ -66,7 +66,8 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(Server
   if (config.grpc_tls.insecure) spdlog::warn("gRPC on port {} is plaintext (--insecure)", s->grpc_port_);
   spdlog::info("gRPC API on port {}{}", s->grpc_port_,
                config.grpc_tls.insecure ? "" : (config.grpc_tls.client_ca_file.empty() ? " (TLS)" : " (mTLS)"));
-  ASSIGN_OR_RETURN(s->http_, HttpServer::Start(config.http, *s->handler_, s->auth_, *s->exporter_, s->counters_));
+  GDR_ASSIGN_OR_RETURN(s->http_,
+                       HttpServer::Start(config.http, *s->handler_, s->auth_, *s->exporter_, s->counters_));
   s->config_ = std::move(config);
   // The executor moved with the config: the manager keeps its pointer valid.
   if (s->config_.keep_days > 0) s->retention_ = std::thread([p = s.get()] { p->Retention(); });

@@ -126,11 +126,11 @@ absl::StatusOr<v1::WeakLink> WeakLinkOf(store::Store& store, const std::string& 
   w.set_dst_leaf(c.cell.dst_leaf());
   w.set_link_gbps(c.cell.link_gbps());
   w.set_runs_weakest(c.runs);
-  ASSIGN_OR_RETURN(int64_t src, store.NodeId(c.cell.src()));
-  ASSIGN_OR_RETURN(int64_t dst, store.NodeId(c.cell.dst()));
+  GDR_ASSIGN_OR_RETURN(int64_t src, store.NodeId(c.cell.src()));
+  GDR_ASSIGN_OR_RETURN(int64_t dst, store.NodeId(c.cell.dst()));
   std::vector<store::LinkPoint> points;
   if (src >= 0 && dst >= 0) {
-    ASSIGN_OR_RETURN(points, store.LinkTrend(cluster, src, dst, c.cell.rail(), 0, since_us, runs));
+    GDR_ASSIGN_OR_RETURN(points, store.LinkTrend(cluster, src, dst, c.cell.rail(), 0, since_us, runs));
   }
   std::vector<double> ok;
   for (auto it = points.rbegin(); it != points.rend(); ++it) {
@@ -195,7 +195,7 @@ absl::StatusOr<v1::CapacityReport> BuildCapacityReport(store::Store& store, cons
   f.since_us = since;
   f.until_us = until;
   f.limit = o.max_runs;
-  ASSIGN_OR_RETURN(std::vector<store::RunRow> rows, store.ListRuns(f));
+  GDR_ASSIGN_OR_RETURN(std::vector<store::RunRow> rows, store.ListRuns(f));
   std::reverse(rows.begin(), rows.end());  // oldest first
 
   v1::CapacityReport out;
@@ -207,7 +207,7 @@ absl::StatusOr<v1::CapacityReport> BuildCapacityReport(store::Store& store, cons
   std::map<std::tuple<uint32_t, std::string, std::string>, Candidate> candidates;
   double acceptance = 0;
   for (const store::RunRow& row : rows) {
-    ASSIGN_OR_RETURN(std::optional<std::string> blob, store.ReadCapacity(row.key));
+    GDR_ASSIGN_OR_RETURN(std::optional<std::string> blob, store.ReadCapacity(row.key));
     v1::RunCapacity cap;
     if (!blob) {
       out.set_runs_without_stats(out.runs_without_stats() + 1);
@@ -242,8 +242,8 @@ absl::StatusOr<v1::CapacityReport> BuildCapacityReport(store::Store& store, cons
   if (ranked.size() > 2 * size_t{want}) ranked.resize(2 * size_t{want});
   std::vector<v1::WeakLink> weak;
   for (const Candidate* c : ranked) {
-    ASSIGN_OR_RETURN(v1::WeakLink w,
-                     WeakLinkOf(store, cluster, *c, since, until, std::max<uint32_t>(out.runs(), 1)));
+    GDR_ASSIGN_OR_RETURN(v1::WeakLink w,
+                         WeakLinkOf(store, cluster, *c, since, until, std::max<uint32_t>(out.runs(), 1)));
     weak.push_back(std::move(w));
   }
   std::sort(weak.begin(), weak.end(), [](const v1::WeakLink& a, const v1::WeakLink& b) {

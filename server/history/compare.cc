@@ -30,7 +30,7 @@ class Comparison {
     q.size_bytes = size;
     if (in_a) {
       q.run = a.key;
-      RETURN_IF_ERROR(store_.ReadCells(q, [&](const store::CellRecord& c) {
+      GDR_RETURN_IF_ERROR(store_.ReadCells(q, [&](const store::CellRecord& c) {
         if (Matches(c)) av.push_back(c);
         return absl::OkStatus();
       }));
@@ -38,7 +38,7 @@ class Comparison {
     std::vector<bool> matched(av.size(), false);
     if (in_b) {
       q.run = b.key;
-      RETURN_IF_ERROR(store_.ReadCells(q, [&](const store::CellRecord& y) {
+      GDR_RETURN_IF_ERROR(store_.ReadCells(q, [&](const store::CellRecord& y) {
         if (!Matches(y)) return absl::OkStatus();
         auto it = std::lower_bound(av.begin(), av.end(), y, [](const store::CellRecord& l, const store::CellRecord& r) {
           return std::make_pair(l.src, l.dst) < std::make_pair(r.src, r.dst);
@@ -149,8 +149,8 @@ absl::StatusOr<v1::CompareRunsResponse> CompareRuns(store::Store& store, const s
   out.set_a(a.run_id);
   out.set_b(b.run_id);
   out.set_tolerance(spec.tolerance);
-  ASSIGN_OR_RETURN(v1::Run ha, store.ReadHeader(a.key));
-  ASSIGN_OR_RETURN(v1::Run hb, store.ReadHeader(b.key));
+  GDR_ASSIGN_OR_RETURN(v1::Run ha, store.ReadHeader(a.key));
+  GDR_ASSIGN_OR_RETURN(v1::Run hb, store.ReadHeader(b.key));
   std::set<std::pair<uint32_t, uint64_t>> in_a, in_b;
   for (const auto& m : ha.matrices()) in_a.insert({m.rail(), m.size_bytes()});
   for (const auto& m : hb.matrices()) in_b.insert({m.rail(), m.size_bytes()});
@@ -160,7 +160,7 @@ absl::StatusOr<v1::CompareRunsResponse> CompareRuns(store::Store& store, const s
   for (const auto& [rail, size] : all) {
     if (spec.rail && *spec.rail != rail) continue;
     if (spec.size_bytes && spec.size_bytes != size) continue;
-    RETURN_IF_ERROR(
+    GDR_RETURN_IF_ERROR(
         cmp.CompareMatrix(a, b, rail, size, in_a.count({rail, size}) > 0, in_b.count({rail, size}) > 0));
   }
   cmp.Page();

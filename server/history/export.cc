@@ -11,19 +11,19 @@ namespace gdrbench::server::history {
 absl::Status ExportRun(store::Store& store, const store::RunRow& run,
                        const std::function<absl::Status(const v1::RunChunk&)>& fn) {
   v1::RunChunk chunk;
-  ASSIGN_OR_RETURN(*chunk.mutable_header(), store.ReadHeader(run.key));
+  GDR_ASSIGN_OR_RETURN(*chunk.mutable_header(), store.ReadHeader(run.key));
   const v1::Run header = chunk.header();
-  RETURN_IF_ERROR(fn(chunk));
+  GDR_RETURN_IF_ERROR(fn(chunk));
   constexpr int kCellsPerChunk = 16384;
   for (const auto& m : header.matrices()) {
     std::unordered_map<int64_t, uint32_t> index;  // nodes.id -> index in m.nodes
-    ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                     store.InternNodes(std::vector<std::string>(m.nodes().begin(), m.nodes().end())));
+    GDR_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                         store.InternNodes(std::vector<std::string>(m.nodes().begin(), m.nodes().end())));
     for (uint32_t i = 0; i < ids.size(); ++i) index[ids[i]] = i;
     chunk.Clear();
     auto flush = [&]() -> absl::Status {
       if (chunk.cells().cells_size() == 0) return absl::OkStatus();
-      RETURN_IF_ERROR(fn(chunk));
+      GDR_RETURN_IF_ERROR(fn(chunk));
       chunk.Clear();
       return absl::OkStatus();
     };
@@ -31,7 +31,7 @@ absl::Status ExportRun(store::Store& store, const store::RunRow& run,
     q.run = run.key;
     q.rail = m.rail();
     q.size_bytes = m.size_bytes();
-    RETURN_IF_ERROR(store.ReadCells(q, [&](const store::CellRecord& c) {
+    GDR_RETURN_IF_ERROR(store.ReadCells(q, [&](const store::CellRecord& c) {
       v1::MatrixCells* mc = chunk.mutable_cells();
       if (mc->cells_size() == 0) {
         mc->set_rail(m.rail());
@@ -49,7 +49,7 @@ absl::Status ExportRun(store::Store& store, const store::RunRow& run,
       if (mc->cells_size() == kCellsPerChunk) return flush();
       return absl::OkStatus();
     }));
-    RETURN_IF_ERROR(flush());
+    GDR_RETURN_IF_ERROR(flush());
   }
   return store.ReadPairChunks(run.key, [&](std::string bytes) -> absl::Status {
     chunk.Clear();
@@ -69,7 +69,7 @@ absl::StatusOr<v1::Run> AssembleRun(store::Store& store, const store::RunRow& ru
   }
   v1::Run out;
   std::unordered_map<uint64_t, v1::BandwidthMatrix*> by_key;
-  RETURN_IF_ERROR(ExportRun(store, run, [&](const v1::RunChunk& c) {
+  GDR_RETURN_IF_ERROR(ExportRun(store, run, [&](const v1::RunChunk& c) {
     switch (c.item_case()) {
       case v1::RunChunk::kHeader:
         out = c.header();
@@ -94,10 +94,9 @@ absl::StatusOr<v1::Run> AssembleRun(store::Store& store, const store::RunRow& ru
 absl::StatusOr<v1::UploadRunResponse> StoreRun(store::Store& store, const v1::Run& run,
                                                const IngestOptions& options) {
   Ingester ingest(store, options);
-  RETURN_IF_ERROR(controller::report::ForEachRunChunk(
-      run, {}, [&](const v1::RunChunk& c) {
-        return c.has_header() ? ingest.Begin(c.header()) : ingest.Add(c);
-      }));
+  GDR_RETURN_IF_ERROR(controller::report::ForEachRunChunk(run, {}, [&](const v1::RunChunk& c) {
+    return c.has_header() ? ingest.Begin(c.header()) : ingest.Add(c);
+  }));
   return ingest.Finish();
 }
 

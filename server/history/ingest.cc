@@ -24,7 +24,7 @@ absl::Status Bad(absl::string_view what) { return absl::InvalidArgumentError(wha
 }  // namespace
 
 absl::Status ValidateHeader(const v1::Run& h, const IngestOptions& o) {
-  RETURN_IF_ERROR(CheckRunId(h.run_id(), "run_id"));
+  GDR_RETURN_IF_ERROR(CheckRunId(h.run_id(), "run_id"));
   const std::string where = absl::StrCat("run ", h.run_id());
   if (absl::Status st = CheckClusterName(h.cluster(), "cluster", /*required=*/false); !st.ok()) {
     return Bad(absl::StrCat(where, ": ", st.message()));
@@ -71,7 +71,7 @@ absl::Status ValidateHeader(const v1::Run& h, const IngestOptions& o) {
     }
     std::set<std::string> names;
     for (const auto& n : m.nodes()) {
-      RETURN_IF_ERROR(CheckNodeName(n, mw));
+      GDR_RETURN_IF_ERROR(CheckNodeName(n, mw));
       if (!names.insert(n).second) return Bad(absl::StrCat(mw, ": node ", n, " is listed twice"));
     }
   }
@@ -92,10 +92,10 @@ absl::Status Ingester::Begin(v1::Run header) {
   if (begun_) return Bad("the header chunk came twice");
   begun_ = true;
   if (header.cluster().empty()) header.set_cluster("default");
-  RETURN_IF_ERROR(ValidateHeader(header, options_));
+  GDR_RETURN_IF_ERROR(ValidateHeader(header, options_));
   for (auto& b : *header.mutable_blame()) b.clear_streak();  // the server's (SetStreaks)
   header_ = std::move(header);
-  ASSIGN_OR_RETURN(auto existing, store_.FindRun(header_.run_id()));
+  GDR_ASSIGN_OR_RETURN(auto existing, store_.FindRun(header_.run_id()));
   if (existing) return SameAsStored(*existing);
   // Matrices; node names interned before the write transaction opens.
   std::map<uint32_t, uint64_t> largest;
@@ -109,7 +109,7 @@ absl::Status Ingester::Begin(v1::Run header) {
       s->names = matrices_.back()->names;
       s->ids = matrices_.back()->ids;
     } else {
-      ASSIGN_OR_RETURN(s->ids, store_.InternNodes(names));
+      GDR_ASSIGN_OR_RETURN(s->ids, store_.InternNodes(names));
       s->names = std::make_shared<const std::vector<std::string>>(std::move(names));
     }
     s->verdict = largest[m.rail()] == m.size_bytes();
@@ -119,9 +119,9 @@ absl::Status Ingester::Begin(v1::Run header) {
   // References: the baseline (unless it is this run) and the last passing run.
   const int64_t started = store::ToMicros(header_.started_at());
   Reference base{v1::REGRESSION_REFERENCE_BASELINE, std::nullopt, nullptr};
-  ASSIGN_OR_RETURN(auto bl, store_.GetBaseline(header_.cluster()));
+  GDR_ASSIGN_OR_RETURN(auto bl, store_.GetBaseline(header_.cluster()));
   if (bl) {
-    ASSIGN_OR_RETURN(base.run, store_.FindRunByKey(bl->run_key));
+    GDR_ASSIGN_OR_RETURN(base.run, store_.FindRunByKey(bl->run_key));
   }
   // Each link's own history instead of one earlier run (link_noise.h).
   Reference history{v1::REGRESSION_REFERENCE_HISTORY, std::nullopt, nullptr};
@@ -156,7 +156,7 @@ absl::Status Reused(const store::RunRow& stored, absl::string_view differs) {
 }  // namespace
 
 absl::Status Ingester::SameAsStored(const store::RunRow& stored) {
-  ASSIGN_OR_RETURN(v1::Run kept, store_.ReadHeader(stored.key));
+  GDR_ASSIGN_OR_RETURN(v1::Run kept, store_.ReadHeader(stored.key));
   kept.clear_regressions();  // the server's own, as are the blames' streaks
   for (auto& b : *kept.mutable_blame()) b.clear_streak();
   std::string field;
@@ -222,7 +222,7 @@ absl::Status Ingester::AddPairs(const v1::PairChunk& chunk) {
   if (absl::Status st = ValidateSerializedStrings(v1::PairChunk::descriptor(), bytes); !st.ok()) {
     return Bad(absl::StrCat("the pair chunk from pair ", pairs_, ": ", st.message()));
   }
-  RETURN_IF_ERROR(writer_->AddPairChunk(static_cast<uint32_t>(chunk.pairs_size()), bytes));
+  GDR_RETURN_IF_ERROR(writer_->AddPairChunk(static_cast<uint32_t>(chunk.pairs_size()), bytes));
   pairs_ += chunk.pairs_size();
   return absl::OkStatus();
 }
@@ -278,10 +278,10 @@ absl::StatusOr<v1::UploadRunResponse> Ingester::Finish() {
     writer_.reset();
     if (!absl::IsAlreadyExists(st)) return Fail(st);
     // Stored meanwhile by another upload of the same id: the same run or not.
-    ASSIGN_OR_RETURN(auto now_stored, store_.FindRun(header_.run_id()));
+    GDR_ASSIGN_OR_RETURN(auto now_stored, store_.FindRun(header_.run_id()));
     if (!now_stored) return Fail(st);
     header_.clear_regressions();
-    RETURN_IF_ERROR(SameAsStored(*now_stored));
+    GDR_RETURN_IF_ERROR(SameAsStored(*now_stored));
     return Finish();
   }
   writer_.reset();

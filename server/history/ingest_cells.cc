@@ -33,7 +33,7 @@ absl::Status Ingester::OpenMatrix(MatrixState& m) {
   for (const auto& hm : header_.matrices()) {
     if (hm.rail() == m.rail && hm.size_bytes() == m.size_bytes) m.blob->SetFleet(hm.fleet());
   }
-  ASSIGN_OR_RETURN(auto kept, store_.ReadLinkNoise(header_.cluster(), m.rail, m.size_bytes));
+  GDR_ASSIGN_OR_RETURN(auto kept, store_.ReadLinkNoise(header_.cluster(), m.rail, m.size_bytes));
   if (kept) {
     auto t = LinkNoiseTable::Decode(kept->data, options_.noise.window);
     if (!t.ok()) {
@@ -52,7 +52,7 @@ absl::Status Ingester::OpenMatrix(MatrixState& m) {
     q.rail = m.rail;
     q.size_bytes = m.size_bytes;
     auto& ok = m.refs[k].ok;
-    RETURN_IF_ERROR(store_.ReadCells(q, [&](const store::CellRecord& c) {
+    GDR_RETURN_IF_ERROR(store_.ReadCells(q, [&](const store::CellRecord& c) {
       if (c.status == v1::RESULT_STATUS_OK) ok.push_back({{c.src, c.dst}, static_cast<float>(c.bw_avg_gbps)});
       return absl::OkStatus();
     }));
@@ -82,7 +82,7 @@ absl::Status Ingester::CloseMatrix(MatrixState& m) {
   m.stats.reset();
   m.capacity->Finish(&capacity_);
   m.capacity.reset();
-  RETURN_IF_ERROR(writer_->AddMatrixBlob(m.rail, m.size_bytes, m.blob->Finish()));
+  GDR_RETURN_IF_ERROR(writer_->AddMatrixBlob(m.rail, m.size_bytes, m.blob->Finish()));
   m.blob.reset();
   for (size_t k = 0; k < references_.size(); ++k) {
     const bool history = references_[k].kind == v1::REGRESSION_REFERENCE_HISTORY;
@@ -95,7 +95,7 @@ absl::Status Ingester::CloseMatrix(MatrixState& m) {
   store::LinkNoiseRow noise{header_.cluster(), m.rail, m.size_bytes, store::ToMicros(header_.started_at()),
                             m.noise->Encode()};
   m.noise.reset();
-  RETURN_IF_ERROR(writer_->SetLinkNoise(noise));
+  GDR_RETURN_IF_ERROR(writer_->SetLinkNoise(noise));
   return absl::OkStatus();
 }
 
@@ -111,9 +111,9 @@ absl::Status Ingester::AddCells(const v1::MatrixCells& mc) {
       return Bad(absl::StrCat("cells for rail ", m.rail, " size ", m.size_bytes,
                               " B came after another matrix's: send each matrix's cells together"));
     }
-    if (open_) RETURN_IF_ERROR(CloseMatrix(*open_));
+    if (open_) GDR_RETURN_IF_ERROR(CloseMatrix(*open_));
     open_ = &m;
-    RETURN_IF_ERROR(OpenMatrix(m));
+    GDR_RETURN_IF_ERROR(OpenMatrix(m));
   }
   const uint32_t n = static_cast<uint32_t>(m.names->size());
   if (cells_ + mc.cells_size() > options_.max_cells) {
@@ -164,7 +164,7 @@ absl::Status Ingester::AddCells(const v1::MatrixCells& mc) {
     r.expected_gbps = c.expected_gbps();
     r.baseline_gbps = c.baseline_gbps();
     r.reason = c.reason();
-    RETURN_IF_ERROR(writer_->AddCell(r));
+    GDR_RETURN_IF_ERROR(writer_->AddCell(r));
     if (!m.verdict) continue;
     ++verdict_cells_;
     low_ += verdict == CellVerdict::kLow;
@@ -220,11 +220,11 @@ absl::Status Ingester::SetStreaks() {
   f.cluster = header_.cluster();
   f.until_us = store::ToMicros(header_.started_at());
   f.limit = 1;
-  ASSIGN_OR_RETURN(std::vector<store::RunRow> before, store_.ListRuns(f));
+  GDR_ASSIGN_OR_RETURN(std::vector<store::RunRow> before, store_.ListRuns(f));
   std::map<std::pair<int, std::string>, uint32_t> prev;                // (regression kind, subject) -> streak
   std::map<std::pair<std::string, std::string>, uint32_t> prev_blame;  // (blame kind, subject) -> streak
   if (!before.empty()) {
-    ASSIGN_OR_RETURN(v1::Run p, store_.ReadHeader(before.front().key));
+    GDR_ASSIGN_OR_RETURN(v1::Run p, store_.ReadHeader(before.front().key));
     for (const auto& rep : p.regressions()) {
       for (const auto& g : rep.regressions()) {
         uint32_t& s = prev[{g.kind(), g.subject()}];

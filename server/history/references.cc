@@ -18,15 +18,15 @@ using LinkKey = std::pair<int64_t, int64_t>;  // (src, dst) node ids
 // when no baseline is set).
 absl::StatusOr<std::string> BaselineReadings(store::Store& store, const std::string& cluster, uint32_t rail,
                                              uint64_t size_bytes, std::map<LinkKey, float>* out) {
-  ASSIGN_OR_RETURN(auto bl, store.GetBaseline(cluster));
+  GDR_ASSIGN_OR_RETURN(auto bl, store.GetBaseline(cluster));
   if (!bl) return std::string();
-  ASSIGN_OR_RETURN(auto row, store.FindRunByKey(bl->run_key));
+  GDR_ASSIGN_OR_RETURN(auto row, store.FindRunByKey(bl->run_key));
   if (!row) return std::string();
   store::CellQuery q;
   q.run = row->key;
   q.rail = rail;
   q.size_bytes = size_bytes;
-  RETURN_IF_ERROR(store.ReadCells(q, [&](const store::CellRecord& c) {
+  GDR_RETURN_IF_ERROR(store.ReadCells(q, [&](const store::CellRecord& c) {
     if (c.status == v1::RESULT_STATUS_OK) (*out)[{c.src, c.dst}] = static_cast<float>(c.bw_avg_gbps);
     return absl::OkStatus();
   }));
@@ -52,7 +52,7 @@ absl::StatusOr<v1::LinkReferences> FindLinkReferences(store::Store& store,
                                                       const v1::GetLinkReferencesRequest& req,
                                                       const IngestOptions& options) {
   const std::string cluster = req.cluster().empty() ? "default" : req.cluster();
-  RETURN_IF_ERROR(CheckClusterName(cluster, "cluster", true));
+  GDR_RETURN_IF_ERROR(CheckClusterName(cluster, "cluster", true));
   v1::LinkReferences out;
   out.set_cluster(cluster);
   out.set_rail(req.rail());
@@ -61,11 +61,11 @@ absl::StatusOr<v1::LinkReferences> FindLinkReferences(store::Store& store,
   out.set_noise_k(options.noise.k);
   out.set_min_history(options.noise.min_history);
   std::map<LinkKey, float> baseline;
-  ASSIGN_OR_RETURN(std::string baseline_run,
-                   BaselineReadings(store, cluster, req.rail(), req.size_bytes(), &baseline));
+  GDR_ASSIGN_OR_RETURN(std::string baseline_run,
+                       BaselineReadings(store, cluster, req.rail(), req.size_bytes(), &baseline));
   out.set_baseline_run_id(baseline_run);
   LinkNoiseTable noise(options.noise.window);
-  ASSIGN_OR_RETURN(auto kept, store.ReadLinkNoise(cluster, req.rail(), req.size_bytes()));
+  GDR_ASSIGN_OR_RETURN(auto kept, store.ReadLinkNoise(cluster, req.rail(), req.size_bytes()));
   if (kept) {
     auto t = LinkNoiseTable::Decode(kept->data, options.noise.window);
     if (!t.ok()) {

@@ -78,8 +78,8 @@ std::string EscapeLabel(const std::string& v) {
 }
 
 absl::StatusOr<std::string> Exporter::RunSeries(const store::RunRow& run) {
-  ASSIGN_OR_RETURN(v1::Run header, store_.ReadHeader(run.key));
-  ASSIGN_OR_RETURN(std::vector<store::NodeStatRow> stats, store_.ReadNodeStats(run.key));
+  GDR_ASSIGN_OR_RETURN(v1::Run header, store_.ReadHeader(run.key));
+  GDR_ASSIGN_OR_RETURN(std::vector<store::NodeStatRow> stats, store_.ReadNodeStats(run.key));
   const std::string& c = run.cluster;
   Family bw("gdrbench_node_write_bandwidth_bytes_per_second", "gauge",
             "Median RDMA WRITE bandwidth (BW average) of the node's OK cells at the rail's verdict size in the "
@@ -226,8 +226,8 @@ std::string MergeFamilies(const std::vector<std::string>& parts) {
 }  // namespace
 
 absl::StatusOr<std::string> Exporter::Render() {
-  ASSIGN_OR_RETURN(std::vector<store::RunRow> latest, store_.LatestRuns());
-  ASSIGN_OR_RETURN(std::vector<store::ClusterRow> clusters, store_.Clusters());
+  GDR_ASSIGN_OR_RETURN(std::vector<store::RunRow> latest, store_.LatestRuns());
+  GDR_ASSIGN_OR_RETURN(std::vector<store::ClusterRow> clusters, store_.Clusters());
   std::string out = LastRunFamilies(latest, clusters);
   // Per-node families, each run's text cached; merged per family name so a
   // family's samples stay together across clusters.
@@ -236,7 +236,7 @@ absl::StatusOr<std::string> Exporter::Render() {
     std::lock_guard<std::mutex> l(mu_);
     auto it = cache_.find(r.cluster);
     if (it == cache_.end() || it->second.first != r.key) {
-      ASSIGN_OR_RETURN(std::string text, RunSeries(r));
+      GDR_ASSIGN_OR_RETURN(std::string text, RunSeries(r));
       cache_[r.cluster] = {r.key, std::move(text)};
     }
     parts.push_back(cache_[r.cluster].second);

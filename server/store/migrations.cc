@@ -151,9 +151,9 @@ int64_t NowUs() {
 }
 
 absl::StatusOr<int> CurrentVersion(SqlDb& db) {
-  RETURN_IF_ERROR(db.ExecScript(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-      "name TEXT NOT NULL, applied_us BIGINT NOT NULL)"));
+  GDR_RETURN_IF_ERROR(
+      db.ExecScript("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                    "name TEXT NOT NULL, applied_us BIGINT NOT NULL)"));
   return QueryInt(db, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
 }
 
@@ -176,7 +176,7 @@ const std::vector<Migration>& Migrations() {
 int LatestSchemaVersion() { return Migrations().back().version; }
 
 absl::StatusOr<int> Migrate(SqlDb& db) {
-  RETURN_IF_ERROR(db.Begin());
+  GDR_RETURN_IF_ERROR(db.Begin());
   if (db.dialect() == Dialect::kPostgres) {
     // One server migrates; the others wait here, then find nothing to do.
     if (auto st = db.Exec("SELECT pg_advisory_xact_lock(7071001)"); !st.ok()) {
@@ -209,7 +209,7 @@ absl::StatusOr<int> Migrate(SqlDb& db) {
     }
     spdlog::info("{}: schema migration {} ({}) applied", db.name(), m.version, m.name);
   }
-  RETURN_IF_ERROR(db.Commit());
+  GDR_RETURN_IF_ERROR(db.Commit());
   return *before;
 }
 

@@ -109,7 +109,7 @@ absl::Status StagedRunWriter::AddCell(const CellRecord& c) {
 }
 
 absl::Status StagedRunWriter::AddPairChunk(uint32_t pairs, std::string_view serialized_chunk) {
-  ASSIGN_OR_RETURN(std::string stored, CompressChunk(serialized_chunk));
+  GDR_ASSIGN_OR_RETURN(std::string stored, CompressChunk(serialized_chunk));
   return AddStoredPairChunk(pairs, stored);
 }
 
@@ -169,29 +169,29 @@ absl::Status StagedRunWriter::Replay(RunWriter& into) {
           return Lost("cell");
         }
         c.reason = std::string(reason);
-        RETURN_IF_ERROR(into.AddCell(c));
+        GDR_RETURN_IF_ERROR(into.AddCell(c));
         break;
       }
       case Kind::kPairs: {
         uint32_t pairs = 0;
         std::string_view data;
         if (!r.Get(&pairs) || !r.Bytes(&data)) return Lost("pairs");
-        RETURN_IF_ERROR(into.AddStoredPairChunk(pairs, data));
+        GDR_RETURN_IF_ERROR(into.AddStoredPairChunk(pairs, data));
         break;
       }
       case Kind::kNodeStat: {
         NodeStatRow s;
         if (!r.Get(&s)) return Lost("node statistics");
-        RETURN_IF_ERROR(into.AddNodeStat(s));
+        GDR_RETURN_IF_ERROR(into.AddNodeStat(s));
         break;
       }
-      case Kind::kCapacity: RETURN_IF_ERROR(into.SetCapacity(buf)); break;
+      case Kind::kCapacity: GDR_RETURN_IF_ERROR(into.SetCapacity(buf)); break;
       case Kind::kBlob: {
         uint32_t rail = 0;
         uint64_t size = 0;
         std::string_view blob;
         if (!r.Get(&rail) || !r.Get(&size) || !r.Bytes(&blob)) return Lost("matrix blob");
-        RETURN_IF_ERROR(into.AddMatrixBlob(rail, size, blob));
+        GDR_RETURN_IF_ERROR(into.AddMatrixBlob(rail, size, blob));
         break;
       }
       case Kind::kNoise: {
@@ -203,7 +203,7 @@ absl::Status StagedRunWriter::Replay(RunWriter& into) {
         }
         n.cluster = std::string(cluster);
         n.data = std::string(data);
-        RETURN_IF_ERROR(into.SetLinkNoise(n));
+        GDR_RETURN_IF_ERROR(into.SetLinkNoise(n));
         break;
       }
       default: return Lost("record kind");
@@ -214,8 +214,8 @@ absl::Status StagedRunWriter::Replay(RunWriter& into) {
 
 absl::Status StagedRunWriter::Commit(const RunRow& row, const v1::Run& header) {
   if (write_failed_) return absl::FailedPreconditionError("the upload could not be staged: nothing stored");
-  ASSIGN_OR_RETURN(std::unique_ptr<RunWriter> w, store_.BeginRun(row_));  // the write lock, from here
-  RETURN_IF_ERROR(Replay(*w));
+  GDR_ASSIGN_OR_RETURN(std::unique_ptr<RunWriter> w, store_.BeginRun(row_));  // the write lock, from here
+  GDR_RETURN_IF_ERROR(Replay(*w));
   return w->Commit(row, header);
 }
 

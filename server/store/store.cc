@@ -43,7 +43,7 @@ class Store::Writer final : public RunWriter {
 
   absl::Status AddCell(const CellRecord& cell) override {
     if (!sink_) {
-      ASSIGN_OR_RETURN(sink_, db_->BulkCells());
+      GDR_ASSIGN_OR_RETURN(sink_, db_->BulkCells());
     }
     CellRecord c = cell;
     c.run = key_;
@@ -51,19 +51,19 @@ class Store::Writer final : public RunWriter {
   }
 
   absl::Status AddPairChunk(uint32_t pairs, std::string_view chunk) override {
-    ASSIGN_OR_RETURN(std::string stored, CompressChunk(chunk));
+    GDR_ASSIGN_OR_RETURN(std::string stored, CompressChunk(chunk));
     return AddStoredPairChunk(pairs, stored);
   }
 
   absl::Status AddStoredPairChunk(uint32_t pairs, std::string_view stored) override {
-    RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndCells());
     return db_->Exec("INSERT INTO run_pairs (run, chunk, pair_count, data, encoding) VALUES (?, ?, ?, ?, ?)",
                      {key_, int64_t{chunks_++}, int64_t{pairs}, Blob{stored},
                       static_cast<int64_t>(ChunkEncoding::kZstd)});
   }
 
   absl::Status AddNodeStat(const NodeStatRow& n) override {
-    RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndCells());
     return db_->Exec(
         "INSERT INTO node_stats (run, node, rail, size_bytes, ok_cells, low_cells, failed_cells, "
         "median_gbps, tx_median_gbps, rx_median_gbps) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -73,18 +73,18 @@ class Store::Writer final : public RunWriter {
   }
 
   absl::Status SetCapacity(std::string_view serialized) override {
-    RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndCells());
     return db_->Exec("INSERT INTO run_capacity (run, data) VALUES (?, ?)", {key_, Blob{serialized}});
   }
 
   absl::Status AddMatrixBlob(uint32_t rail, uint64_t size_bytes, std::string_view blob) override {
-    RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndCells());
     return db_->Exec("INSERT INTO run_matrix_blobs (run, rail, size_bytes, data) VALUES (?, ?, ?, ?)",
                      {key_, int64_t{rail}, static_cast<int64_t>(size_bytes), Blob{blob}});
   }
 
   absl::Status SetLinkNoise(const LinkNoiseRow& n) override {
-    RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndCells());
     // An upsert both dialects read the same way; an older run keeps the newer windows.
     return db_->Exec(
         "INSERT INTO link_noise (cluster, rail, size_bytes, newest_started_us, data) VALUES (?, ?, ?, ?, ?) "
@@ -95,19 +95,18 @@ class Store::Writer final : public RunWriter {
   }
 
   absl::Status Commit(const RunRow& r, const v1::Run& header) override {
-    RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndCells());
     std::string blob;
     if (!header.SerializeToString(&blob)) return absl::InternalError("cannot serialize the run header");
-    RETURN_IF_ERROR(db_->Exec(
+    GDR_RETURN_IF_ERROR(db_->Exec(
         "UPDATE runs SET passed = ?, summary = ?, node_count = ?, rail_count = ?, cell_count = ?, "
         "low_cells = ?, failed_cells = ?, pair_count = ?, baseline_regressions = ?, "
         "last_pass_regressions = ?, verdict_cells = ?, header = ? WHERE id = ?",
         {int64_t{r.passed}, std::string_view(r.summary), int64_t{r.nodes}, int64_t{r.rails},
          static_cast<int64_t>(r.cells), static_cast<int64_t>(r.low_cells),
-         static_cast<int64_t>(r.failed_cells), static_cast<int64_t>(r.pairs),
-         int64_t{r.baseline_regressions}, int64_t{r.last_pass_regressions},
-         static_cast<int64_t>(r.verdict_cells), Blob{blob}, key_}));
-    RETURN_IF_ERROR(db_->Commit());
+         static_cast<int64_t>(r.failed_cells), static_cast<int64_t>(r.pairs), int64_t{r.baseline_regressions},
+         int64_t{r.last_pass_regressions}, static_cast<int64_t>(r.verdict_cells), Blob{blob}, key_}));
+    GDR_RETURN_IF_ERROR(db_->Commit());
     committed_ = true;
     return absl::OkStatus();
   }
@@ -145,13 +144,13 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& url) {
 }
 
 absl::StatusOr<std::unique_ptr<Store>> Store::OpenWith(Connector connector, std::string name) {
-  ASSIGN_OR_RETURN(std::unique_ptr<SqlDb> db, connector());
-  ASSIGN_OR_RETURN(int before, Migrate(*db));
+  GDR_ASSIGN_OR_RETURN(std::unique_ptr<SqlDb> db, connector());
+  GDR_ASSIGN_OR_RETURN(int before, Migrate(*db));
   if (before != LatestSchemaVersion()) {
     spdlog::info("{}: schema at version {} (was {})", name, LatestSchemaVersion(), before);
   }
   std::unique_ptr<Store> s(new Store(std::move(connector), std::move(name), db->dialect()));
-  RETURN_IF_ERROR(s->LoadNodes(*db));
+  GDR_RETURN_IF_ERROR(s->LoadNodes(*db));
   s->Release(std::move(db));
   return s;
 }
@@ -165,7 +164,7 @@ absl::StatusOr<Store::Lease> Store::Acquire() {
       return Lease(this, std::move(db));
     }
   }
-  ASSIGN_OR_RETURN(auto db, connector_());
+  GDR_ASSIGN_OR_RETURN(auto db, connector_());
   return Lease(this, std::move(db));
 }
 
@@ -199,7 +198,7 @@ absl::StatusOr<std::vector<int64_t>> Store::InternNodes(const std::vector<std::s
     }
   }
   if (missing.empty()) return ids;
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   // Autocommit inserts: a name interned by an ingest that then rolls back
   // stays (harmless: names are not data), and another server's insert of
   // the same name is simply found. Up to 512 names per statement, two round
@@ -218,14 +217,14 @@ absl::StatusOr<std::vector<int64_t>> Store::InternNodes(const std::vector<std::s
       absl::StrAppend(&values, k ? ", " : "", "(?)");
       absl::StrAppend(&list, k ? ", " : "", "?");
     }
-    RETURN_IF_ERROR(db->Exec(absl::StrCat("INSERT INTO nodes (name) VALUES ", values, " ON CONFLICT (name) DO NOTHING"),
-                             params));
+    GDR_RETURN_IF_ERROR(db->Exec(
+        absl::StrCat("INSERT INTO nodes (name) VALUES ", values, " ON CONFLICT (name) DO NOTHING"), params));
     std::unordered_map<std::string, int64_t> found;
-    RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT id, name FROM nodes WHERE name IN (", list, ")"), params,
-                              [&](const SqlRow& r) {
-                                found[r.Text(1)] = r.Int(0);
-                                return absl::OkStatus();
-                              }));
+    GDR_RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT id, name FROM nodes WHERE name IN (", list, ")"),
+                                  params, [&](const SqlRow& r) {
+                                    found[r.Text(1)] = r.Int(0);
+                                    return absl::OkStatus();
+                                  }));
     std::lock_guard<std::mutex> l(nodes_mu_);
     for (size_t k = 0; k < n; ++k) {
       const size_t i = missing[at + k];
@@ -254,7 +253,7 @@ absl::StatusOr<int64_t> Store::NodeId(const std::string& name) {
     auto it = node_ids_.find(name);
     if (it != node_ids_.end()) return it->second;
   }
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   auto id = QueryInt(*db, "SELECT id FROM nodes WHERE name = ?", {std::string_view(name)});
   if (absl::IsNotFound(id.status())) return -1;
   if (!id.ok()) return id.status();
@@ -266,8 +265,8 @@ absl::StatusOr<int64_t> Store::NodeId(const std::string& name) {
 
 absl::StatusOr<std::unique_ptr<RunWriter>> Store::BeginRun(const RunRow& r) {
   std::unique_lock<std::mutex> lock(write_mu_);
-  ASSIGN_OR_RETURN(Lease db, Acquire());
-  RETURN_IF_ERROR(db->Begin());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_RETURN_IF_ERROR(db->Begin());
   auto key = QueryInt(
       *db,
       "INSERT INTO runs (run_id, cluster, started_us, finished_us, stored_us, mode, passed, summary, "

@@ -82,31 +82,31 @@ constexpr char kStatCols[] =
 }  // namespace
 
 absl::StatusOr<std::optional<RunRow>> Store::FindRun(const std::string& run_id) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::optional<RunRow> out;
-  RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT ", kRunCols, " WHERE r.run_id = ?"),
-                            {std::string_view(run_id)}, [&](const SqlRow& x) {
-                              out = ReadRunRow(x);
-                              return absl::OkStatus();
-                            }));
+  GDR_RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT ", kRunCols, " WHERE r.run_id = ?"),
+                                {std::string_view(run_id)}, [&](const SqlRow& x) {
+                                  out = ReadRunRow(x);
+                                  return absl::OkStatus();
+                                }));
   return out;
 }
 
 absl::StatusOr<std::optional<RunRow>> Store::FindRunByKey(int64_t key) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::optional<RunRow> out;
-  RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT ", kRunCols, " WHERE r.id = ?"), {key},
-                            [&](const SqlRow& x) {
-                              out = ReadRunRow(x);
-                              return absl::OkStatus();
-                            }));
+  GDR_RETURN_IF_ERROR(
+      db->Query(absl::StrCat("SELECT ", kRunCols, " WHERE r.id = ?"), {key}, [&](const SqlRow& x) {
+        out = ReadRunRow(x);
+        return absl::OkStatus();
+      }));
   return out;
 }
 
 absl::StatusOr<v1::Run> Store::ReadHeader(int64_t run_key) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::optional<v1::Run> run;
-  RETURN_IF_ERROR(db->Query("SELECT header FROM runs WHERE id = ?", {run_key}, [&](const SqlRow& x) {
+  GDR_RETURN_IF_ERROR(db->Query("SELECT header FROM runs WHERE id = ?", {run_key}, [&](const SqlRow& x) {
     run.emplace();
     if (!run->ParseFromString(x.Bytes(0))) {
       return absl::DataLossError(absl::StrCat(name_, ": run ", run_key, ": header does not parse"));
@@ -119,26 +119,26 @@ absl::StatusOr<v1::Run> Store::ReadHeader(int64_t run_key) {
 
 absl::Status Store::ReadPairChunks(int64_t run_key,
                                    const std::function<absl::Status(std::string)>& fn) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   // One chunk per query: a 1024-node run has thousands of chunks and a
   // PostgreSQL result is held whole in memory.
-  ASSIGN_OR_RETURN(int64_t chunks,
-                   QueryInt(*db, "SELECT COUNT(*) FROM run_pairs WHERE run = ?", {run_key}));
+  GDR_ASSIGN_OR_RETURN(int64_t chunks,
+                       QueryInt(*db, "SELECT COUNT(*) FROM run_pairs WHERE run = ?", {run_key}));
   for (int64_t k = 0; k < chunks; ++k) {
     std::string data;
     int64_t encoding = 0;
-    RETURN_IF_ERROR(db->Query("SELECT data, encoding FROM run_pairs WHERE run = ? AND chunk = ?", {run_key, k},
-                              [&](const SqlRow& x) {
-                                data = x.Bytes(0);
-                                encoding = x.Int(1);
-                                return absl::OkStatus();
-                              }));
+    GDR_RETURN_IF_ERROR(db->Query("SELECT data, encoding FROM run_pairs WHERE run = ? AND chunk = ?",
+                                  {run_key, k}, [&](const SqlRow& x) {
+                                    data = x.Bytes(0);
+                                    encoding = x.Int(1);
+                                    return absl::OkStatus();
+                                  }));
     auto chunk = DecodeChunk(encoding, std::move(data));
     if (!chunk.ok()) {
       return absl::DataLossError(absl::StrCat(name_, ": run ", run_key, ", pair chunk ", k, ": ",
                                               chunk.status().message()));
     }
-    RETURN_IF_ERROR(fn(*std::move(chunk)));
+    GDR_RETURN_IF_ERROR(fn(*std::move(chunk)));
   }
   return absl::OkStatus();
 }
@@ -172,9 +172,9 @@ absl::StatusOr<std::vector<RunRow>> Store::ListRuns(const RunFilter& f) {
                                  where.empty() ? "" : absl::StrCat(" WHERE ", absl::StrJoin(where, " AND ")),
                                  " ORDER BY r.started_us DESC, r.id DESC LIMIT ?");
   params.push_back(int64_t{f.limit});
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::vector<RunRow> out;
-  RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
+  GDR_RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
     out.push_back(ReadRunRow(x));
     return absl::OkStatus();
   }));
@@ -183,50 +183,49 @@ absl::StatusOr<std::vector<RunRow>> Store::ListRuns(const RunFilter& f) {
 
 absl::StatusOr<std::optional<RunRow>> Store::LastPassingBefore(const std::string& cluster,
                                                                int64_t before_us) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::optional<RunRow> out;
-  RETURN_IF_ERROR(db->Query(
-      absl::StrCat("SELECT ", kRunCols,
-                   " WHERE r.cluster = ? AND r.passed = 1 AND r.started_us < ? "
-                   "ORDER BY r.started_us DESC, r.id DESC LIMIT 1"),
-      {std::string_view(cluster), before_us}, [&](const SqlRow& x) {
-        out = ReadRunRow(x);
-        return absl::OkStatus();
-      }));
+  GDR_RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT ", kRunCols,
+                                             " WHERE r.cluster = ? AND r.passed = 1 AND r.started_us < ? "
+                                             "ORDER BY r.started_us DESC, r.id DESC LIMIT 1"),
+                                {std::string_view(cluster), before_us}, [&](const SqlRow& x) {
+                                  out = ReadRunRow(x);
+                                  return absl::OkStatus();
+                                }));
   return out;
 }
 
 absl::StatusOr<std::vector<RunRow>> Store::LatestRuns() {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::vector<RunRow> out;
-  RETURN_IF_ERROR(db->Query(
-      absl::StrCat("SELECT ", kRunCols,
-                   " WHERE r.id = (SELECT r2.id FROM runs r2 WHERE r2.cluster = r.cluster "
-                   "ORDER BY r2.started_us DESC, r2.id DESC LIMIT 1) ORDER BY r.cluster"),
-      {}, [&](const SqlRow& x) {
-        out.push_back(ReadRunRow(x));
-        return absl::OkStatus();
-      }));
+  GDR_RETURN_IF_ERROR(
+      db->Query(absl::StrCat("SELECT ", kRunCols,
+                             " WHERE r.id = (SELECT r2.id FROM runs r2 WHERE r2.cluster = r.cluster "
+                             "ORDER BY r2.started_us DESC, r2.id DESC LIMIT 1) ORDER BY r.cluster"),
+                {}, [&](const SqlRow& x) {
+                  out.push_back(ReadRunRow(x));
+                  return absl::OkStatus();
+                }));
   return out;
 }
 
 absl::StatusOr<std::vector<ClusterRow>> Store::Clusters() {
-  ASSIGN_OR_RETURN(std::vector<RunRow> latest, LatestRuns());
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(std::vector<RunRow> latest, LatestRuns());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::vector<ClusterRow> out;
   for (const RunRow& r : latest) {
     ClusterRow c;
     c.name = r.cluster;
     c.last_run_id = r.run_id;
-    ASSIGN_OR_RETURN(int64_t n, QueryInt(*db, "SELECT COUNT(*) FROM runs WHERE cluster = ?",
-                                         {std::string_view(r.cluster)}));
+    GDR_ASSIGN_OR_RETURN(int64_t n, QueryInt(*db, "SELECT COUNT(*) FROM runs WHERE cluster = ?",
+                                             {std::string_view(r.cluster)}));
     c.runs = static_cast<uint64_t>(n);
-    RETURN_IF_ERROR(db->Query(
-        "SELECT r.run_id FROM baselines b JOIN runs r ON r.id = b.run WHERE b.cluster = ?",
-        {std::string_view(r.cluster)}, [&](const SqlRow& x) {
-          c.baseline_run_id = x.Text(0);
-          return absl::OkStatus();
-        }));
+    GDR_RETURN_IF_ERROR(
+        db->Query("SELECT r.run_id FROM baselines b JOIN runs r ON r.id = b.run WHERE b.cluster = ?",
+                  {std::string_view(r.cluster)}, [&](const SqlRow& x) {
+                    c.baseline_run_id = x.Text(0);
+                    return absl::OkStatus();
+                  }));
     out.push_back(std::move(c));
   }
   return out;
@@ -238,7 +237,7 @@ absl::Status Store::ReadCells(const CellQuery& q,
   // A node's cells: one query per matrix of the run (rail and size fixed),
   // so the primary key serves them (a node as source is a range; as target,
   // one lookup per source), in the same order as one query would return.
-  ASSIGN_OR_RETURN(v1::Run header, ReadHeader(q.run));
+  GDR_ASSIGN_OR_RETURN(v1::Run header, ReadHeader(q.run));
   std::vector<std::pair<uint32_t, uint64_t>> matrices;
   std::vector<std::vector<std::string>> names;
   for (const auto& m : header.matrices()) {
@@ -262,10 +261,10 @@ absl::Status Store::ReadCells(const CellQuery& q,
     one.limit = left;
     std::vector<int64_t> sources;
     if (q.dst >= 0 && q.src < 0) {
-      ASSIGN_OR_RETURN(sources, InternNodes(names[i]));
+      GDR_ASSIGN_OR_RETURN(sources, InternNodes(names[i]));
     }
     uint32_t got = 0;
-    RETURN_IF_ERROR(ReadCellsOfMatrix(one, sources, [&](const CellRecord& c) {
+    GDR_RETURN_IF_ERROR(ReadCellsOfMatrix(one, sources, [&](const CellRecord& c) {
       ++got;
       return fn(c);
     }));
@@ -318,19 +317,19 @@ absl::Status Store::ReadCellsOfMatrix(const CellQuery& q, const std::vector<int6
     absl::StrAppend(&sql, " LIMIT ?");
     params.push_back(int64_t{q.limit});
   }
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   return db->Query(sql, params, [&](const SqlRow& x) { return fn(ReadCell(x, 0)); });
 }
 
 absl::StatusOr<std::vector<NodeStatRow>> Store::ReadNodeStats(int64_t run_key) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::vector<NodeStatRow> out;
-  RETURN_IF_ERROR(db->Query(absl::StrCat("SELECT ", kStatCols,
-                                         " FROM node_stats s WHERE s.run = ? ORDER BY s.node, s.rail"),
-                            {run_key}, [&](const SqlRow& x) {
-                              out.push_back(ReadNodeStat(x, 0));
-                              return absl::OkStatus();
-                            }));
+  GDR_RETURN_IF_ERROR(db->Query(
+      absl::StrCat("SELECT ", kStatCols, " FROM node_stats s WHERE s.run = ? ORDER BY s.node, s.rail"),
+      {run_key}, [&](const SqlRow& x) {
+        out.push_back(ReadNodeStat(x, 0));
+        return absl::OkStatus();
+      }));
   return out;
 }
 
@@ -362,9 +361,9 @@ absl::StatusOr<std::vector<LinkPoint>> Store::LinkTrend(const std::string& clust
   params.push_back(std::string_view(cluster));
   params.push_back(since_us);
   params.push_back(int64_t{limit});
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::vector<LinkPoint> out;
-  RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
+  GDR_RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
     out.push_back({x.Text(0), x.Int(1), ReadCell(x, 2)});
     return absl::OkStatus();
   }));
@@ -390,9 +389,9 @@ absl::StatusOr<std::vector<NodePoint>> Store::NodeTrend(const std::string& clust
       rail_clause, " ORDER BY r.started_us DESC, r.id DESC, s.rail");
   params.push_back(node);
   if (rail) params.push_back(int64_t{*rail});
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::vector<NodePoint> out;
-  RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
+  GDR_RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
     out.push_back({x.Text(0), x.Int(1), ReadNodeStat(x, 2)});
     return absl::OkStatus();
   }));
@@ -401,7 +400,7 @@ absl::StatusOr<std::vector<NodePoint>> Store::NodeTrend(const std::string& clust
 
 absl::Status Store::SetBaseline(const std::string& cluster, int64_t run_key, const std::string& by) {
   std::lock_guard<std::mutex> lock(write_mu_);
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   return db->Exec(
       "INSERT INTO baselines (cluster, run, set_us, set_by) VALUES (?, ?, ?, ?) "
       "ON CONFLICT (cluster) DO UPDATE SET run = excluded.run, set_us = excluded.set_us, "
@@ -410,43 +409,45 @@ absl::Status Store::SetBaseline(const std::string& cluster, int64_t run_key, con
 }
 
 absl::StatusOr<std::optional<BaselineRow>> Store::GetBaseline(const std::string& cluster) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::optional<BaselineRow> out;
-  RETURN_IF_ERROR(db->Query("SELECT cluster, run, set_us, set_by FROM baselines WHERE cluster = ?",
-                            {std::string_view(cluster)}, [&](const SqlRow& x) {
-                              out = BaselineRow{x.Text(0), x.Int(1), x.Int(2), x.Text(3)};
-                              return absl::OkStatus();
-                            }));
+  GDR_RETURN_IF_ERROR(db->Query("SELECT cluster, run, set_us, set_by FROM baselines WHERE cluster = ?",
+                                {std::string_view(cluster)}, [&](const SqlRow& x) {
+                                  out = BaselineRow{x.Text(0), x.Int(1), x.Int(2), x.Text(3)};
+                                  return absl::OkStatus();
+                                }));
   return out;
 }
 
 absl::StatusOr<std::optional<std::string>> Store::ReadCapacity(int64_t run_key) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::optional<std::string> out;
-  RETURN_IF_ERROR(db->Query("SELECT data FROM run_capacity WHERE run = ?", {run_key}, [&](const SqlRow& x) {
-    out = x.Bytes(0);
-    return absl::OkStatus();
-  }));
+  GDR_RETURN_IF_ERROR(
+      db->Query("SELECT data FROM run_capacity WHERE run = ?", {run_key}, [&](const SqlRow& x) {
+        out = x.Bytes(0);
+        return absl::OkStatus();
+      }));
   return out;
 }
 
 absl::StatusOr<std::optional<std::string>> Store::ReadMatrixBlob(int64_t run_key, uint32_t rail,
                                                                 uint64_t size_bytes) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::optional<std::string> out;
-  RETURN_IF_ERROR(db->Query("SELECT data FROM run_matrix_blobs WHERE run = ? AND rail = ? AND size_bytes = ?",
-                            {run_key, int64_t{rail}, static_cast<int64_t>(size_bytes)}, [&](const SqlRow& x) {
-                              out = x.Bytes(0);
-                              return absl::OkStatus();
-                            }));
+  GDR_RETURN_IF_ERROR(
+      db->Query("SELECT data FROM run_matrix_blobs WHERE run = ? AND rail = ? AND size_bytes = ?",
+                {run_key, int64_t{rail}, static_cast<int64_t>(size_bytes)}, [&](const SqlRow& x) {
+                  out = x.Bytes(0);
+                  return absl::OkStatus();
+                }));
   return out;
 }
 
 absl::StatusOr<std::optional<LinkNoiseRow>> Store::ReadLinkNoise(const std::string& cluster, uint32_t rail,
                                                                   uint64_t size_bytes) {
-  ASSIGN_OR_RETURN(Lease db, Acquire());
+  GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   std::optional<LinkNoiseRow> out;
-  RETURN_IF_ERROR(db->Query(
+  GDR_RETURN_IF_ERROR(db->Query(
       "SELECT newest_started_us, data FROM link_noise WHERE cluster = ? AND rail = ? AND size_bytes = ?",
       {std::string_view(cluster), int64_t{rail}, static_cast<int64_t>(size_bytes)}, [&](const SqlRow& x) {
         out = LinkNoiseRow{cluster, rail, size_bytes, x.Int(0), x.Bytes(1)};
@@ -458,8 +459,8 @@ absl::StatusOr<std::optional<LinkNoiseRow>> Store::ReadLinkNoise(const std::stri
 absl::StatusOr<uint64_t> Store::DeleteRunsBefore(int64_t cutoff_us) {
   std::vector<std::pair<int64_t, std::string>> victims;
   {
-    ASSIGN_OR_RETURN(Lease db, Acquire());
-    RETURN_IF_ERROR(db->Query(
+    GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
+    GDR_RETURN_IF_ERROR(db->Query(
         "SELECT id, run_id FROM runs WHERE started_us < ? AND id NOT IN (SELECT run FROM baselines) "
         "ORDER BY started_us",
         {cutoff_us}, [&](const SqlRow& x) {
@@ -472,8 +473,8 @@ absl::StatusOr<uint64_t> Store::DeleteRunsBefore(int64_t cutoff_us) {
   uint64_t deleted = 0;
   for (const auto& [key, run_id] : victims) {
     std::lock_guard<std::mutex> lock(write_mu_);
-    ASSIGN_OR_RETURN(Lease db, Acquire());
-    RETURN_IF_ERROR(db->Begin());
+    GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
+    GDR_RETURN_IF_ERROR(db->Begin());
     // A baseline set since the list was made keeps the run.
     auto kept = QueryInt(*db, "SELECT COUNT(*) FROM baselines WHERE run = ?", {key});
     absl::Status st = kept.status();

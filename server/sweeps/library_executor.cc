@@ -39,9 +39,9 @@ absl::StatusOr<sweep::SweepConfig> LibraryExecutor::ToConfig(const std::string& 
                                                              const v1::SweepSpec& s) const {
   auto it = inventories_.find(cluster);
   if (it == inventories_.end()) return absl::NotFoundError(absl::StrCat("no inventory for cluster ", cluster));
-  ASSIGN_OR_RETURN(controller::inventory::Inventory inventory,
-                   controller::inventory::LoadInventoryFile(it->second));
-  ASSIGN_OR_RETURN(sweep::SweepConfig c, sweep::ConfigFromSpec(s));
+  GDR_ASSIGN_OR_RETURN(controller::inventory::Inventory inventory,
+                       controller::inventory::LoadInventoryFile(it->second));
+  GDR_ASSIGN_OR_RETURN(sweep::SweepConfig c, sweep::ConfigFromSpec(s));
   if (c.schedule.mode == controller::schedule::Mode::kPairs) {
     return absl::InvalidArgumentError("mode pairs needs a pair list file: run it with gdrbench sweep --mode pairs");
   }
@@ -50,13 +50,13 @@ absl::StatusOr<sweep::SweepConfig> LibraryExecutor::ToConfig(const std::string& 
 }
 
 absl::Status LibraryExecutor::Check(const std::string& cluster, const v1::SweepSpec& spec) const {
-  ASSIGN_OR_RETURN(sweep::SweepConfig c, ToConfig(cluster, spec));
+  GDR_ASSIGN_OR_RETURN(sweep::SweepConfig c, ToConfig(cluster, spec));
   return sweep::PlanWithoutAgents(c).status();
 }
 
 absl::StatusOr<v1::Run> LibraryExecutor::Run(const std::string& cluster, const v1::SweepSpec& spec,
                                              const ProgressFn& progress, const std::atomic<bool>& cancelled) {
-  ASSIGN_OR_RETURN(sweep::SweepConfig c, ToConfig(cluster, spec));
+  GDR_ASSIGN_OR_RETURN(sweep::SweepConfig c, ToConfig(cluster, spec));
   std::error_code ec;
   c.journal_path = (std::filesystem::path(state_dir_) /
                     absl::StrCat("sweep-", cluster, "-", store::NowMicros(), ".journal"))

@@ -63,7 +63,7 @@ v1::NodeFindings FindingsOf(const v1::PreflightReport& report) {
 }
 
 absl::StatusOr<v1::RunOverview> RunOverview(store::Store& store, const store::RunRow& run) {
-  ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(run.key));
+  GDR_ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(run.key));
   v1::RunOverview o;
   *o.mutable_summary() = api::ToSummary(run);
   *o.mutable_params() = h.params();
@@ -130,7 +130,7 @@ absl::StatusOr<const v1::BandwidthMatrix*> MatrixOf(const v1::Run& h, const stor
 absl::StatusOr<std::string> FromCells(store::Store& store, const store::RunRow& run, const v1::Run& h,
                                       const v1::BandwidthMatrix* m) {
   std::vector<std::string> names(m->nodes().begin(), m->nodes().end());
-  ASSIGN_OR_RETURN(std::vector<int64_t> ids, store.InternNodes(names));
+  GDR_ASSIGN_OR_RETURN(std::vector<int64_t> ids, store.InternNodes(names));
   std::unordered_map<int64_t, uint32_t> index;
   for (uint32_t i = 0; i < ids.size(); ++i) index[ids[i]] = i;
   const size_t n = names.size();
@@ -145,11 +145,11 @@ absl::StatusOr<std::string> FromCells(store::Store& store, const store::RunRow& 
   std::vector<float> baseline;
   for (const auto& rep : h.regressions()) {
     if (rep.reference() != v1::REGRESSION_REFERENCE_BASELINE || rep.reference_run_id().empty()) continue;
-    ASSIGN_OR_RETURN(std::optional<store::RunRow> ref, store.FindRun(rep.reference_run_id()));
+    GDR_ASSIGN_OR_RETURN(std::optional<store::RunRow> ref, store.FindRun(rep.reference_run_id()));
     if (!ref) break;  // deleted by retention since
     baseline.assign(n * n, 0);
     q.run = ref->key;
-    RETURN_IF_ERROR(store.ReadCells(q, [&](const store::CellRecord& c) {
+    GDR_RETURN_IF_ERROR(store.ReadCells(q, [&](const store::CellRecord& c) {
       auto s = index.find(c.src), d = index.find(c.dst);
       if (s != index.end() && d != index.end() && c.status == v1::RESULT_STATUS_OK) {
         baseline[s->second * n + d->second] = static_cast<float>(c.bw_avg_gbps);
@@ -158,7 +158,7 @@ absl::StatusOr<std::string> FromCells(store::Store& store, const store::RunRow& 
     }));
   }
   q.run = run.key;
-  RETURN_IF_ERROR(store.ReadCells(q, [&](const store::CellRecord& c) {
+  GDR_RETURN_IF_ERROR(store.ReadCells(q, [&](const store::CellRecord& c) {
     auto s = index.find(c.src), d = index.find(c.dst);
     if (s == index.end() || d == index.end()) return absl::OkStatus();
     const double base = c.baseline_gbps > 0 || baseline.empty() ? c.baseline_gbps : baseline[s->second * n + d->second];
@@ -173,10 +173,11 @@ absl::StatusOr<std::string> FromCells(store::Store& store, const store::RunRow& 
 
 absl::StatusOr<std::string> MatrixBlob(store::Store& store, const store::RunRow& run, std::optional<uint32_t> rail,
                                        uint64_t size_bytes) {
-  ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(run.key));
-  ASSIGN_OR_RETURN(const v1::BandwidthMatrix* m, MatrixOf(h, run, rail, size_bytes));
+  GDR_ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(run.key));
+  GDR_ASSIGN_OR_RETURN(const v1::BandwidthMatrix* m, MatrixOf(h, run, rail, size_bytes));
   // Each rail's verdict size was encoded at ingest (schema version 3): one read.
-  ASSIGN_OR_RETURN(std::optional<std::string> stored, store.ReadMatrixBlob(run.key, m->rail(), m->size_bytes()));
+  GDR_ASSIGN_OR_RETURN(std::optional<std::string> stored,
+                       store.ReadMatrixBlob(run.key, m->rail(), m->size_bytes()));
   if (stored) return *std::move(stored);
   // Other sizes, and runs stored before: from the cells.
   return FromCells(store, run, h, m);
@@ -184,8 +185,8 @@ absl::StatusOr<std::string> MatrixBlob(store::Store& store, const store::RunRow&
 
 absl::StatusOr<std::string> MatrixBlobFromCells(store::Store& store, const store::RunRow& run,
                                                 std::optional<uint32_t> rail, uint64_t size_bytes) {
-  ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(run.key));
-  ASSIGN_OR_RETURN(const v1::BandwidthMatrix* m, MatrixOf(h, run, rail, size_bytes));
+  GDR_ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(run.key));
+  GDR_ASSIGN_OR_RETURN(const v1::BandwidthMatrix* m, MatrixOf(h, run, rail, size_bytes));
   return FromCells(store, run, h, m);
 }
 
@@ -239,7 +240,7 @@ v1::HistoryEntry Entry(const store::RunRow& row, const v1::Run& h, const History
 }  // namespace
 
 absl::StatusOr<v1::SubjectHistory> History(store::Store& store, const HistoryQuery& q) {
-  RETURN_IF_ERROR(api::CheckClusterName(q.cluster, "cluster", true));
+  GDR_RETURN_IF_ERROR(api::CheckClusterName(q.cluster, "cluster", true));
   if (q.node.empty() == (q.src.empty() || q.dst.empty())) {
     return absl::InvalidArgumentError("give node, or src and dst (a link)");
   }
@@ -247,13 +248,13 @@ absl::StatusOr<v1::SubjectHistory> History(store::Store& store, const HistoryQue
   store::RunFilter f;
   f.cluster = q.cluster;
   f.limit = q.last;
-  ASSIGN_OR_RETURN(std::vector<store::RunRow> rows, store.ListRuns(f));
+  GDR_ASSIGN_OR_RETURN(std::vector<store::RunRow> rows, store.ListRuns(f));
   v1::SubjectHistory out;
   out.set_cluster(q.cluster);
   out.set_subject(q.node.empty() ? absl::StrCat(q.src, "<->", q.dst) : q.node);
   bool streak = true;
   for (const auto& row : rows) {  // newest first
-    ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(row.key));
+    GDR_ASSIGN_OR_RETURN(v1::Run h, store.ReadHeader(row.key));
     v1::HistoryEntry e = Entry(row, h, q);
     // A node left out of a sweep (its preflight FAILed, it missed the fleet's
     // expectations) is blamed by that run too: its cells are skipped, not

@@ -60,9 +60,9 @@ absl::Status CheckFileLimit(uint32_t members) {
 
 absl::StatusOr<std::unique_ptr<SimFleet>> SimFleet::Start(const FleetConfig& config) {
   if (config.members == 0) return absl::InvalidArgumentError("a fleet needs at least one member");
-  RETURN_IF_ERROR(CheckFileLimit(config.members));
+  GDR_RETURN_IF_ERROR(CheckFileLimit(config.members));
   std::unique_ptr<SimFleet> fleet(new SimFleet());
-  ASSIGN_OR_RETURN(fleet->node_, SharedNode::Read(config.fs_root));
+  GDR_ASSIGN_OR_RETURN(fleet->node_, SharedNode::Read(config.fs_root));
   fleet->nics_per_member_ = static_cast<uint32_t>(fleet->node_->devices().size());
   if (uint64_t{config.members} * fleet->nics_per_member_ >= kMaxLid) {
     return absl::InvalidArgumentError(absl::StrCat(config.members, " members x ", fleet->nics_per_member_,
@@ -106,7 +106,7 @@ absl::Status SimFleet::StartMember(const FleetConfig& config, uint32_t i) {
     if (hook) h->OnTargetOpened(hook);
     return std::unique_ptr<agent::service::AgentHandler>(std::move(h));
   };
-  ASSIGN_OR_RETURN(auto server, agent::service::AgentServer::Start(std::move(sc)));
+  GDR_ASSIGN_OR_RETURN(auto server, agent::service::AgentServer::Start(std::move(sc)));
   m.address = absl::StrCat(config.host, ":", server->port());
   members_.push_back(std::move(m));
   stopped_.push_back(std::make_unique<std::atomic<bool>>(false));

@@ -16,14 +16,14 @@ absl::StatusOr<std::shared_ptr<SharedNode>> SharedNode::Read(const std::string& 
   FsRoot fs(fs_root);
   std::string absent;
   agent::preflight::SysfsRdma sysfs(fs);  // the tree's NICs (libibverbs would list this host's)
-  ASSIGN_OR_RETURN(node->devices_, sysfs.ListDevices(&absent));
+  GDR_ASSIGN_OR_RETURN(node->devices_, sysfs.ListDevices(&absent));
   if (node->devices_.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--fs-root ", fs_root, " has no RDMA device to simulate: ", absent));
   }
-  ASSIGN_OR_RETURN(node->info_,
-                   agent::service::CollectNodeInfo(
-                       fs, agent::service::NodeInfoConfig{.devices = {}, .nics = &node->devices_}));
+  GDR_ASSIGN_OR_RETURN(node->info_,
+                       agent::service::CollectNodeInfo(
+                           fs, agent::service::NodeInfoConfig{.devices = {}, .nics = &node->devices_}));
   node->reader_ = std::make_unique<agent::service::AgentHandler>(
       agent::service::AgentConfig{.fs_root = fs_root, .devices = {}},
       std::make_shared<SimSessionFactory>(nullptr, std::vector<agent::verbs::DeviceInfo>{}));
@@ -34,7 +34,7 @@ absl::StatusOr<v1::PreflightReport> SharedNode::Preflight(const v1::RunPreflight
   const std::string key = request.SerializeAsString();
   std::lock_guard lock(mu_);  // the first ask runs the checks; the others wait for it
   if (auto it = reports_.find(key); it != reports_.end()) return it->second;
-  ASSIGN_OR_RETURN(v1::PreflightReport report, reader_->RunPreflight(request));
+  GDR_ASSIGN_OR_RETURN(v1::PreflightReport report, reader_->RunPreflight(request));
   reports_.emplace(key, report);
   return report;
 }
@@ -105,7 +105,7 @@ SimMemberHandler::SimMemberHandler(std::shared_ptr<SharedNode> node, uint32_t in
 absl::StatusOr<v1::NodeInfo> SimMemberHandler::GetNodeInfo(const v1::GetNodeInfoRequest&) { return info_; }
 
 absl::StatusOr<v1::PreflightReport> SimMemberHandler::RunPreflight(const v1::RunPreflightRequest& request) {
-  ASSIGN_OR_RETURN(v1::PreflightReport report, node_->Preflight(request));
+  GDR_ASSIGN_OR_RETURN(v1::PreflightReport report, node_->Preflight(request));
   report.set_hostname(hostname_);
   return report;
 }
@@ -115,7 +115,7 @@ agent::counters::Sample SimMemberHandler::ReadTestCounters(const std::string& de
 }
 
 absl::StatusOr<v1::OpenTargetResponse> SimMemberHandler::OpenTarget(const v1::OpenTargetRequest& request) {
-  ASSIGN_OR_RETURN(v1::OpenTargetResponse response, AgentHandler::OpenTarget(request));
+  GDR_ASSIGN_OR_RETURN(v1::OpenTargetResponse response, AgentHandler::OpenTarget(request));
   const uint32_t opened = ++targets_opened_;
   if (on_target_) on_target_(opened);
   return response;

@@ -73,7 +73,7 @@ class SimSessionFactory final : public agent::bench::SessionFactory {
     if (agent::bench::ResolveCmMode(spec.cm, spec.device.ports.front()) != agent::bench::CmMode::kOob) {
       return absl::UnimplementedError("a simulated fleet member has no rdma_cm (use --cm oob)");
     }
-    ASSIGN_OR_RETURN(
+    GDR_ASSIGN_OR_RETURN(
         auto t, agent::bench::OobTarget<agent::bench::testing::FakeNic>::Open(MakeNic(spec.device), spec));
     return std::unique_ptr<agent::bench::TargetSession>(std::move(t));
   }
@@ -82,8 +82,8 @@ class SimSessionFactory final : public agent::bench::SessionFactory {
     if (spec.cm != agent::bench::CmMode::kOob) {
       return absl::UnimplementedError("a simulated fleet member has no rdma_cm (use --cm oob)");
     }
-    ASSIGN_OR_RETURN(auto in, agent::bench::OobInitiator<agent::bench::testing::FakeNic>::Open(
-                                  MakeNic(spec.device), spec));
+    GDR_ASSIGN_OR_RETURN(auto in, agent::bench::OobInitiator<agent::bench::testing::FakeNic>::Open(
+                                      MakeNic(spec.device), spec));
     return std::unique_ptr<agent::bench::InitiatorSession>(std::move(in));
   }
 

@@ -13,13 +13,13 @@ absl::StatusOr<int> Half(int x) {
 }
 
 absl::StatusOr<int> Quarter(int x) {
-  ASSIGN_OR_RETURN(int h, Half(x));
-  ASSIGN_OR_RETURN(int q, Half(h));
+  GDR_ASSIGN_OR_RETURN(int h, Half(x));
+  GDR_ASSIGN_OR_RETURN(int q, Half(h));
   return q;
 }
 
 absl::Status CheckEven(int x) {
-  RETURN_IF_ERROR(Half(x).status());
+  GDR_RETURN_IF_ERROR(Half(x).status());
   return absl::OkStatus();
 }
 

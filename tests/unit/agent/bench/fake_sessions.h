@@ -56,7 +56,7 @@ class FakeSessionFactory final : public SessionFactory {
     }
     auto nic = std::make_unique<FakeNic>(&fabric, spec.device.ports.front());
     nic->device_name = spec.device.name;
-    ASSIGN_OR_RETURN(auto t, OobTarget<FakeNic>::Open(std::move(nic), spec));
+    GDR_ASSIGN_OR_RETURN(auto t, OobTarget<FakeNic>::Open(std::move(nic), spec));
     ++targets_opened;
     return std::unique_ptr<TargetSession>(std::move(t));
   }
@@ -65,7 +65,7 @@ class FakeSessionFactory final : public SessionFactory {
     if (spec.cm != CmMode::kOob) return absl::UnimplementedError("the fake fabric has no rdma_cm");
     auto nic = std::make_unique<FakeNic>(&fabric, spec.device.ports.front());
     nic->device_name = spec.device.name;
-    ASSIGN_OR_RETURN(auto in, OobInitiator<FakeNic>::Open(std::move(nic), spec));
+    GDR_ASSIGN_OR_RETURN(auto in, OobInitiator<FakeNic>::Open(std::move(nic), spec));
     return std::unique_ptr<InitiatorSession>(std::move(in));
   }
 
