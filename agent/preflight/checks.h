@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agent/preflight/context.h"
-#include "agent/preflight/report/report.h"
+#include "agent/preflight/results.h"
 
 namespace gdrbench::agent::preflight {
 

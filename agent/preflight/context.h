@@ -14,9 +14,9 @@
 #include "absl/status/statusor.h"
 #include "agent/counters/counter_history.h"
 #include "agent/preflight/expectations.h"
-#include "agent/preflight/report/report.h"
 #include "agent/preflight/hardware.h"
 #include "agent/preflight/nvidia_version.h"
+#include "agent/preflight/results.h"
 #include "agent/topology/topology.h"
 #include "common/fs_root.h"
 

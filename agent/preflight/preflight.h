@@ -18,7 +18,7 @@
 #include "absl/time/time.h"
 #include "agent/counters/counter_history.h"
 #include "agent/preflight/expectations.h"
-#include "agent/preflight/report/report.h"
+#include "agent/preflight/results.h"
 #include "agent/preflight/runner.h"
 #include "common/fs_root.h"
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/preflight/report/report.h"
 #include "agent/preflight/context.h"
+#include "agent/preflight/results.h"
 #include "common/limits.h"
 
 namespace gdrbench::agent::preflight {

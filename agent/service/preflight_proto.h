@@ -3,7 +3,7 @@
 #pragma once
 
 #include "agent/preflight/expectations.h"
-#include "agent/preflight/report/report.h"
+#include "agent/preflight/results.h"
 #include "gdrbench/v1/preflight.pb.h"
 
 namespace gdrbench::agent::service {

@@ -21,7 +21,7 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
-#include "controller/report/run_chunks.h"
+#include "report/run_chunks.h"
 #include "server/history/export.h"
 #include "server/history/ingest.h"
 #include "server/store/store.h"
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   };
   auto timed = [&](auto fn) { return timed_in(&cells_s, fn); };
   gs::history::Ingester ingest(**store, io);
-  Die(timed_in(&header_s, [&] { return ingest.Begin(gdrbench::controller::report::RunHeader(run)); }), "header");
+  Die(timed_in(&header_s, [&] { return ingest.Begin(gdrbench::report::RunHeader(run)); }), "header");
   for (const auto& m : run.matrices()) {
     for (int i = 0; i < m.cells_size(); i += 16384) {
       v1::RunChunk c;

@@ -17,8 +17,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "controller/analysis/lane.h"
 #include "gdrbench/v1/run.pb.h"
+#include "report/lane.h"
 
 namespace gdrbench::controller::analysis {
 
@@ -51,7 +51,11 @@ struct Matrix {
   bool cross_rail() const { return target_rail() != rail; }
 };
 
-// A matrix's lane (lane.h): what blame and the reports group by.
+// A matrix's lane (report/lane.h): what blame and the reports group by. The
+// lanes of the v1 messages and of a Matrix form one overload set here.
+using gdrbench::report::DstRail;
+using gdrbench::report::LaneKey;
+using gdrbench::report::LaneName;
 inline uint64_t LaneKey(const Matrix& m) { return LaneKey(m.rail, m.target_rail()); }
 inline std::string LaneName(const Matrix& m) { return LaneName(m.rail, m.target_rail()); }
 

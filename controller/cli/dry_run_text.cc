@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "controller/analysis/lane.h"
 #include "controller/cli/sweep_output.h"
-#include "controller/report/report_util.h"
+#include "report/lane.h"
+#include "report/report_util.h"
 
 namespace gdrbench::controller::cli {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 std::string RailName(const run::Plan& plan, const schedule::Test& t) {
   const auto& a = plan.nodes[t.src].rails[t.rail].nic;
   const auto& b = plan.nodes[t.dst].rails[t.TargetRail()].nic;
-  const std::string lane = analysis::LaneName(t.rail, t.TargetRail());
+  const std::string lane = gdrbench::report::LaneName(t.rail, t.TargetRail());
   if (a.empty() && b.empty()) return lane;
   return absl::StrFormat("%s %s>%s", lane, a.empty() ? "auto" : a, b.empty() ? "auto" : b);
 }
@@ -66,10 +66,10 @@ std::string SizesText(const v1::SweepParams& p) {
   std::vector<std::string> names;
   const auto& s = p.sizes_bytes();
   if (s.size() > 6) {
-    return absl::StrCat(s.size(), " sizes, ", report::internal::SizeName(s.Get(0)), " to ",
-                        report::internal::SizeName(s.Get(s.size() - 1)));
+    return absl::StrCat(s.size(), " sizes, ", gdrbench::report::SizeName(s.Get(0)), " to ",
+                        gdrbench::report::SizeName(s.Get(s.size() - 1)));
   }
-  for (uint64_t b : s) names.push_back(report::internal::SizeName(b));
+  for (uint64_t b : s) names.push_back(gdrbench::report::SizeName(b));
   return absl::StrCat(names.size() == 1 ? "size " : "sizes ", absl::StrJoin(names, ", "));
 }
 

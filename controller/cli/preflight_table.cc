@@ -1,11 +1,11 @@
 #include "controller/cli/preflight_table.h"
 
-#include "agent/preflight/report/report.h"
+#include "report/preflight/report.h"
 
 namespace gdrbench::controller::cli {
 namespace {
 
-namespace pf = agent::preflight;
+namespace pf = gdrbench::report::preflight;
 
 pf::Status FromProto(v1::CheckStatus s) {
   switch (s) {

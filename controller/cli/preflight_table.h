@@ -1,6 +1,6 @@
 // Human-readable rendering of a PreflightReport received from an agent: the
-// agent's own text rendering (agent/preflight/report: one formatter for
-// every preflight output), fed from the v1 message.
+// agents' own text rendering (report/preflight: one formatter for every
+// preflight output), fed from the v1 message.
 #pragma once
 
 #include <string>

@@ -11,16 +11,16 @@
 #include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "controller/analysis/blame.h"
-#include "controller/analysis/left_out.h"
 #include "controller/analysis/link_flags.h"
 #include "controller/analysis/verdicts.h"
 #include "controller/cli/cli_util.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/flag_names.h"
-#include "controller/report/capacity_report.h"
 #include "controller/report/report.h"
 #include "controller/run/journal.h"
+#include "report/capacity_report.h"
+#include "report/left_out.h"
 
 namespace gdrbench::controller::cli {
 namespace {
@@ -100,7 +100,7 @@ int Show(const ServerOptions& o) {
   }
   std::printf("run %s (cluster %s), %s, mode %s\n%s\n", r->run_id().c_str(), r->cluster().c_str(),
               Time(r->started_at()).c_str(), r->mode().c_str(), r->summary().c_str());
-  std::fputs(analysis::FormatLeftOut(*r).c_str(), stdout);
+  std::fputs(gdrbench::report::FormatLeftOut(*r).c_str(), stdout);
   for (const auto& b : r->blame()) std::printf("blame %s: %s\n", analysis::BlameLabel(b).c_str(), b.reason().c_str());
   PrintRegressions(r->regressions());
   return 0;
@@ -194,7 +194,7 @@ int ReportRun(const ServerOptions& o) {
   std::fputs(report::RenderMatrixText(run).c_str(), stdout);
   for (const auto& b : run.blame()) std::printf("blame %s: %s\n", analysis::BlameLabel(b).c_str(), b.reason().c_str());
   std::printf("%s\n", run.summary().c_str());
-  std::fputs(analysis::FormatLeftOut(run).c_str(), stdout);
+  std::fputs(gdrbench::report::FormatLeftOut(run).c_str(), stdout);
   std::printf("report: %s\n", (std::filesystem::absolute(std::filesystem::path(o.out)) / "report.html").c_str());
   return run.passed() ? kExitPassed : kExitFailed;
 }
@@ -212,9 +212,9 @@ int Capacity(const ServerOptions& o) {
   if (o.json || o.format == "json") {
     PrintJson(r);
   } else if (o.format == "csv") {
-    std::fputs(report::RenderCapacityCsv(r).c_str(), stdout);
+    std::fputs(gdrbench::report::RenderCapacityCsv(r).c_str(), stdout);
   } else {
-    std::fputs(report::RenderCapacityText(r).c_str(), stdout);
+    std::fputs(gdrbench::report::RenderCapacityText(r).c_str(), stdout);
   }
   return 0;
 }

@@ -13,7 +13,6 @@
 #include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "controller/analysis/blame.h"
-#include "controller/analysis/left_out.h"
 #include "controller/cli/cli_util.h"
 #include "controller/cli/dry_run_text.h"
 #include "controller/cli/exit_codes.h"
@@ -24,6 +23,7 @@
 #include "controller/report/report.h"
 #include "controller/sweep/spec.h"
 #include "controller/sweep/sweep.h"
+#include "report/left_out.h"
 
 namespace gdrbench::controller::cli {
 namespace {
@@ -286,7 +286,7 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
     std::printf("blame %s: %s\n", analysis::BlameLabel(b).c_str(), b.reason().c_str());
   }
   std::printf("%s\n", result->summary().c_str());
-  std::fputs(analysis::FormatLeftOut(*result).c_str(), stdout);  // each cause once, with its remedy
+  std::fputs(gdrbench::report::FormatLeftOut(*result).c_str(), stdout);  // each cause once, with its remedy
   std::printf("report: %s\n",
               std::filesystem::absolute(std::filesystem::path(o.out) / "report.html").c_str());
   int rc = result->passed() ? kExitPassed : kExitFailed;

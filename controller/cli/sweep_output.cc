@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "controller/analysis/lane.h"
-#include "controller/report/report_util.h"
+#include "report/lane.h"
+#include "report/report_util.h"
 
 namespace gdrbench::controller::cli {
 namespace {
@@ -86,8 +86,9 @@ void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, c
 }
 
 std::string ResultLine(const v1::PairResult& r) {
-  std::string line = absl::StrFormat("%s %s %s %s: ", r.src().node(), r.reverse_sizes().empty() ? "->" : "<->",
-                                     r.dst().node(), analysis::LaneName(r));
+  std::string line =
+      absl::StrFormat("%s %s %s %s: ", r.src().node(), r.reverse_sizes().empty() ? "->" : "<->",
+                      r.dst().node(), gdrbench::report::LaneName(r));
   if (r.status() != v1::RESULT_STATUS_OK) {
     const char* word = r.status() == v1::RESULT_STATUS_SKIPPED ? "not run" : r.status() == v1::RESULT_STATUS_ERROR ? "ERROR" : "FAILED";
     return absl::StrCat(line, word, r.reason().empty() ? "" : absl::StrCat(": ", r.reason()));
@@ -97,7 +98,7 @@ std::string ResultLine(const v1::PairResult& r) {
     if (s.status() == v1::RESULT_STATUS_OK && (largest == nullptr || s.size_bytes() > largest->size_bytes())) largest = &s;
   }
   if (largest == nullptr) return absl::StrCat(line, "OK, no size measured");
-  const std::string size = report::internal::SizeName(largest->size_bytes());
+  const std::string size = gdrbench::report::SizeName(largest->size_bytes());
   std::string of_link;
   if (r.expected_gbps() > 0) {
     of_link = absl::StrFormat(" (%.0f%% of %.4g Gb/s)", 100 * largest->bw_avg_gbps() / r.expected_gbps(), r.expected_gbps());

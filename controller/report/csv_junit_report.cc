@@ -9,15 +9,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/analysis/gdr.h"
-#include "controller/analysis/lane.h"
 #include "controller/report/report.h"
-#include "controller/report/report_util.h"
+#include "report/lane.h"
+#include "report/report_util.h"
 
 namespace gdrbench::controller::report {
 
-using internal::CsvField;
-using internal::StatusName;
-using internal::XmlEscape;
+using gdrbench::report::CellIndex;
+using gdrbench::report::CsvField;
+using gdrbench::report::DstRail;
+using gdrbench::report::Gbps;
+using gdrbench::report::LaneKey;
+using gdrbench::report::MemoryUsed;
+using gdrbench::report::StatusName;
+using gdrbench::report::XmlEscape;
 
 namespace {
 
@@ -32,8 +37,7 @@ std::vector<const v1::PairResult*> LastResultPerLink(const v1::Run& run) {
   std::vector<const v1::PairResult*> out;
   for (const auto& p : run.pairs()) {
     auto [it, fresh] =
-        last.try_emplace({p.src().node(), p.dst().node(), analysis::LaneKey(p.rail(), analysis::DstRail(p))},
-                         out.size());
+        last.try_emplace({p.src().node(), p.dst().node(), LaneKey(p.rail(), DstRail(p))}, out.size());
     if (fresh) {
       out.push_back(&p);
     } else {
@@ -47,7 +51,7 @@ std::vector<const v1::PairResult*> LastResultPerLink(const v1::Run& run) {
 }  // namespace
 
 std::string RenderCsv(const v1::Run& run) {
-  internal::CellIndex index(run);
+  CellIndex index(run);
   std::string out =
       "run_id,round,src,src_nic,dst,dst_nic,rail,memory,size_bytes,status,bw_avg_gbps,bw_peak_gbps,"
       "msg_rate_mpps,expected_gbps,verdict,attempts,reason,src_memory_used,dst_memory_used,dst_rail,"
@@ -60,7 +64,7 @@ std::string RenderCsv(const v1::Run& run) {
   {
     std::map<std::tuple<std::string, std::string, uint64_t>, const v1::PairResult*> seen;
     for (const auto& p : run.pairs()) {
-      auto key = std::make_tuple(p.src().node(), p.dst().node(), analysis::LaneKey(p.rail(), analysis::DstRail(p)));
+      auto key = std::make_tuple(p.src().node(), p.dst().node(), LaneKey(p.rail(), DstRail(p)));
       auto [it, fresh] = seen.try_emplace(key, &p);
       if (!fresh) {
         superseded[it->second] = p.round();
@@ -79,18 +83,18 @@ std::string RenderCsv(const v1::Run& run) {
     auto rows = [&](const v1::PairResult& r, bool half) {
       auto row = [&](uint64_t size, v1::ResultStatus st, double avg, double peak, double rate, double staged,
                      const std::string& reason) {
-        const v1::MatrixCell* c = half || !replaced_by.empty()
-                                      ? nullptr
-                                      : index.Find(p.src().node(), p.dst().node(), p.rail(), analysis::DstRail(p), size);
-        absl::StrAppend(&out, CsvField(run.run_id()), ",", p.round(), ",", CsvField(p.src().node()), ",",
-                        CsvField(p.src().nic_device()), ",", CsvField(p.dst().node()), ",",
-                        CsvField(p.dst().nic_device()), ",", p.rail(), ",", CsvField(r.src().memory()),
-                        ",", size, ",", StatusName(st), ",", absl::StrFormat("%.6g", avg), ",",
-                        absl::StrFormat("%.6g", peak), ",", absl::StrFormat("%.6g", rate), ",",
-                        absl::StrFormat("%.6g", p.expected_gbps()), ",", c ? c->verdict() : "", ",",
-                        p.attempts(), ",", CsvField(reason), ",", CsvField(internal::MemoryUsed(r.src())), ",",
-                        CsvField(internal::MemoryUsed(r.dst())), ",", analysis::DstRail(p), ",",
-                        staged > 0 ? absl::StrFormat("%.6g", staged) : "", ",", ratios, ",", replaced_by, "\n");
+        const v1::MatrixCell* c = half || !replaced_by.empty() ? nullptr
+                                                               : index.Find(p.src().node(), p.dst().node(),
+                                                                            p.rail(), DstRail(p), size);
+        absl::StrAppend(
+            &out, CsvField(run.run_id()), ",", p.round(), ",", CsvField(p.src().node()), ",",
+            CsvField(p.src().nic_device()), ",", CsvField(p.dst().node()), ",",
+            CsvField(p.dst().nic_device()), ",", p.rail(), ",", CsvField(r.src().memory()), ",", size, ",",
+            StatusName(st), ",", absl::StrFormat("%.6g", avg), ",", absl::StrFormat("%.6g", peak), ",",
+            absl::StrFormat("%.6g", rate), ",", absl::StrFormat("%.6g", p.expected_gbps()), ",",
+            c ? c->verdict() : "", ",", p.attempts(), ",", CsvField(reason), ",",
+            CsvField(MemoryUsed(r.src())), ",", CsvField(MemoryUsed(r.dst())), ",", DstRail(p), ",",
+            staged > 0 ? absl::StrFormat("%.6g", staged) : "", ",", ratios, ",", replaced_by, "\n");
       };
       if (r.sizes().empty()) row(0, r.status(), 0, 0, 0, 0, r.reason());
       for (const auto& s : r.sizes()) {
@@ -116,14 +120,14 @@ class JUnitCases {
   // One pair's test case, then one per later kind of its --memory list
   // (a gpu half with a gdr blame, gdr.h, is a failure).
   void AddPair(const v1::Run& run, const v1::PairResult& p, const v1::MatrixCell* c) {
-    const uint32_t dst_rail = analysis::DstRail(p);
+    const uint32_t dst_rail = DstRail(p);
     OpenCase(p, dst_rail, "", p.duration_ns());
     const std::string detail = Detail(p, p.src().memory());
     if (!NotRun(p, detail, "")) {
       if (c != nullptr && c->verdict() == "low") {
         Failure("low", c->reason(), detail);
       } else {
-        Passed(absl::StrCat(detail, internal::Gbps(c ? c->bw_avg_gbps() : 0), " Gb/s",
+        Passed(absl::StrCat(detail, Gbps(c ? c->bw_avg_gbps() : 0), " Gb/s",
                             p.link_flag().empty() ? "" : "; pass, but ", p.link_flag()));
       }
     }
@@ -140,7 +144,7 @@ class JUnitCases {
       } else {
         double best = 0;
         for (const auto& z : h.sizes()) best = std::max(best, z.bw_avg_gbps());
-        Passed(absl::StrCat(hdetail, internal::Gbps(best), " Gb/s best",
+        Passed(absl::StrCat(hdetail, Gbps(best), " Gb/s best",
                             kind == "gpu" && p.gpu_host_ratio() > 0
                                 ? absl::StrFormat("; %.0f%% of host memory", 100 * p.gpu_host_ratio())
                                 : ""));
@@ -194,11 +198,11 @@ class JUnitCases {
 }  // namespace
 
 std::string RenderJUnit(const v1::Run& run) {
-  internal::CellIndex index(run);
+  CellIndex index(run);
   JUnitCases j;
   const std::vector<const v1::PairResult*> tests = LastResultPerLink(run);
   for (const v1::PairResult* p : tests) {
-    j.AddPair(run, *p, index.FindVerdict(p->src().node(), p->dst().node(), p->rail(), analysis::DstRail(*p)));
+    j.AddPair(run, *p, index.FindVerdict(p->src().node(), p->dst().node(), p->rail(), DstRail(*p)));
   }
   // Nodes left out (preflight FAIL, unreachable) are one failing test case of
   // their own, counted like every other: a CI gate that reads only the

@@ -9,19 +9,34 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "controller/analysis/lane.h"
-#include "controller/report/heatmap_html.h"
-#include "controller/analysis/left_out.h"
 #include "controller/report/report.h"
-#include "controller/report/report_util.h"
+#include "report/heatmap_html.h"
+#include "report/lane.h"
+#include "report/left_out.h"
+#include "report/report_util.h"
 
 namespace gdrbench::controller::report {
 namespace {
 
-using internal::Gbps;
-using internal::HtmlEscape;
-using internal::MatrixSizeName;
-using internal::SizeName;
+using gdrbench::report::DstRail;
+using gdrbench::report::EmbeddedHeatmap;
+using gdrbench::report::FormatLeftOutCause;
+using gdrbench::report::Gbps;
+using gdrbench::report::GroupLeftOut;
+using gdrbench::report::HeatmapHtmlOptions;
+using gdrbench::report::HeatmapScriptsHtml;
+using gdrbench::report::HtmlEscape;
+using gdrbench::report::LaneName;
+using gdrbench::report::LaneTitle;
+using gdrbench::report::MatrixSizeName;
+using gdrbench::report::NodeRows;
+using gdrbench::report::NodesOfRun;
+using gdrbench::report::PreflightProblems;
+using gdrbench::report::RegressionKindName;
+using gdrbench::report::RegressionReferenceName;
+using gdrbench::report::SizeName;
+using gdrbench::report::TestedMemory;
+using gdrbench::report::VerdictMatrices;
 
 constexpr char kStyle[] = R"(
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fff}
@@ -40,7 +55,7 @@ std::string Curves(const v1::Run& run, uint32_t rail, uint32_t dst_rail) {
   std::set<uint64_t> sizes;
   double ymax = 0;
   for (const auto& p : run.pairs()) {
-    if (p.rail() != rail || analysis::DstRail(p) != dst_rail || p.sizes().empty()) continue;
+    if (p.rail() != rail || DstRail(p) != dst_rail || p.sizes().empty()) continue;
     pairs.push_back(&p);
     for (const auto& s : p.sizes()) {
       sizes.insert(s.size_bytes());
@@ -59,7 +74,7 @@ std::string Curves(const v1::Run& run, uint32_t rail, uint32_t dst_rail) {
   std::string svg = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" "
       "aria-label=\"bandwidth vs size %s\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n",
-      w, h, analysis::LaneName(rail, dst_rail), w, h);
+      w, h, LaneName(rail, dst_rail), w, h);
   absl::StrAppend(&svg, absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#445\"/>\n",
                                         l, h - b, w - r, h - b));
   absl::StrAppend(&svg, absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#445\"/>\n",
@@ -98,7 +113,7 @@ std::string Curves(const v1::Run& run, uint32_t rail, uint32_t dst_rail) {
 
 // The heatmap's element id: "m-r<rail>-<size>", cross-rail "m-r<rail>to<dst>-<size>".
 std::string MatrixId(const v1::BandwidthMatrix& m) {
-  const uint32_t d = analysis::DstRail(m);
+  const uint32_t d = DstRail(m);
   return d == m.rail() ? absl::StrCat("m-r", m.rail(), "-", m.size_bytes())
                        : absl::StrCat("m-r", m.rail(), "to", d, "-", m.size_bytes());
 }
@@ -113,7 +128,7 @@ std::string OtherSizes(const v1::Run& run, const v1::BandwidthMatrix& verdict, b
                        size_t* cell_budget) {
   std::vector<const v1::BandwidthMatrix*> others;
   for (const auto& m : run.matrices()) {
-    if (m.rail() == verdict.rail() && analysis::DstRail(m) == analysis::DstRail(verdict) &&
+    if (m.rail() == verdict.rail() && DstRail(m) == DstRail(verdict) &&
         m.size_bytes() != verdict.size_bytes()) {
       others.push_back(&m);
     }
@@ -131,11 +146,11 @@ std::string OtherSizes(const v1::Run& run, const v1::BandwidthMatrix& verdict, b
     HeatmapHtmlOptions ho;
     ho.id = MatrixId(*m);
     ho.reference_fleet = reference_fleet;
-    absl::StrAppend(&out, "<h3>", internal::LaneTitle(*m), ": BW average, ", MatrixSizeName(*m), "</h3>\n",
+    absl::StrAppend(&out, "<h3>", LaneTitle(*m), ": BW average, ", MatrixSizeName(*m), "</h3>\n",
                     EmbeddedHeatmap(*m, ho));
   }
   if (!left_out.empty()) {
-    absl::StrAppend(&out, "<p class=\"muted\">", analysis::LaneName(verdict), " at ", absl::StrJoin(left_out, ", "),
+    absl::StrAppend(&out, "<p class=\"muted\">", LaneName(verdict), " at ", absl::StrJoin(left_out, ", "),
                     ": not drawn here (too many cells for one page); in run.json and pairs.csv, and on "
                     "gdrbench-server's run page</p>\n");
   }
@@ -153,26 +168,26 @@ void AppendHeader(const v1::Run& run, std::string& out) {
                   "</span> ", HtmlEscape(run.summary()), "</p>\n");
   // Nodes left out: each cause once, in the words of the sweep's last lines and summary.md, with
   // its remedy (the per-node reasons folded below).
-  const size_t of_nodes = analysis::NodesOfRun(run);
-  for (const auto& g : analysis::GroupLeftOut(run)) {
-    absl::StrAppend(&out, "<p class=\"cause\"><b>", HtmlEscape(analysis::FormatLeftOutCause(g, of_nodes)),
+  const size_t of_nodes = NodesOfRun(run);
+  for (const auto& g : GroupLeftOut(run)) {
+    absl::StrAppend(&out, "<p class=\"cause\"><b>", HtmlEscape(FormatLeftOutCause(g, of_nodes)),
                     "</b><br>remedy: ", HtmlEscape(g.remedy), "</p>\n");
   }
-  absl::StrAppend(&out, "<p class=\"muted\">mode ", HtmlEscape(run.mode()), " &middot; ",
-                  run.pairs_size(), " pair tests &middot; ", HtmlEscape(internal::TestedMemory(run)),
-                  " &middot; ",
-                  run.policy().min_fraction_of_link() > 0
-                      ? absl::StrCat("pass &ge; ", absl::StrFormat("%.0f", 100 * run.policy().min_fraction_of_link()),
-                                     " % of link rate")
-                      : std::string("absolute verdict off"),
-                  run.policy().mad_k() > 0 ? absl::StrCat(" &middot; fleet-relative k = ", run.policy().mad_k())
-                                           : std::string(""),
-                  "</p>\n");
+  absl::StrAppend(
+      &out, "<p class=\"muted\">mode ", HtmlEscape(run.mode()), " &middot; ", run.pairs_size(),
+      " pair tests &middot; ", HtmlEscape(TestedMemory(run)), " &middot; ",
+      run.policy().min_fraction_of_link() > 0
+          ? absl::StrCat("pass &ge; ", absl::StrFormat("%.0f", 100 * run.policy().min_fraction_of_link()),
+                         " % of link rate")
+          : std::string("absolute verdict off"),
+      run.policy().mad_k() > 0 ? absl::StrCat(" &middot; fleet-relative k = ", run.policy().mad_k())
+                               : std::string(""),
+      "</p>\n");
 }
 
 // The nodes' software table, the nodes left out and the blame table.
 void AppendNodesAndBlame(const v1::Run& run, std::string& out) {
-  if (auto rows = internal::NodeRows(run); !rows.empty()) {
+  if (auto rows = NodeRows(run); !rows.empty()) {
     out += "<h2>Nodes</h2>\n<table><tr><th>node</th><th>host</th><th>kernel</th><th>NVIDIA driver</th><th>CUDA</th>"
            "<th>rdma-core / OFED</th><th>HCA firmware</th><th>preflight</th></tr>\n";
     for (const auto& r : rows) {
@@ -204,14 +219,15 @@ void AppendNodesAndBlame(const v1::Run& run, std::string& out) {
 // One section per reference the run was compared with.
 void AppendRegressions(const v1::Run& run, std::string& out) {
   for (const auto& r : run.regressions()) {
-    absl::StrAppend(&out, "<h2>Regressions against ", internal::RegressionReferenceName(r.reference()),
-                    r.reference_run_id().empty() ? "" : absl::StrCat(" (", HtmlEscape(r.reference_run_id()), ")"),
-                    "</h2>\n<p>", HtmlEscape(r.summary()), "</p>\n");
+    absl::StrAppend(
+        &out, "<h2>Regressions against ", RegressionReferenceName(r.reference()),
+        r.reference_run_id().empty() ? "" : absl::StrCat(" (", HtmlEscape(r.reference_run_id()), ")"),
+        "</h2>\n<p>", HtmlEscape(r.summary()), "</p>\n");
     if (r.regressions().empty()) continue;
     out += "<table><tr><th>kind</th><th>subject</th><th>before Gb/s</th><th>after Gb/s</th><th>drop</th>"
            "<th>reason</th></tr>\n";
     for (const auto& g : r.regressions()) {
-      absl::StrAppend(&out, "<tr><td>", internal::RegressionKindName(g.kind()), "</td><td>", HtmlEscape(g.subject()),
+      absl::StrAppend(&out, "<tr><td>", RegressionKindName(g.kind()), "</td><td>", HtmlEscape(g.subject()),
                       "</td><td>", Gbps(g.before_gbps()), "</td><td>", Gbps(g.after_gbps()), "</td><td>",
                       absl::StrFormat("%.1f%%", 100 * g.drop_fraction()), "</td><td>", HtmlEscape(g.reason()),
                       "</td></tr>\n");
@@ -223,21 +239,21 @@ void AppendRegressions(const v1::Run& run, std::string& out) {
 // Each lane's verdict heatmap, its other sizes and its bandwidth curves.
 void AppendMatrices(const v1::Run& run, std::string& out) {
   size_t cell_budget = kOtherSizesCellBudget;
-  for (const auto* m : internal::VerdictMatrices(run)) {
+  for (const auto* m : VerdictMatrices(run)) {
     // Colours: % of each cell's link rate when the absolute verdict is on, else
     // % of the fleet's best cell (a lab at 0.4 Gb/s on a "100 Gb/s" port would
     // otherwise be all red while every cell passes).
     HeatmapHtmlOptions ho;
     ho.id = MatrixId(*m);
     ho.reference_fleet = !(run.policy().min_fraction_of_link() > 0);
-    absl::StrAppend(&out, "<h2>", internal::LaneTitle(*m), ": BW average, ", MatrixSizeName(*m),
+    absl::StrAppend(&out, "<h2>", LaneTitle(*m), ": BW average, ", MatrixSizeName(*m),
                     " (rows: initiator, columns: target)</h2>\n", EmbeddedHeatmap(*m, ho));
     absl::StrAppend(&out, "<p class=\"muted\">fleet median ", Gbps(m->fleet().median_gbps()),
                     " Gb/s, min ", Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()),
                     "; ", m->fleet().bad_cells(), " failed, ", m->fleet().low_cells(), " low</p>\n");
     absl::StrAppend(&out, OtherSizes(run, *m, ho.reference_fleet, &cell_budget));
-    absl::StrAppend(&out, "<h2>", internal::LaneTitle(*m), ": bandwidth vs message size</h2>\n",
-                    Curves(run, m->rail(), analysis::DstRail(*m)));
+    absl::StrAppend(&out, "<h2>", LaneTitle(*m), ": bandwidth vs message size</h2>\n",
+                    Curves(run, m->rail(), DstRail(*m)));
   }
 }
 
@@ -245,7 +261,7 @@ void AppendMatrices(const v1::Run& run, std::string& out) {
 // findings and remedies.
 std::string FailingRows(const v1::Run& run, const std::map<std::string, std::vector<std::string>>& problems) {
   std::string failing;
-  for (const auto* m : internal::VerdictMatrices(run)) {
+  for (const auto* m : VerdictMatrices(run)) {
     for (const auto& c : m->cells()) {
       if (c.verdict() == "pass") continue;
       std::string remedy;
@@ -255,7 +271,7 @@ std::string FailingRows(const v1::Run& run, const std::map<std::string, std::vec
         for (const auto& p : it->second) absl::StrAppend(&remedy, HtmlEscape(m->nodes(idx)), ": ", HtmlEscape(p), "<br>");
       }
       absl::StrAppend(&failing, "<tr><td>", HtmlEscape(m->nodes(c.src())), " &rarr; ",
-                      HtmlEscape(m->nodes(c.dst())), "</td><td>", analysis::LaneName(*m).substr(5), "</td><td>",
+                      HtmlEscape(m->nodes(c.dst())), "</td><td>", LaneName(*m).substr(5), "</td><td>",
                       HtmlEscape(c.verdict()), "</td><td>", HtmlEscape(c.reason()), "</td><td>",
                       remedy.empty() ? "&mdash;" : remedy, "</td></tr>\n");
     }
@@ -284,7 +300,7 @@ std::string RenderHtml(const v1::Run& run) {
   AppendNodesAndBlame(run, out);
   AppendRegressions(run, out);
   AppendMatrices(run, out);
-  auto problems = internal::PreflightProblems(run);
+  auto problems = PreflightProblems(run);
   std::string failing = FailingRows(run, problems);
   std::string flagged = FlaggedRows(run);
   if (!flagged.empty()) {

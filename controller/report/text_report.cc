@@ -3,20 +3,30 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/str_format.h"
-#include "controller/analysis/lane.h"
-#include "controller/analysis/left_out.h"
 #include "controller/report/report.h"
-#include "controller/report/report_util.h"
+#include "report/lane.h"
+#include "report/left_out.h"
+#include "report/report_util.h"
 
 namespace gdrbench::controller::report {
 namespace {
 
-using internal::Gbps;
-using internal::MatrixSizeName;
-using internal::SizeName;
+using gdrbench::report::FormatLeftOut;
+using gdrbench::report::Gbps;
+using gdrbench::report::LaneName;
+using gdrbench::report::LaneTitle;
+using gdrbench::report::LockstepNote;
+using gdrbench::report::MatrixSizeName;
+using gdrbench::report::NodeRows;
+using gdrbench::report::PreflightProblems;
+using gdrbench::report::RegressionKindName;
+using gdrbench::report::RegressionReferenceName;
+using gdrbench::report::SizeName;
+using gdrbench::report::TestedMemory;
+using gdrbench::report::VerdictMatrices;
 
 std::string CellText(const v1::MatrixCell& c) {
   switch (c.status()) {
@@ -190,8 +200,8 @@ void AppendMarkdownTable(const std::vector<std::vector<std::string>>& rows, std:
 
 std::string RenderMatrixText(const v1::Run& run) {
   std::string out;
-  for (const auto* m : internal::VerdictMatrices(run)) {
-    absl::StrAppend(&out, analysis::LaneName(*m), ", ", MatrixSizeName(*m),
+  for (const auto* m : VerdictMatrices(run)) {
+    absl::StrAppend(&out, LaneName(*m), ", ", MatrixSizeName(*m),
                     ": BW average, Gb/s (* low, ! pass but flagged by link counters, "
                     "FAIL/ERR/not run no value, . not tested)\n");
     auto g = Grid(*m);
@@ -207,7 +217,7 @@ std::string RenderMatrixText(const v1::Run& run) {
     }
     out += "\n";
   }
-  if (std::string note = internal::LockstepNote(run); !note.empty()) absl::StrAppend(&out, note, "\n");
+  if (std::string note = LockstepNote(run); !note.empty()) absl::StrAppend(&out, note, "\n");
   return out + RenderIncastText(run) + RenderMemoryKindsText(run);
 }
 
@@ -220,19 +230,19 @@ void AppendMarkdownHeader(const v1::Run& run, std::string& out) {
   absl::StrAppend(&out, "**", run.passed() ? "PASS" : "FAIL", "** — ", run.summary(), "\n\n");
   // Nodes left out: each cause once, with its count and remedy, first
   // (the per-node reasons are in "Nodes left out", folded).
-  if (std::string causes = analysis::FormatLeftOut(run); !causes.empty()) {
+  if (std::string causes = FormatLeftOut(run); !causes.empty()) {
     for (const auto& line : absl::StrSplit(absl::StripTrailingAsciiWhitespace(causes), '\n')) {
       const absl::string_view l = absl::StripLeadingAsciiWhitespace(line);
       absl::StrAppend(&out, absl::StartsWith(l, "remedy: ") ? "  - " : "- ", l, "\n");
     }
     out += "\n";
   }
-  const auto vms = internal::VerdictMatrices(run);
+  const auto vms = VerdictMatrices(run);
   absl::StrAppend(&out, "- mode: ", run.mode(), ", nodes: ", vms.empty() ? 0 : vms[0]->nodes_size(),
                   ", pair tests: ", run.pairs_size(), "\n");
-  absl::StrAppend(&out, "- ", internal::TestedMemory(run),
+  absl::StrAppend(&out, "- ", TestedMemory(run),
                   run.params().bidirectional() ? "; bidirectional" : "; one direction per test", "\n");
-  if (std::string note = internal::LockstepNote(run); !note.empty()) absl::StrAppend(&out, "- ", note, "\n");
+  if (std::string note = LockstepNote(run); !note.empty()) absl::StrAppend(&out, "- ", note, "\n");
   const auto& p = run.policy();
   absl::StrAppend(&out, "- verdicts: pass >= ", absl::StrFormat("%.0f", 100 * p.min_fraction_of_link()),
                   " % of link rate; fleet-relative k = ", p.mad_k(), " x MAD and -",
@@ -249,7 +259,7 @@ void AppendMarkdownHeader(const v1::Run& run, std::string& out) {
 
 // The nodes' software, the nodes left out, the links flagged and the blame.
 void AppendMarkdownNodes(const v1::Run& run, std::string& out) {
-  if (auto rows = internal::NodeRows(run); !rows.empty()) {
+  if (auto rows = NodeRows(run); !rows.empty()) {
     out += "## Nodes\n\n| node | host | kernel | NVIDIA driver | CUDA | rdma-core / OFED | HCA firmware | preflight |\n"
            "|---|---|---|---|---|---|---|---|\n";
     auto cell = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
@@ -282,20 +292,20 @@ void AppendMarkdownNodes(const v1::Run& run, std::string& out) {
 // verdict matrices, incast and memory kinds.
 void AppendMarkdownResults(const v1::Run& run, std::string& out) {
   for (const auto& r : run.regressions()) {
-    absl::StrAppend(&out, "## Regressions against ", internal::RegressionReferenceName(r.reference()),
+    absl::StrAppend(&out, "## Regressions against ", RegressionReferenceName(r.reference()),
                     r.reference_run_id().empty() ? "" : absl::StrCat(" (", r.reference_run_id(), ")"), "\n\n",
                     r.summary(), "\n\n");
     if (r.regressions().empty()) continue;
     out += "| kind | subject | before Gb/s | after Gb/s | drop | reason |\n|---|---|---|---|---|---|\n";
     for (const auto& g : r.regressions()) {
-      absl::StrAppend(&out, "| ", internal::RegressionKindName(g.kind()), " | ", g.subject(), " | ", Gbps(g.before_gbps()),
-                      " | ", Gbps(g.after_gbps()), " | ", absl::StrFormat("%.1f%%", 100 * g.drop_fraction()),
-                      " | ", g.reason(), " |\n");
+      absl::StrAppend(&out, "| ", RegressionKindName(g.kind()), " | ", g.subject(), " | ",
+                      Gbps(g.before_gbps()), " | ", Gbps(g.after_gbps()), " | ",
+                      absl::StrFormat("%.1f%%", 100 * g.drop_fraction()), " | ", g.reason(), " |\n");
     }
     out += "\n";
   }
-  for (const auto* m : internal::VerdictMatrices(run)) {
-    absl::StrAppend(&out, "## ", internal::LaneTitle(*m), ", ", MatrixSizeName(*m), " (Gb/s)\n\n");
+  for (const auto* m : VerdictMatrices(run)) {
+    absl::StrAppend(&out, "## ", LaneTitle(*m), ", ", MatrixSizeName(*m), " (Gb/s)\n\n");
     AppendMarkdownTable(Grid(*m), &out);
     absl::StrAppend(&out, "\nfleet: median ", Gbps(m->fleet().median_gbps()), ", min ",
                     Gbps(m->fleet().min_gbps()), ", max ", Gbps(m->fleet().max_gbps()), " Gb/s; ",
@@ -321,15 +331,15 @@ std::string RenderMarkdown(const v1::Run& run) {
   AppendMarkdownNodes(run, out);
   AppendMarkdownResults(run, out);
   std::string failing;
-  for (const auto* m : internal::VerdictMatrices(run)) {
+  for (const auto* m : VerdictMatrices(run)) {
     for (const auto& c : m->cells()) {
       if (c.verdict() == "pass") continue;
-      absl::StrAppend(&failing, "- ", m->nodes(c.src()), " -> ", m->nodes(c.dst()), " ", analysis::LaneName(*m),
-                      ": ", c.verdict(), " — ", c.reason(), "\n");
+      absl::StrAppend(&failing, "- ", m->nodes(c.src()), " -> ", m->nodes(c.dst()), " ", LaneName(*m), ": ",
+                      c.verdict(), " — ", c.reason(), "\n");
     }
   }
   if (!failing.empty()) absl::StrAppend(&out, "## Failing cells\n\n", failing, "\n");
-  auto problems = internal::PreflightProblems(run);
+  auto problems = PreflightProblems(run);
   if (!problems.empty()) {
     out += "## Preflight findings\n\n";
     for (const auto& [node, list] : problems) {

@@ -8,7 +8,7 @@
 #include "common/rpc/status.h"
 #include "common/rpc/tls_probe.h"
 #include "common/status.h"
-#include "controller/report/run_chunks.h"
+#include "report/run_chunks.h"
 
 namespace gdrbench::controller {
 
@@ -70,7 +70,7 @@ absl::StatusOr<v1::UploadRunResponse> ServerClient::Upload(const v1::Run& run) {
   Prepare(&ctx, config_.timeout_ms * 10);
   v1::UploadRunResponse resp;
   auto writer = stub_->UploadRun(&ctx, &resp);
-  absl::Status st = report::ForEachRunChunk(run, {}, [&](const v1::RunChunk& c) {
+  absl::Status st = gdrbench::report::ForEachRunChunk(run, {}, [&](const v1::RunChunk& c) {
     if (!writer->Write(c)) return absl::UnavailableError("the server closed the upload");
     return absl::OkStatus();
   });

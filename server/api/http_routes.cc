@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "controller/report/capacity_report.h"
+#include "report/capacity_report.h"
 #include "server/api/http_auth.h"
 #include "server/api/http_connection.h"
 #include "server/api/http_json.h"
@@ -256,7 +256,7 @@ void AddClusterRoutes(const RouteContext& c) {
     if (!r.ok()) return SendError(res, r.status());
     Send(res, h.GetCapacityReport(*r));
   }));
-  // The same report as CSV, for spreadsheets (controller/report/capacity_report.h).
+  // The same report as CSV, for spreadsheets (report/capacity_report.h).
   svr.Get(R"(/api/v1/clusters/([^/]+)/capacity\.csv)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
     auto r = Request<v1::GetCapacityReportRequest>(req, {{"cluster", req.matches[1]}});
     if (!r.ok()) return SendError(res, r.status());
@@ -264,7 +264,7 @@ void AddClusterRoutes(const RouteContext& c) {
     if (!rep.ok()) return SendError(res, rep.status());
     res.set_header("Content-Disposition", absl::StrCat("attachment; filename=\"capacity-", r->cluster(), "-",
                                                        rep->days(), "d.csv\""));
-    res.set_content(controller::report::RenderCapacityCsv(*rep), "text/csv; charset=utf-8");
+    res.set_content(report::RenderCapacityCsv(*rep), "text/csv; charset=utf-8");
   }));
 }
 

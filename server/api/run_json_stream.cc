@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "controller/report/run_chunks.h"
 #include "google/protobuf/util/json_util.h"
+#include "report/run_chunks.h"
 #include "server/api/http_json.h"
 
 namespace gdrbench::server::api {
@@ -299,7 +299,7 @@ absl::Status RunJsonStream::Replay(const std::function<absl::Status(const v1::Ru
   *chunk.mutable_header() = header_;
   if (auto st = fn(chunk); !st.ok()) return st;
   // Two passes over the spill file: the matrices' cells, then the pairs (the
-  // order controller/report/run_chunks.h cuts a whole run in).
+  // order report/run_chunks.h cuts a whole run in).
   for (const Kind want : {kMatrices, kPairs}) {
     std::rewind(spill_);
     chunk.Clear();
@@ -317,9 +317,8 @@ absl::Status RunJsonStream::Replay(const std::function<absl::Status(const v1::Ru
       if (want == kMatrices) {
         v1::Run one;
         if (!one.add_matrices()->ParseFromString(bytes)) return absl::DataLossError("a spilled matrix does not parse");
-        auto st = controller::report::ForEachRunChunk(one, {}, [&](const v1::RunChunk& c) {
-          return c.has_header() ? absl::OkStatus() : fn(c);
-        });
+        auto st = report::ForEachRunChunk(
+            one, {}, [&](const v1::RunChunk& c) { return c.has_header() ? absl::OkStatus() : fn(c); });
         if (!st.ok()) return st;
         continue;
       }

@@ -9,7 +9,7 @@
 // other body (unknown fields refused) and spilled, serialized, to an
 // anonymous temporary file; every other top-level field goes into the
 // header, parsed at the end. Replay() then hands the ingest the header and
-// the chunks that controller/report/run_chunks.h would have cut from the
+// the chunks that report/run_chunks.h would have cut from the
 // whole run: matrices' cells first, then pairs. Memory is bounded by the
 // header plus one element (one matrix, one pair); the spill file by the
 // body's size limit.

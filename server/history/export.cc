@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "controller/report/run_chunks.h"
+#include "report/run_chunks.h"
 
 namespace gdrbench::server::history {
 
@@ -94,7 +94,7 @@ absl::StatusOr<v1::Run> AssembleRun(store::Store& store, const store::RunRow& ru
 absl::StatusOr<v1::UploadRunResponse> StoreRun(store::Store& store, const v1::Run& run,
                                                const IngestOptions& options) {
   Ingester ingest(store, options);
-  GDR_RETURN_IF_ERROR(controller::report::ForEachRunChunk(run, {}, [&](const v1::RunChunk& c) {
+  GDR_RETURN_IF_ERROR(report::ForEachRunChunk(run, {}, [&](const v1::RunChunk& c) {
     return c.has_header() ? ingest.Begin(c.header()) : ingest.Add(c);
   }));
   return ingest.Finish();

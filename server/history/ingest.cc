@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "common/status.h"
-#include "controller/report/matrix_blob.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "report/matrix_blob.h"
 #include "server/history/run_fields.h"
 #include "server/store/staged_run.h"
 #include "spdlog/spdlog.h"

@@ -29,7 +29,7 @@ absl::Status Ingester::OpenMatrix(MatrixState& m) {
   m.stats = std::make_unique<NodeStatsBuilder>(static_cast<uint32_t>(n));
   m.capacity = std::make_unique<CapacityBuilder>(
       m.rail, m.size_bytes, *m.names, LabelsOf(header_, m.rail, *m.names), options_.capacity_weakest);
-  m.blob = std::make_unique<controller::report::MatrixBlobBuilder>(*m.names, m.rail, m.size_bytes);
+  m.blob = std::make_unique<report::MatrixBlobBuilder>(*m.names, m.rail, m.size_bytes);
   for (const auto& hm : header_.matrices()) {
     if (hm.rail() == m.rail && hm.size_bytes() == m.size_bytes) m.blob->SetFleet(hm.fleet());
   }

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "controller/report/matrix_blob.h"
+#include "report/matrix_blob.h"
 #include "server/history/capacity.h"
 #include "server/history/ingest.h"
 #include "server/history/link_noise.h"
@@ -30,7 +30,7 @@ struct Ingester::MatrixState {
   std::unique_ptr<NodeStatsBuilder> stats;
   std::unique_ptr<CapacityBuilder> capacity;
   // The heatmap's matrix (the run page's first request), stored at close.
-  std::unique_ptr<controller::report::MatrixBlobBuilder> blob;
+  std::unique_ptr<report::MatrixBlobBuilder> blob;
   // Per reference: its cells of this matrix by (src id, dst id), and what was
   // compared (the history reference has no cells: the noise windows are its).
   struct RefCells {

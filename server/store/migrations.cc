@@ -109,7 +109,7 @@ CREATE TABLE run_capacity (
 ALTER TABLE runs ADD COLUMN verdict_cells BIGINT NOT NULL DEFAULT 0;
 )sql";
 
-// Version 3: the heatmap's binary matrix (controller/report/matrix_blob.h)
+// Version 3: the heatmap's binary matrix (report/matrix_blob.h)
 // of each rail's verdict size, built at ingest, so the dashboard's run page
 // is one read instead of a million cells to query and encode. Runs stored
 // before have none (the matrix is built from their cells on request).

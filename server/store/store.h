@@ -75,7 +75,7 @@ class RunWriter {
   virtual absl::Status AddNodeStat(const NodeStatRow& stat) = 0;
   // The run's capacity statistics (a serialized v1.RunCapacity).
   virtual absl::Status SetCapacity(std::string_view serialized) = 0;
-  // The heatmap's binary matrix of one rail and size (controller/report/matrix_blob.h).
+  // The heatmap's binary matrix of one rail and size (report/matrix_blob.h).
   virtual absl::Status AddMatrixBlob(uint32_t rail, uint64_t size_bytes, std::string_view blob) = 0;
   // The link noise windows of (cluster, rail, size) (server/history/link_noise.h),
   // replacing the stored ones unless those came from a run started after

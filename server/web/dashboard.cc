@@ -11,7 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/embedded_file.h"
-#include "controller/report/heatmap_html.h"
+#include "report/heatmap_html.h"
 #include "server/api/http_auth.h"
 #include "server/api/http_json.h"
 #include "server/web/pages.h"

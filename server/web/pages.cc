@@ -3,12 +3,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/version.h"
-#include "controller/report/report_util.h"
+#include "report/report_util.h"
 
 namespace gdrbench::server::web {
 namespace {
 
-using controller::report::internal::HtmlEscape;
+using report::HtmlEscape;
 
 const std::vector<Page>& Pages() {
   static const std::vector<Page> pages = {

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "controller/analysis/left_out.h"
-#include "controller/report/matrix_blob.h"
+#include "report/left_out.h"
+#include "report/matrix_blob.h"
 #include "server/api/handler.h"
 #include "server/history/node_stats.h"
 #include "server/web/blame_subject.h"
@@ -86,10 +86,10 @@ absl::StatusOr<v1::RunOverview> RunOverview(store::Store& store, const store::Ru
   *o.mutable_blame() = h.blame();
   *o.mutable_regressions() = h.regressions();
   *o.mutable_excluded_nodes() = h.excluded_nodes();
-  const size_t of_nodes = controller::analysis::NodesOfRun(h);
-  for (const auto& g : controller::analysis::GroupLeftOut(h)) {
+  const size_t of_nodes = report::NodesOfRun(h);
+  for (const auto& g : report::GroupLeftOut(h)) {
     v1::LeftOutCause* c = o.add_left_out();
-    c->set_line(controller::analysis::FormatLeftOutCause(g, of_nodes));
+    c->set_line(report::FormatLeftOutCause(g, of_nodes));
     c->set_cause(g.cause);
     c->set_remedy(g.remedy);
     *c->mutable_nodes() = {g.nodes.begin(), g.nodes.end()};
@@ -134,7 +134,7 @@ absl::StatusOr<std::string> FromCells(store::Store& store, const store::RunRow& 
   std::unordered_map<int64_t, uint32_t> index;
   for (uint32_t i = 0; i < ids.size(); ++i) index[ids[i]] = i;
   const size_t n = names.size();
-  controller::report::MatrixBlobBuilder b(std::move(names), m->rail(), m->size_bytes());
+  report::MatrixBlobBuilder b(std::move(names), m->rail(), m->size_bytes());
   b.SetFleet(m->fleet());
   store::CellQuery q;
   q.rail = m->rail();

@@ -20,7 +20,7 @@ namespace gdrbench::server::web {
 
 absl::StatusOr<v1::RunOverview> RunOverview(store::Store& store, const store::RunRow& run);
 
-// The matrix of (rail, size) in controller/report/matrix_blob.h's form. No
+// The matrix of (rail, size) in report/matrix_blob.h's form. No
 // rail: the run's first rail; size 0: the rail's verdict size (its largest).
 // Each rail's verdict size is the blob stored at ingest; other sizes (and
 // runs stored before schema version 3) are built from the cells.

@@ -58,22 +58,27 @@ def with_edges(text, *edges):
     return "\n".join(body + ["}"]) + "\n"
 
 
-def violations(text, exceptions=None):
+def violations(text):
     deps, names = cd.parse_graph(text)
-    found, _ = cd.check(deps, names,
-                        exceptions=cd.KNOWN_EXCEPTIONS if exceptions is None else exceptions)
-    return found
+    return cd.check(deps, names)
 
 
 class TheTree(unittest.TestCase):
-    def test_tree_passes_with_its_one_known_exception(self):
+    def test_tree_passes(self):
         self.assertEqual(violations(read("tree.dot")), [])
 
-    def test_known_exception_is_a_violation_without_the_list(self):
-        found = violations(read("tree.dot"), exceptions={})
-        self.assertIn("controller-not-agent: gdrbench_controller_cli -> gdrbench_agent_preflight_report "
-                      "(the controller never links the agent's libraries (verbs, CUDA))", found)
-        self.assertTrue(all(v.startswith("controller-not-agent: ") for v in found), found)
+    def test_preflight_report_model_is_below_the_agent_and_the_controller(self):
+        deps, _ = cd.parse_graph(read("tree.dot"))
+        self.assertIn("gdrbench_report_preflight", deps["gdrbench_agent_preflight"])
+        self.assertIn("gdrbench_report_preflight", deps["gdrbench_controller_cli"])
+        self.assertEqual(deps["gdrbench_report_preflight"], set())
+
+    def test_server_and_controller_share_the_report_library(self):
+        deps, _ = cd.parse_graph(read("tree.dot"))
+        for user in ("gdrbench_server_history", "gdrbench_server_web", "gdrbench_controller_report",
+                     "gdrbench_controller_server_client"):
+            self.assertIn("gdrbench_report", deps[user], user)
+        self.assertEqual(deps["gdrbench_report"], {"gdrbench_proto", "gdrbench_common"})
 
     def test_server_reaching_run_through_sweep_is_allowed(self):
         deps, _ = cd.parse_graph(read("tree.dot"))
@@ -156,22 +161,6 @@ class ForbiddenEdges(unittest.TestCase):
         self.assertEqual(violations(text), [])
 
 
-class Exceptions(unittest.TestCase):
-    def test_exception_for_a_missing_edge_is_stale(self):
-        found = violations(read("tree.dot"), exceptions={
-            ("gdrbench_controller_cli", "gdrbench_agent_preflight_report"): "as in the tree",
-            ("gdrbench_controller_run", "gdrbench_agent_bench"): "gone"})
-        self.assertEqual(found, ["stale exception: gdrbench_controller_run -> gdrbench_agent_bench is no "
-                                 "longer in the graph; remove it from KNOWN_EXCEPTIONS"])
-
-    def test_exception_for_an_allowed_edge_is_stale(self):
-        found = violations(read("tree.dot"), exceptions={
-            ("gdrbench_controller_cli", "gdrbench_agent_preflight_report"): "as in the tree",
-            ("gdrbench_controller_cli", "gdrbench_controller_sweep"): "allowed anyway"})
-        self.assertEqual(found, ["stale exception: gdrbench_controller_cli -> gdrbench_controller_sweep "
-                                 "breaks no rule; remove it from KNOWN_EXCEPTIONS"])
-
-
 class Parsing(unittest.TestCase):
     def test_reads_every_target_of_the_fixture(self):
         deps, names = cd.parse_graph(read("tree.dot"))
@@ -180,7 +169,9 @@ class Parsing(unittest.TestCase):
         self.assertNotIn("Executable", names)  # the legend is not a target
 
     def test_line_it_does_not_understand_is_an_error(self):
-        text = read("tree.dot").replace('    "node3" -> "node4"', '    "node3" => "node4"', 1)
+        text = read("tree.dot")
+        edge = next(line for line in text.splitlines() if cd.EDGE.match(line))
+        text = text.replace(edge, edge.replace(" -> ", " => ", 1), 1)
         with self.assertRaisesRegex(cd.GraphError, r"line \d+ not understood"):
             cd.parse_graph(text)
 

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/analysis/blame.h"
-#include "controller/analysis/lane.h"
+#include "report/lane.h"
 
 namespace gdrbench::controller::analysis {
 namespace {

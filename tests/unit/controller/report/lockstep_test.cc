@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/report/report.h"
-#include "controller/report/report_util.h"
+#include "report/report_util.h"
 
 namespace gdrbench::controller::report {
 namespace {
@@ -29,14 +29,15 @@ v1::Run BidirectionalRun(int tests, int apart) {
 
 TEST(Lockstep, EveryTestInLockStepIsSaidOnce) {
   const v1::Run run = BidirectionalRun(3, 0);
-  EXPECT_EQ(internal::LockstepNote(run),
-            "both directions of all 3 bidirectional tests in lock-step (each size started and ended together)");
+  EXPECT_EQ(
+      gdrbench::report::LockstepNote(run),
+      "both directions of all 3 bidirectional tests in lock-step (each size started and ended together)");
   EXPECT_THAT(RenderMarkdown(run), HasSubstr("- both directions of all 3 bidirectional tests in lock-step"));
 }
 
 TEST(Lockstep, TestsNotInLockStepAreNamed) {
   const v1::Run run = BidirectionalRun(8, 7);
-  const std::string note = internal::LockstepNote(run);
+  const std::string note = gdrbench::report::LockstepNote(run);
   EXPECT_THAT(note, HasSubstr("7 of 8 bidirectional tests NOT in lock-step"));
   EXPECT_THAT(note, HasSubstr("n0<->n1 rail 0, n1<->n2 rail 0"));
   EXPECT_THAT(note, HasSubstr(" and 2 more"));
@@ -46,10 +47,10 @@ TEST(Lockstep, TestsNotInLockStepAreNamed) {
 TEST(Lockstep, NothingIsClaimedWithoutBidirectionalResults) {
   v1::Run one_way = BidirectionalRun(2, 0);
   one_way.mutable_params()->set_bidirectional(false);
-  EXPECT_EQ(internal::LockstepNote(one_way), "");
+  EXPECT_EQ(gdrbench::report::LockstepNote(one_way), "");
   v1::Run failed = BidirectionalRun(2, 2);
   for (auto& p : *failed.mutable_pairs()) p.set_status(v1::RESULT_STATUS_FAILED);
-  EXPECT_EQ(internal::LockstepNote(failed), "");
+  EXPECT_EQ(gdrbench::report::LockstepNote(failed), "");
   EXPECT_THAT(RenderMarkdown(failed), Not(HasSubstr("lock-step")));
 }
 

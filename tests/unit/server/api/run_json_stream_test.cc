@@ -1,6 +1,6 @@
 // POST /api/v1/runs streamed (server/api/run_json_stream.h). The oracle is
 // protobuf itself: the chunks the stream replays must equal, one for one,
-// the chunks controller/report/run_chunks.h cuts from the run that
+// the chunks report/run_chunks.h cuts from the run that
 // google::protobuf::util::JsonStringToMessage parses from the same text. The
 // texts are real run.json files from the lab (tests/testdata/runs/README.md
 // says how each was made) fed in pieces of every size, and a run grown from
@@ -11,11 +11,11 @@
 #include <sstream>
 #include <vector>
 
-#include "controller/report/run_chunks.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "report/run_chunks.h"
 
 namespace gdrbench::server::api {
 namespace {
@@ -33,7 +33,7 @@ std::vector<v1::RunChunk> Whole(const std::string& json) {
   v1::Run run;
   EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &run).ok());
   std::vector<v1::RunChunk> out;
-  EXPECT_TRUE(controller::report::ForEachRunChunk(run, {}, [&](const v1::RunChunk& c) {
+  EXPECT_TRUE(report::ForEachRunChunk(run, {}, [&](const v1::RunChunk& c) {
                 out.push_back(c);
                 return absl::OkStatus();
               }).ok());

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "controller/report/capacity_report.h"
+#include "report/capacity_report.h"
 #include "server/history/capacity_report.h"
 #include "server/history/export.h"
 #include "tests/unit/server/store/store_suite.h"
@@ -215,12 +215,12 @@ TEST_F(CapacityReportTest, TheDegradingLinkShowsInTheTrendAndIsTheWeakest) {
   EXPECT_THAT(r->summary(), HasSubstr("30 runs over 30 days"));
   EXPECT_THAT(r->summary(), HasSubstr("weakest node"));
 
-  // The same report as text and CSV (controller/report/capacity_report.h).
-  const std::string text = controller::report::RenderCapacityText(*r);
+  // The same report as text and CSV (report/capacity_report.h).
+  const std::string text = report::RenderCapacityText(*r);
   EXPECT_THAT(text, HasSubstr("capacity of cluster fab, the last 30 days"));
   EXPECT_THAT(text, HasSubstr("cross-leaf"));
   EXPECT_THAT(text, HasSubstr("weakest links"));
-  const std::string csv = controller::report::RenderCapacityCsv(*r);
+  const std::string csv = report::RenderCapacityCsv(*r);
   EXPECT_THAT(csv, HasSubstr("fab,30,30,0,all,1680,0,400,"));
   EXPECT_THAT(csv, HasSubstr("\nrail,src,dst,src_leaf,dst_leaf,"));
 

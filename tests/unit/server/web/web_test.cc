@@ -221,7 +221,7 @@ TEST_F(WebDataTest, MatrixBlobOfTheDefaultAndOfAChosenRailAndSize) {
   EXPECT_EQ(web::MatrixBlob(*store_, Row("w-2"), 0, 4096).status().code(), absl::StatusCode::kNotFound);
 }
 
-// A matrix blob (controller/report/matrix_blob.h): its JSON head (the key
+// A matrix blob (report/matrix_blob.h): its JSON head (the key
 // order of a protobuf Struct is not fixed) and the cell sections' bytes.
 struct Blob {
   google::protobuf::Struct head;

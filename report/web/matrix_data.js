@@ -1,5 +1,5 @@
 // gdrbench matrix data: decodes the binary matrix of one rail and size
-// (controller/report/matrix_blob.h has the layout) and computes the colours
+// (report/matrix_blob.h has the layout) and computes the colours
 // of its cells. Used by heatmap.js, in gdrbench-server's dashboard and in the
 // sweep's self-contained report.html. No dependencies; plain ES2017.
 (function (global) {

@@ -3,8 +3,11 @@
 // `gdrbench-agent preflight`, `gdrbench-preflight` and `gdrbench preflight`).
 // The v1 PreflightReport carries the same fields (agent/service converts).
 //
-// This library depends on abseil only, so the controller can render a
-// report it received without linking the hardware libraries.
+// This library (report/preflight, gdrbench_report_preflight) depends on
+// abseil only: the agent's checks fill it (agent/preflight names these types
+// in its own namespace, results.h), gdrbench-preflight builds it without gRPC
+// (the gpu preset), and the controller renders a report it received without
+// linking the agent's libraries.
 // Thread safety: plain data and pure functions.
 #pragma once
 
@@ -12,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace gdrbench::agent::preflight {
+namespace gdrbench::report::preflight {
 
 // Ordered by severity; SKIP ranks with PASS when a report is summarised.
 enum class Status { kPass, kSkip, kWarn, kFail };
@@ -61,4 +64,4 @@ Status Overall(const std::vector<CheckResult>& checks);
 // Multi-line evidence (the topology matrix) is indented under its source.
 std::string FormatReport(const Report& report, bool verbose = false);
 
-}  // namespace gdrbench::agent::preflight
+}  // namespace gdrbench::report::preflight

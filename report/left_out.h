@@ -13,7 +13,7 @@
 
 #include "gdrbench/v1/run.pb.h"
 
-namespace gdrbench::controller::analysis {
+namespace gdrbench::report {
 
 struct LeftOutCause {
   std::string cause;     // "unreachable: the name does not resolve (DNS)"
@@ -38,4 +38,4 @@ std::string FormatLeftOutCause(const LeftOutCause& g, size_t of_nodes, size_t ma
 // node was left out. At most `max_names` names per cause, then "... (N)".
 std::string FormatLeftOut(const v1::Run& run, size_t max_names = 8);
 
-}  // namespace gdrbench::controller::analysis
+}  // namespace gdrbench::report

@@ -1,6 +1,6 @@
-// The heatmap's binary matrix (controller/report/matrix_blob.h): the layout
+// The heatmap's binary matrix (report/matrix_blob.h): the layout
 // heatmap.js decodes, byte for byte.
-#include "controller/report/matrix_blob.h"
+#include "report/matrix_blob.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 
-namespace gdrbench::controller::report {
+namespace gdrbench::report {
 namespace {
 
 // Holds the blob it decoded: the sections point into it (a blob decoded from
@@ -148,4 +148,4 @@ TEST(MatrixBlob, AThousandNodesAreFiveBytesPerCell) {
 }
 
 }  // namespace
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report

@@ -9,9 +9,9 @@
 
 #include "gdrbench/v1/capacity.pb.h"
 
-namespace gdrbench::controller::report {
+namespace gdrbench::report {
 
 std::string RenderCapacityText(const v1::CapacityReport& report);
 std::string RenderCapacityCsv(const v1::CapacityReport& report);
 
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report

@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "gdrbench/v1/controller.pb.h"
 
-namespace gdrbench::controller::report {
+namespace gdrbench::report {
 
 struct ChunkSizes {
   size_t cells = 16384;   // MatrixCell per chunk (~0.5 MB)
@@ -27,4 +27,4 @@ v1::Run RunHeader(const v1::Run& run);
 absl::Status ForEachRunChunk(const v1::Run& run, const ChunkSizes& sizes,
                              const std::function<absl::Status(const v1::RunChunk&)>& fn);
 
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report

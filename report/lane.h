@@ -2,7 +2,7 @@
 // mode but cross-rail tests rail r to rail r, and its lanes are its rails;
 // --mode cross-rail tests rail i of A to rail j != i of B, one lane per
 // (i, j). The v1 messages leave dst_rail absent for same-rail lanes.
-// Header-only (the reports use it without linking the analysis library).
+// Header-only: the reports, the server's pages and controller/analysis use it.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gdrbench/v1/run.pb.h"
 
-namespace gdrbench::controller::analysis {
+namespace gdrbench::report {
 
 // A key unique per lane; a same-rail lane's key is its rail number.
 inline uint64_t LaneKey(uint32_t rail, uint32_t dst_rail) {
@@ -29,4 +29,4 @@ inline uint32_t DstRail(const v1::PairResult& p) { return p.has_dst_rail() ? p.d
 inline std::string LaneName(const v1::BandwidthMatrix& m) { return LaneName(m.rail(), DstRail(m)); }
 inline std::string LaneName(const v1::PairResult& p) { return LaneName(p.rail(), DstRail(p)); }
 
-}  // namespace gdrbench::controller::analysis
+}  // namespace gdrbench::report

@@ -1,4 +1,4 @@
-#include "controller/report/matrix_blob.h"
+#include "report/matrix_blob.h"
 
 #include <bit>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 
-namespace gdrbench::controller::report {
+namespace gdrbench::report {
 namespace {
 
 void AppendU32(std::string* out, uint32_t v) {
@@ -169,4 +169,4 @@ std::string EncodeMatrix(const v1::BandwidthMatrix& m) {
   return b.Finish();
 }
 
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report

@@ -1,4 +1,4 @@
-#include "agent/preflight/report/report.h"
+#include "report/preflight/report.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 
-namespace gdrbench::agent::preflight {
+namespace gdrbench::report::preflight {
 
 const char* StatusName(Status s) {
   switch (s) {
@@ -58,4 +58,4 @@ std::string FormatReport(const Report& report, bool verbose) {
   return out;
 }
 
-}  // namespace gdrbench::agent::preflight
+}  // namespace gdrbench::report::preflight

@@ -1,15 +1,13 @@
-#include "controller/report/capacity_report.h"
+#include "report/capacity_report.h"
 
 #include <ctime>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "controller/report/report_util.h"
+#include "report/report_util.h"
 
-namespace gdrbench::controller::report {
+namespace gdrbench::report {
 namespace {
-
-using internal::CsvField;
 
 std::string Day(const google::protobuf::Timestamp& t) {
   std::time_t s = t.seconds();
@@ -106,4 +104,4 @@ std::string RenderCapacityCsv(const v1::CapacityReport& r) {
   return out;
 }
 
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report

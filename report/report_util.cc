@@ -1,6 +1,4 @@
-#include "controller/report/report_util.h"
-
-#include "controller/report/report.h"
+#include "report/report_util.h"
 
 #include <algorithm>
 #include <map>
@@ -10,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "controller/analysis/lane.h"
+#include "report/lane.h"
 
-namespace gdrbench::controller::report::internal {
+namespace gdrbench::report {
 
 std::string HtmlEscape(absl::string_view s) {
   std::string out;
@@ -168,7 +166,7 @@ std::string Gbps(double v) { return absl::StrFormat("%.3g", v); }
 std::vector<const v1::BandwidthMatrix*> VerdictMatrices(const v1::Run& run) {
   std::map<std::pair<uint32_t, uint32_t>, const v1::BandwidthMatrix*> best;  // by (rail, dst rail)
   for (const auto& m : run.matrices()) {
-    auto& b = best[{m.rail(), analysis::DstRail(m)}];
+    auto& b = best[{m.rail(), DstRail(m)}];
     if (b == nullptr || m.size_bytes() > b->size_bytes()) b = &m;
   }
   std::vector<const v1::BandwidthMatrix*> out;
@@ -177,14 +175,14 @@ std::vector<const v1::BandwidthMatrix*> VerdictMatrices(const v1::Run& run) {
 }
 
 std::string LaneTitle(const v1::BandwidthMatrix& m) {
-  std::string name = analysis::LaneName(m);
+  std::string name = LaneName(m);
   name[0] = 'R';
   return name;
 }
 
 CellIndex::CellIndex(const v1::Run& run) {
   for (const auto& m : run.matrices()) {
-    const uint64_t lane = analysis::LaneKey(m.rail(), analysis::DstRail(m));
+    const uint64_t lane = LaneKey(m.rail(), DstRail(m));
     auto& vs = verdict_size_[lane];
     vs = std::max(vs, m.size_bytes());
     for (const auto& c : m.cells()) {
@@ -199,13 +197,13 @@ CellIndex::CellIndex(const v1::Run& run) {
 
 const v1::MatrixCell* CellIndex::Find(const std::string& src, const std::string& dst, uint32_t rail,
                                       uint32_t dst_rail, uint64_t size) const {
-  auto it = cells_.find({src, dst, analysis::LaneKey(rail, dst_rail), size});
+  auto it = cells_.find({src, dst, LaneKey(rail, dst_rail), size});
   return it == cells_.end() ? nullptr : it->second;
 }
 
 const v1::MatrixCell* CellIndex::FindVerdict(const std::string& src, const std::string& dst, uint32_t rail,
                                              uint32_t dst_rail) const {
-  auto it = verdict_size_.find(analysis::LaneKey(rail, dst_rail));
+  auto it = verdict_size_.find(LaneKey(rail, dst_rail));
   return it == verdict_size_.end() ? nullptr : Find(src, dst, rail, dst_rail, it->second);
 }
 
@@ -240,29 +238,4 @@ std::string RegressionReferenceName(v1::RegressionReference r) {
   }
 }
 
-}  // namespace gdrbench::controller::report::internal
-
-namespace gdrbench::controller::report {
-
-std::string DescribePortCounters(const v1::PortCounters& pc) {
-  if (!pc.absent().empty()) return pc.absent();
-  if (pc.device().empty() && pc.changes().empty()) return "not sampled (the agent sent no counters)";
-  std::vector<std::string> grew, notes;
-  for (const auto& c : pc.changes()) {
-    std::string name = c.name().substr(c.name().rfind('/') + 1);
-    if (c.note().empty()) {
-      grew.push_back(absl::StrCat(name, " +", c.delta()));
-    } else {
-      notes.push_back(absl::StrCat(name, ": ", c.note()));
-    }
-  }
-  std::string out = absl::StrCat(pc.device(), " port ", pc.port(), ": ");
-  if (grew.empty() && notes.empty()) {
-    absl::StrAppend(&out, "none of ", pc.compared(), " counters changed");
-  }
-  absl::StrAppend(&out, absl::StrJoin(grew, ", "));
-  if (!notes.empty()) absl::StrAppend(&out, grew.empty() ? "" : "; ", absl::StrJoin(notes, "; "));
-  return out;
-}
-
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report

@@ -1,5 +1,5 @@
 // One bandwidth matrix (a rail at a message size) in the compact binary form
-// that the heatmap (controller/report/web/heatmap.js) draws: what the sweep's
+// that the heatmap (report/web/heatmap.js) draws: what the sweep's
 // report.html embeds (base64) and what gdrbench-server's dashboard fetches
 // (/ui/data/runs/ID/matrix). One float per cell instead of one SVG element or
 // one JSON object: 1024 nodes (a million cells) are ~5 MB and decode without
@@ -32,7 +32,7 @@
 
 #include "gdrbench/v1/run.pb.h"
 
-namespace gdrbench::controller::report {
+namespace gdrbench::report {
 
 inline constexpr uint32_t kMatrixBlobVersion = 1;
 // Distinct reasons kept per matrix; the rest show as kReasonsDropped.
@@ -82,4 +82,4 @@ uint8_t CellCode(v1::ResultStatus status, std::string_view verdict);
 // A whole v1.BandwidthMatrix.
 std::string EncodeMatrix(const v1::BandwidthMatrix& m);
 
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report

@@ -1,14 +1,14 @@
-#include "controller/report/heatmap_html.h"
+#include "report/heatmap_html.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "controller/report/matrix_blob.h"
-#include "controller/report/report_util.h"
+#include "report/matrix_blob.h"
+#include "report/report_util.h"
 
-namespace gdrbench::controller::report {
+namespace gdrbench::report {
 
 std::string EmbeddedHeatmap(const v1::BandwidthMatrix& m, const HeatmapHtmlOptions& o) {
-  const std::string id = internal::HtmlEscape(o.id);
+  const std::string id = HtmlEscape(o.id);
   // Base64 has no '<', so the data cannot end the <script> element early.
   return absl::StrCat("<div class=\"gdr-heatmap\" data-blob=\"", id, "\"",
                       o.reference_fleet ? " data-reference=\"fleet\"" : "", "></div>\n",
@@ -28,4 +28,4 @@ std::string HeatmapScriptsHtml() {
   return out;
 }
 
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report

@@ -1,13 +1,13 @@
-// Nodes left out grouped by their one cause (controller/analysis/left_out.h).
+// Nodes left out grouped by their one cause (report/left_out.h).
 // The reasons are the ones a real `gdrbench sweep` recorded in run.json on
 // 2026-12-05 (this build, no agent running): two .invalid names (RFC 6761:
 // never resolve) and a loopback port nothing listens on.
-#include "controller/analysis/left_out.h"
+#include "report/left_out.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace gdrbench::controller::analysis {
+namespace gdrbench::report {
 namespace {
 
 using ::testing::HasSubstr;
@@ -101,4 +101,4 @@ TEST(LeftOut, AHandshakeThatTimedOutIsNoAnswerInTimeAndARefusedCertificateIsTls)
 }
 
 }  // namespace
-}  // namespace gdrbench::controller::analysis
+}  // namespace gdrbench::report

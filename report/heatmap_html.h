@@ -17,7 +17,7 @@ namespace gdrbench::embedded {
 const std::vector<EmbeddedFile>& HeatmapScripts();
 }  // namespace gdrbench::embedded
 
-namespace gdrbench::controller::report {
+namespace gdrbench::report {
 
 struct HeatmapHtmlOptions {
   std::string id;             // unique in the page: "m-r0-1048576"
@@ -31,4 +31,4 @@ std::string EmbeddedHeatmap(const v1::BandwidthMatrix& m, const HeatmapHtmlOptio
 // page, after the last EmbeddedHeatmap.
 std::string HeatmapScriptsHtml();
 
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report

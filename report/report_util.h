@@ -1,4 +1,7 @@
-// Helpers shared by the report renderers (internal to controller/report).
+// Helpers for describing a run in words: names, escapes, node rows, the
+// verdict matrices and a cell index. Shared by the controller's reports
+// (controller/report), its CLI and gdrbench-server's pages.
+// Pure functions of the run; thread-safe.
 #pragma once
 
 #include <map>
@@ -9,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "gdrbench/v1/run.pb.h"
 
-namespace gdrbench::controller::report::internal {
+namespace gdrbench::report {
 
 std::string HtmlEscape(absl::string_view s);
 std::string XmlEscape(absl::string_view s);
@@ -70,7 +73,7 @@ class CellIndex {
                                     uint32_t dst_rail) const;
 
  private:
-  // Keys: analysis::LaneKey.
+  // Keys: LaneKey.
   std::map<std::tuple<std::string, std::string, uint64_t, uint64_t>, const v1::MatrixCell*> cells_;
   std::map<uint64_t, uint64_t> verdict_size_;
 };
@@ -78,4 +81,4 @@ class CellIndex {
 // Preflight checks that did not pass, per node: "id: summary -> remedy".
 std::map<std::string, std::vector<std::string>> PreflightProblems(const v1::Run& run);
 
-}  // namespace gdrbench::controller::report::internal
+}  // namespace gdrbench::report

@@ -1,4 +1,4 @@
-#include "controller/analysis/left_out.h"
+#include "report/left_out.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace gdrbench::controller::analysis {
+namespace gdrbench::report {
 namespace {
 
 struct Rule {
@@ -102,4 +102,4 @@ std::string FormatLeftOut(const v1::Run& run, size_t max_names) {
   return out;
 }
 
-}  // namespace gdrbench::controller::analysis
+}  // namespace gdrbench::report

@@ -1,4 +1,4 @@
-// controller/report/web/matrix_data.js in node (no browser): the compare
+// report/web/matrix_data.js in node (no browser): the compare
 // page's cell kinds (GdrMatrix.diff) and their colours (colourDiff). A cell
 // skipped in both runs (its node left out of both, e.g. by preflight) was
 // never measured: it must not be drawn as "OK -> failed" (the bug of issue 13:
@@ -17,7 +17,7 @@ vm.createContext(ctx);
 vm.runInContext(fs.readFileSync(file, 'utf8'), ctx, { filename: file });
 const M = ctx.GdrMatrix;
 
-// Status codes of the blob (controller/report/matrix_blob.h): 1 ok, 2 failed, 3 error, 4 skipped.
+// Status codes of the blob (report/matrix_blob.h): 1 ok, 2 failed, 3 error, 4 skipped.
 const OK = 1, FAILED = 2, ERROR = 3, SKIPPED = 4;
 // A 3-node matrix whose cells are given as {"src,dst": [status, gbps]}; the rest untested.
 function matrix(cells) {

@@ -1,9 +1,9 @@
-#include "controller/report/run_chunks.h"
+#include "report/run_chunks.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace gdrbench::controller::report {
+namespace gdrbench::report {
 
 namespace {
 
@@ -97,4 +97,4 @@ absl::Status ForEachRunChunk(const v1::Run& run, const ChunkSizes& sizes,
   return absl::OkStatus();
 }
 
-}  // namespace gdrbench::controller::report
+}  // namespace gdrbench::report
