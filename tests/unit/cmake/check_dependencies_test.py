@@ -161,6 +161,53 @@ class ForbiddenEdges(unittest.TestCase):
         self.assertEqual(violations(text), [])
 
 
+class TheReportLibrary(unittest.TestCase):
+    BELOW = (" (the report library is below the controller, the server and the agent: proto/ and "
+             "common/ only)")
+
+    def test_report_linking_a_controller_library_fails(self):
+        found = violations(with_edges(read("tree.dot"), ("gdrbench_report", "gdrbench_controller_analysis")))
+        self.assertEqual(found, ["report-below-all: gdrbench_report -> gdrbench_controller_analysis" + self.BELOW])
+
+    def test_report_reaching_the_controller_through_common_fails(self):
+        text = with_edges(read("tree.dot"), ("gdrbench_report", "gdrbench_common_rpc"),
+                          ("gdrbench_common_rpc", "gdrbench_controller_client"))
+        self.assertIn("report-below-all: gdrbench_report -> gdrbench_common_rpc -> gdrbench_controller_client"
+                      + self.BELOW, violations(text))
+
+    def test_report_linking_a_server_library_fails(self):
+        found = violations(with_edges(read("tree.dot"), ("gdrbench_report", "gdrbench_server_store")))
+        self.assertEqual(found, ["report-below-all: gdrbench_report -> gdrbench_server_store" + self.BELOW])
+
+    def test_preflight_model_linking_an_agent_library_fails(self):
+        found = violations(with_edges(read("tree.dot"), ("gdrbench_report_preflight", "gdrbench_agent_topology")))
+        self.assertIn("report-below-all: gdrbench_report_preflight -> gdrbench_agent_topology" + self.BELOW,
+                      found)
+        # The CLI links the model, so it would reach the agent through it.
+        self.assertIn("controller-not-agent: gdrbench_controller_cli -> gdrbench_report_preflight -> "
+                      "gdrbench_agent_topology (the controller never links the agent's libraries (verbs, CUDA))",
+                      found)
+
+    def test_preflight_model_reaching_protobuf_fails(self):
+        found = violations(with_edges(read("tree.dot"), ("gdrbench_report_preflight", "gdrbench_report")))
+        self.assertIn("report-preflight-not-grpc: gdrbench_report_preflight -> gdrbench_report -> gdrbench_proto "
+                      "(the preflight report model builds without gRPC or protobuf (gdrbench-preflight, the gpu "
+                      "preset))", found)
+        self.assertIn("hardware-not-grpc: gdrbench-preflight -> gdrbench_agent_preflight -> "
+                      "gdrbench_report_preflight -> gdrbench_report -> gdrbench_proto (hardware libraries build "
+                      "without gRPC or protobuf (the gpu preset))", found)
+
+    def test_report_may_link_proto_common_and_itself(self):
+        text = with_edges(read("tree.dot"), ("gdrbench_report", "gdrbench_common_rpc"),
+                          ("gdrbench_report", "gdrbench_report_preflight"))
+        self.assertEqual(violations(text), [])
+
+    def test_report_tests_may_link_anything(self):
+        text = with_edges(read("tree.dot"), ("report_test", "gdrbench_controller_report"),
+                          ("gdrbench_report_test", "gdrbench_server_web"))
+        self.assertEqual(violations(text), [])
+
+
 class Parsing(unittest.TestCase):
     def test_reads_every_target_of_the_fixture(self):
         deps, names = cd.parse_graph(read("tree.dot"))
