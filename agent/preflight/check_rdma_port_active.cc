@@ -28,16 +28,17 @@ CheckResult CheckRdmaPortActive(Context& ctx) {
     for (const auto& p : d.ports) {
       ++ports;
       std::string where = absl::StrCat(d.name, " port ", p.port_num);
+      const bool unread = p.state == verbs::PortState::kUnread;
+      const std::string state = verbs::PortStateName(p.state);
       r.Saw(absl::StrCat(ctx.rdma().source(), "(", d.name, ", ", p.port_num, ")"),
-            absl::StrCat(p.state.empty() ? "state not readable" : NormalizePortState(p.state), ", ", p.physical_state, ", ", p.link_layer,
+            absl::StrCat(unread ? "state not readable" : state, ", ", p.physical_state, ", ", p.link_layer,
                          p.active_rate_gbps > 0 ? absl::StrCat(", ", p.active_rate_gbps, " Gb/s") : ""));
-      std::string state = NormalizePortState(p.state);
-      if (p.state.empty()) {
+      if (unread) {
         unknown.push_back(absl::StrCat(where, " (state not readable)"));
-      } else if (state != "PORT_ACTIVE") {
+      } else if (p.state != verbs::PortState::kActive) {
         down.push_back(absl::StrCat(where, " ", state, "/", p.physical_state, NotRailNote(ctx, d.name)));
         worst = Worse(worst, StrictNic(ctx, d.name) ? Status::kFail : Status::kWarn);
-        if (state == "PORT_INIT" && p.link_layer == "InfiniBand") init_on_ib = true;
+        if (p.state == verbs::PortState::kInit && p.link_layer == "InfiniBand") init_on_ib = true;
       }
     }
   }

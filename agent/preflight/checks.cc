@@ -1,10 +1,7 @@
 // The registry of checks and the helpers they share.
 #include "agent/preflight/checks.h"
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 
 namespace gdrbench::agent::preflight {
 
@@ -84,13 +81,5 @@ std::string NotRailNote(Context& ctx, const std::string& nic) {
 }
 
 Status Worse(Status a, Status b) { return static_cast<int>(a) >= static_cast<int>(b) ? a : b; }
-
-std::string NormalizePortState(const std::string& state) {
-  std::string s = absl::AsciiStrToUpper(state);
-  if (auto colon = s.find(": "); colon != std::string::npos) s = s.substr(colon + 2);
-  if (absl::StartsWith(s, "PORT_")) return s;
-  absl::StrReplaceAll({{" ", "_"}}, &s);
-  return "PORT_" + s;
-}
 
 }  // namespace gdrbench::agent::preflight

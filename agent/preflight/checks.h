@@ -54,9 +54,6 @@ bool HasNvidiaGpu(Context& ctx);
 // Whether the CUDA driver is worth asking: a GPU on the PCI bus or a loaded
 // NVIDIA driver. Loading libcuda where neither exists only costs time.
 bool CudaWorthAsking(Context& ctx);
-// "active" (ibv_port_state_str), "4: ACTIVE" (sysfs) or "PORT_ACTIVE" ->
-// "PORT_ACTIVE", and likewise for the other states.
-std::string NormalizePortState(const std::string& state);
 
 // Whether a fault on RDMA device `nic` FAILs (a GPU rail, or a node without
 // GPUs: topology::Topology::Strict) or only WARNs (not a GPU rail). True

@@ -12,7 +12,6 @@ namespace gdrbench::agent::preflight {
 namespace {
 
 // sysfs prints "4: ACTIVE" and "5: LinkUp": the code is ibv_port_attr's.
-std::string PortState(const std::string& s) { return verbs::PortStateName(std::atoi(s.c_str())); }
 std::string PhysState(const std::string& s) { return verbs::PhysStateName(std::atoi(s.c_str())); }
 
 }  // namespace
@@ -58,7 +57,7 @@ absl::StatusOr<std::vector<verbs::DeviceInfo>> SysfsRdma::ListDevices(std::strin
         std::string psys = absl::StrCat(sys, "/ports/", pn);
         verbs::PortInfo p;
         if (!absl::SimpleAtoi(pn, &p.port_num)) continue;
-        if (auto s = fs_.ReadLine(psys + "/state"); s.ok()) p.state = PortState(*s);
+        if (auto s = fs_.ReadLine(psys + "/state"); s.ok()) p.state = verbs::ParsePortState(*s);
         if (auto s = fs_.ReadLine(psys + "/phys_state"); s.ok()) p.physical_state = PhysState(*s);
         if (auto s = fs_.ReadLine(psys + "/link_layer"); s.ok()) p.link_layer = *s;
         if (auto s = fs_.ReadLine(psys + "/rate"); s.ok()) {

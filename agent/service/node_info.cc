@@ -85,6 +85,29 @@ void FillTopology(const FsRoot& fs, const NodeInfoConfig& config, v1::NodeInfo& 
 
 }  // namespace
 
+v1::PortState ToProto(verbs::PortState state) {
+  switch (state) {
+    case verbs::PortState::kNop: return v1::PORT_STATE_NOP;
+    case verbs::PortState::kDown: return v1::PORT_STATE_DOWN;
+    case verbs::PortState::kInit: return v1::PORT_STATE_INIT;
+    case verbs::PortState::kArmed: return v1::PORT_STATE_ARMED;
+    case verbs::PortState::kActive: return v1::PORT_STATE_ACTIVE;
+    case verbs::PortState::kActiveDefer: return v1::PORT_STATE_ACTIVE_DEFER;
+    case verbs::PortState::kUnread: break;
+  }
+  return v1::PORT_STATE_UNSPECIFIED;
+}
+
+// The deprecated string is written here and nowhere else in the agent (protoc
+// marks its accessors deprecated).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+void SetPortState(verbs::PortState state, v1::RdmaPort& port) {
+  port.set_port_state(ToProto(state));
+  port.set_state(verbs::PortStateName(state));
+}
+#pragma GCC diagnostic pop
+
 absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoConfig& config) {
   v1::NodeInfo info;
   char host[256] = {};
@@ -122,7 +145,7 @@ absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoCon
     for (const auto& p : n.ports) {
       v1::RdmaPort* po = out->add_ports();
       po->set_port_num(p.port_num);
-      po->set_state(p.state);
+      SetPortState(p.state, *po);
       po->set_physical_state(p.physical_state);
       po->set_link_layer(p.link_layer);
       po->set_active_rate_gbps(p.active_rate_gbps);

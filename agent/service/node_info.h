@@ -22,4 +22,12 @@ struct NodeInfoConfig {
 // INVALID_ARGUMENT when config.devices names a device that does not exist.
 absl::StatusOr<v1::NodeInfo> CollectNodeInfo(const FsRoot& fs, const NodeInfoConfig& config);
 
+// The port state as the proto carries it: PORT_STATE_UNSPECIFIED for kUnread
+// and for a code the enum does not name (the deprecated string still says
+// "PORT_UNKNOWN(N)").
+v1::PortState ToProto(verbs::PortState state);
+// Both of the port's state fields: port_state, and the deprecated string
+// (ibv_devinfo's spelling) that older controllers and stored runs read.
+void SetPortState(verbs::PortState state, v1::RdmaPort& port);
+
 }  // namespace gdrbench::agent::service

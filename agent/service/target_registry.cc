@@ -211,7 +211,7 @@ uint32_t ListeningPort(const verbs::DeviceInfo& device, uint32_t asked) {
   uint32_t port = asked;
   for (const verbs::PortInfo& p : device.ports) {
     if (port != 0) break;
-    if (p.state == "PORT_ACTIVE") port = p.port_num;
+    if (p.state == verbs::PortState::kActive) port = p.port_num;
   }
   return port == 0 ? 1 : port;
 }

@@ -112,18 +112,6 @@ void AddressesOf(const std::string& netdev, std::vector<std::string>* plain,
 
 }  // namespace
 
-std::string PortStateName(int state) {
-  switch (state) {
-    case IBV_PORT_NOP: return "PORT_NOP";
-    case IBV_PORT_DOWN: return "PORT_DOWN";
-    case IBV_PORT_INIT: return "PORT_INIT";
-    case IBV_PORT_ARMED: return "PORT_ARMED";
-    case IBV_PORT_ACTIVE: return "PORT_ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER: return "PORT_ACTIVE_DEFER";
-    default: return absl::StrCat("PORT_UNKNOWN(", state, ")");
-  }
-}
-
 std::string PhysStateName(int phys_state) {
   switch (phys_state) {
     case 1: return "SLEEP";
@@ -235,7 +223,7 @@ PortInfo DescribePort(ibv_context* ctx, const FsRoot& fs, const std::string& sys
                       const ibv_port_attr& pa, const absl::StatusOr<std::vector<ibv_gid_entry>>& gid_table) {
   PortInfo port;
   port.port_num = p;
-  port.state = PortStateName(pa.state);
+  port.state = PortStateFromIbv(pa.state);
   port.physical_state = PhysStateName(pa.phys_state);
   port.link_layer = LinkLayer(pa.link_layer);
   port.active_width_lanes = WidthLanes(pa.active_width);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/verbs/port_state.h"
 #include "common/fs_root.h"
 
 namespace gdrbench::agent::verbs {
@@ -21,7 +22,7 @@ struct GidEntry {
 
 struct PortInfo {
   uint32_t port_num = 0;
-  std::string state;           // "PORT_ACTIVE", "PORT_DOWN", ... as ibv_devinfo prints it
+  PortState state = PortState::kUnread;
   std::string physical_state;  // "LINK_UP", ...
   std::string link_layer;      // "InfiniBand", "Ethernet"
   double active_rate_gbps = 0; // lanes x per-lane rate
@@ -49,10 +50,9 @@ struct DeviceInfo {
   std::vector<PortInfo> ports;
 };
 
-// Port states as ibv_devinfo prints them ("PORT_ACTIVE", "LINK_UP"; rdma-core's
-// ibv_port_state_str says "active", which is not what operators grep for),
-// from the ibv_port_attr codes (the same numbers sysfs prints, "4: ACTIVE").
-std::string PortStateName(int state);
+// Physical port states as ibv_devinfo prints them ("LINK_UP"), from the
+// ibv_port_attr codes (the same numbers sysfs prints, "5: LinkUp"); the
+// logical state is port_state.h's.
 std::string PhysStateName(int phys_state);
 
 // Per-lane rate in Gb/s of an ibv_port_attr active_speed code, and the lane

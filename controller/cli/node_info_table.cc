@@ -1,6 +1,7 @@
 #include "controller/cli/node_info_table.h"
 
 #include "absl/strings/str_join.h"
+#include "controller/run/port_state.h"
 #include "fmt/format.h"
 
 namespace gdrbench::controller::cli {
@@ -45,10 +46,10 @@ std::string FormatNodeInfo(const v1::NodeInfo& info) {
                        "port", "state", "link", "rate", "MTU", "netdev", "PCI", "addresses");
     for (const auto& n : info.nics()) {
       for (const auto& p : n.ports()) {
-        out += fmt::format("  {:<10} {:<4} {:<12} {:<10} {:>6.0f} Gb/s {:>5}  {:<10} {:<14} {}\n",
-                           n.device(), p.port_num(), p.state(), p.link_layer(),
-                           p.active_rate_gbps(), p.active_mtu_bytes(), OrNone(p.netdev(), "-"),
-                           OrNone(n.pci_bdf(), "-"), absl::StrJoin(p.ip_addresses(), " "));
+        out += fmt::format("  {:<10} {:<4} {:<12} {:<10} {:>6.0f} Gb/s {:>5}  {:<10} {:<14} {}\n", n.device(),
+                           p.port_num(), run::PortStateText(p), p.link_layer(), p.active_rate_gbps(),
+                           p.active_mtu_bytes(), OrNone(p.netdev(), "-"), OrNone(n.pci_bdf(), "-"),
+                           absl::StrJoin(p.ip_addresses(), " "));
         for (const auto& g : p.gids()) {
           out += fmt::format("  {:<10} {:<4}   GID {:<3} {} {}\n", "", "", g.index(), g.gid(),
                              g.type());

@@ -17,6 +17,7 @@
 #include "controller/run/grpc_agent_api.h"
 #include "controller/run/memory_kinds.h"
 #include "controller/run/pair_tester.h"
+#include "controller/run/port_state.h"
 
 namespace gdrbench::controller::cli {
 namespace {
@@ -33,7 +34,7 @@ absl::StatusOr<std::string> PickDevice(run::AgentApi& agent, const std::string& 
   if (info->devices_owned_size() == 1) return info->devices_owned(0);
   for (const auto& nic : info->nics()) {
     for (const auto& port : nic.ports()) {
-      if (port.state() == "PORT_ACTIVE") return nic.device();
+      if (run::PortStateOf(port) == v1::PORT_STATE_ACTIVE) return nic.device();
     }
   }
   return absl::FailedPreconditionError(absl::StrCat(

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/run/port_state.h"
 
 namespace gdrbench::controller::run {
 namespace {
@@ -19,7 +20,7 @@ const v1::NicInfo* FindNic(const v1::NodeInfo& info, const std::string& device) 
 // The rail's port: the first active one, else the first.
 const v1::RdmaPort* RailPort(const v1::NicInfo& nic) {
   for (const auto& p : nic.ports()) {
-    if (p.state() == "PORT_ACTIVE") return &p;
+    if (PortStateOf(p) == v1::PORT_STATE_ACTIVE) return &p;
   }
   return nic.ports().empty() ? nullptr : &nic.ports(0);
 }
@@ -37,9 +38,9 @@ void CheckRails(const inventory::Expectations& e, const v1::NodeInfo& info,
       misses->push_back(absl::StrCat("rail ", r, " ", dev, " is absent"));
       continue;
     }
-    if (!e.link_state.empty() && port->state() != e.link_state) {
+    if (!e.link_state.empty() && PortStateOf(*port) != PortStateFromName(e.link_state)) {
       misses->push_back(absl::StrCat("rail ", r, " ", dev, " port ", port->port_num(), " is ",
-                                     port->state(), ", expected ", e.link_state));
+                                     PortStateText(*port), ", expected ", e.link_state));
       state_fix = true;
     }
     if (e.link_gbps && port->active_rate_gbps() + 1e-9 < *e.link_gbps) {

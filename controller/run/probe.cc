@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "controller/run/expectations.h"
+#include "controller/run/port_state.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::controller::run {
@@ -33,7 +34,7 @@ std::vector<inventory::Rail> RailsFromNodeInfo(const v1::NodeInfo& info, bool al
   for (const auto& nic : info.nics()) {
     if (!Owned(info, nic.device())) continue;
     bool active = std::any_of(nic.ports().begin(), nic.ports().end(),
-                              [](const v1::RdmaPort& p) { return p.state() == "PORT_ACTIVE"; });
+                              [](const v1::RdmaPort& p) { return PortStateOf(p) == v1::PORT_STATE_ACTIVE; });
     if (active && seen.insert(nic.device()).second) rails.push_back({nic.device(), std::nullopt});
   }
   std::sort(rails.begin() + gpu_rails, rails.end(), [](const auto& a, const auto& b) { return a.nic < b.nic; });
@@ -44,7 +45,7 @@ double LinkRateGbps(const v1::NodeInfo& info, const std::string& nic) {
   for (const auto& n : info.nics()) {
     if (n.device() != nic) continue;
     for (const auto& p : n.ports()) {
-      if (p.state() == "PORT_ACTIVE") return p.active_rate_gbps();
+      if (PortStateOf(p) == v1::PORT_STATE_ACTIVE) return p.active_rate_gbps();
     }
   }
   return 0;

@@ -12,6 +12,7 @@
 #include "controller/analysis/incast.h"
 #include "controller/analysis/link_flags.h"
 #include "controller/analysis/verdicts.h"
+#include "controller/run/port_state.h"
 #include "controller/run/probe.h"
 #include "controller/sweep/retest.h"
 #include "controller/sweep/sweep_internal.h"
@@ -171,7 +172,8 @@ v1::Run AssembleRun(const SweepConfig& c, const Journal& journal, const run::Pla
   *result.mutable_finished_at() = internal::Now();
   result.set_mode(schedule::ModeName(plan.schedule_options.mode));
   *result.mutable_params() = plan.params;
-  for (const auto& info : probe.infos) *result.add_nodes() = info;  // aligned with preflight
+  for (const auto& info : probe.infos)
+    *result.add_nodes() = run::ForRunRecord(info);  // aligned with preflight
   for (const auto& rep : probe.preflight) *result.add_preflight() = rep;
   result.mutable_pairs()->Reserve(static_cast<int>(collect.pairs().size()));
   for (auto& p : collect.pairs()) *result.add_pairs() = std::move(p);

@@ -31,7 +31,7 @@ class FakeCluster::Agent final : public AgentApi {
       nic->set_device(absl::StrCat("nic", r));
       auto* p = nic->add_ports();
       p->set_port_num(1);
-      p->set_state("PORT_ACTIVE");
+      p->set_port_state(v1::PORT_STATE_ACTIVE);
       p->set_active_rate_gbps(c_->link_gbps_);
       auto* rail = info.add_rails();
       rail->set_nic_device(nic->device());

@@ -78,7 +78,7 @@ v1::NodeInfo MemberInfo(const SharedNode& node, const std::vector<agent::verbs::
       v1::RdmaPort* port = nic.mutable_ports(0);
       const agent::verbs::PortInfo& p = d.ports.front();
       port->set_lid(p.lid);
-      port->set_state(p.state);
+      agent::service::SetPortState(p.state, *port);
       port->set_active_mtu_bytes(p.active_mtu_bytes);
       port->clear_gids();
       for (const auto& g : p.gids) {

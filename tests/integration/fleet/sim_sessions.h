@@ -42,7 +42,7 @@ inline agent::verbs::DeviceInfo MemberDevice(const agent::verbs::DeviceInfo& dev
   if (d.ports.empty()) d.ports.emplace_back();
   agent::verbs::PortInfo& p = d.ports.front();
   p.port_num = 1;
-  p.state = "PORT_ACTIVE";
+  p.state = agent::verbs::PortState::kActive;
   p.lid = 1 + member * nics + nic;
   if (p.active_mtu_bytes == 0) p.active_mtu_bytes = 4096;
   char gid[48];

@@ -26,7 +26,7 @@ inline verbs::DeviceInfo FakeRoceDevice(const std::string& name, int host) {
   d.name = name;
   verbs::PortInfo p;
   p.port_num = 1;
-  p.state = "PORT_ACTIVE";
+  p.state = verbs::PortState::kActive;
   p.link_layer = "Ethernet";
   p.active_mtu_bytes = 4096;
   p.lid = 0;

@@ -32,7 +32,7 @@ TEST(FormatNodeInfo, ListsPortsGidsGpusAndRelations) {
   n->set_device("mlx5_0");
   auto* p = n->add_ports();
   p->set_port_num(1);
-  p->set_state("PORT_ACTIVE");
+  p->set_port_state(v1::PORT_STATE_ACTIVE);
   p->set_link_layer("InfiniBand");
   p->set_active_rate_gbps(400);
   p->set_active_mtu_bytes(4096);

@@ -20,7 +20,7 @@ v1::NodeInfo Node(uint32_t gpus, uint32_t nics, double gbps = 400) {
     nic->set_device("mlx5_" + std::to_string(i));
     auto* p = nic->add_ports();
     p->set_port_num(1);
-    p->set_state("PORT_ACTIVE");
+    p->set_port_state(v1::PORT_STATE_ACTIVE);
     p->set_physical_state("LINK_UP");
     p->set_active_rate_gbps(gbps);
   }
@@ -52,7 +52,7 @@ TEST(Expectations, ANodeAsExpectedPassesAndSaysWhatWasChecked) {
 TEST(Expectations, EveryMissIsNamedWithARemedy) {
   v1::NodeInfo n = Node(7, 8);
   n.mutable_nics(3)->mutable_ports(0)->set_active_rate_gbps(200);
-  n.mutable_nics(5)->mutable_ports(0)->set_state("PORT_DOWN");
+  n.mutable_nics(5)->mutable_ports(0)->set_port_state(v1::PORT_STATE_DOWN);
   n.mutable_nics(5)->mutable_ports(0)->set_active_rate_gbps(0);
   v1::CheckResult r = CheckExpectations(Dgx(), n, Rails(8));
   EXPECT_EQ(r.status(), v1::CHECK_STATUS_FAIL);

@@ -280,7 +280,7 @@ v1::NodeInfo DgxA100Info() {
   for (const char* n : nics) {
     auto* nic = info.add_nics();
     nic->set_device(n);
-    nic->add_ports()->set_state("PORT_ACTIVE");
+    nic->add_ports()->set_port_state(v1::PORT_STATE_ACTIVE);
   }
   int gpu = 0;
   for (const char* n : {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"}) {
