@@ -1,5 +1,6 @@
 // OpenTarget, ConnectTarget, RunWriteSweep, VerifyTarget, CloseTarget: the
-// data path RPCs. Validation and conversion here; the test itself in
+// data path RPCs. Validation and conversion here; the initiator's test
+// sequence in bench::DriveInitiatorSweep (agent/bench/sweep_driver.h), over
 // bench::InitiatorSession / TargetSession (agent/bench/session.h); targets
 // and their leases in target_registry.cc.
 #include <thread>
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/bench/session.h"
+#include "agent/bench/sweep_driver.h"
 #include "agent/bench/write_sweep.h"
 #include "agent/service/agent_handler.h"
 #include "agent/service/sweep_convert.h"
@@ -29,14 +31,6 @@ std::string SweepPerftestCommand(const bench::SweepOptions& o, const std::string
     if (auto pos = one.find(needle); pos != std::string::npos) one.replace(pos, needle.size(), " -a");
   }
   return one;
-}
-
-// How long the initiator of a bidirectional test waits, after its own
-// sweep, for the target's "reverse sweep done": the sweeps run in lock-step
-// (write_sweep.h), so what is left is the target's last verify pass; a
-// target that died is heard sooner (the keep-alive, control.h).
-int ReverseWaitMs(const bench::SweepOptions& o) {
-  return static_cast<int>(std::min<int64_t>(bench::BarrierTimeoutNs(o) / 1'000'000, 3'600'000));
 }
 
 // Everything a RunWriteSweep request must get right, before any hardware.
@@ -97,79 +91,27 @@ void FillPath(const bench::InitiatorSession& in, v1::SweepSummary& summary) {
   summary.set_path_mtu_bytes(path.path_mtu_bytes);
 }
 
-// What the sizes of one sweep added up to, and its first error.
-struct SweepTally {
-  uint64_t total_bytes = 0;
-  int64_t total_ns = 0;
-  double best = 0;
-  std::string first_error;
-  bool caller_gone = false;
-  bool lockstep = false;
-
-  // One size's outcome, sent to the caller.
-  void Add(const bench::SizeOutcome& o, const std::function<bool(const v1::RunWriteSweepResponse&)>& emit) {
-    v1::RunWriteSweepResponse msg;
-    ToProto(o, msg.mutable_size());
-    lockstep = lockstep && o.lockstep;
-    if (o.ok) {
-      total_bytes += o.iterations * o.size_bytes;
-      total_ns += o.duration_ns;
-      best = std::max(best, o.bw_avg_gbps);
-    } else if (first_error.empty()) {
-      first_error = o.error;
-    }
-    if (!emit(msg)) caller_gone = true;
+// The summary's totals, reverse checks and status from the test's outcome.
+void SetOutcome(const bench::SweepOutcome& o, v1::SweepSummary& summary) {
+  summary.set_sizes_in_lockstep(o.sizes_in_lockstep);
+  summary.set_total_bytes(o.total_bytes);
+  summary.set_duration_ns(o.total_ns);
+  summary.set_bw_avg_gbps_best(o.bw_avg_gbps_best);
+  for (const bench::ReverseCheck& c : o.reverse_checks) {
+    v1::SizeResult* rc = summary.add_reverse_checks();
+    rc->set_size_bytes(c.size_bytes);
+    rc->set_verified(c.verified);
+    rc->set_verify_first_bad_offset(c.first_bad_offset);
+    rc->set_status(c.verified ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
+    rc->set_error(c.error);
   }
-};
-
-// The port's fault, else the test's CQs' and QPs'; empty while none.
-std::string Fault(const verbs::PortWatch& port, const verbs::DataWatch& data) {
-  std::string f = port.fault();
-  return f.empty() ? data.fault() : f;
-}
-
-// A bidirectional test's end: waits for the target's reverse sweep and, with
-// verify, checks its data into the summary's reverse_checks.
-void FinishReverse(bench::InitiatorSession& in, const bench::SweepOptions& options,
-                   const verbs::PortWatch& watch, const verbs::DataWatch& data_watch, SweepTally& t,
-                   v1::SweepSummary& summary) {
-  absl::Status w = in.WaitReverseDone(watch.stop(), ReverseWaitMs(options));
-  if (std::string f = Fault(watch, data_watch); !w.ok() && !f.empty()) {
-    t.first_error = absl::StrCat("bidirectional: waiting for the reverse direction: ", f);
-  } else if (!w.ok()) {
-    t.first_error = absl::StrCat("bidirectional: ", w.message());
-  } else if (options.verify) {
-    for (const bench::ReverseCheck& c : in.CheckReverse()) {
-      v1::SizeResult* rc = summary.add_reverse_checks();
-      rc->set_size_bytes(c.size_bytes);
-      rc->set_verified(c.verified);
-      rc->set_verify_first_bad_offset(c.first_bad_offset);
-      rc->set_status(c.verified ? v1::RESULT_STATUS_OK : v1::RESULT_STATUS_FAILED);
-      rc->set_error(c.error);
-      if (!c.verified && t.first_error.empty()) {
-        t.first_error = absl::StrCat("reverse direction (target -> initiator): ", c.error);
-      }
-    }
+  switch (o.end) {
+    case bench::SweepEnd::kOk: summary.set_status(v1::RESULT_STATUS_OK); break;
+    case bench::SweepEnd::kFailed: summary.set_status(v1::RESULT_STATUS_FAILED); break;
+    case bench::SweepEnd::kCancelled:
+    case bench::SweepEnd::kNotRun: summary.set_status(v1::RESULT_STATUS_ERROR); break;
   }
-}
-
-// The summary's totals and status once `ran` sizes ran.
-void SetOutcome(const SweepTally& t, size_t ran, const bench::SweepOptions& options,
-                v1::SweepSummary& summary) {
-  summary.set_sizes_in_lockstep(t.lockstep && ran == options.sizes_bytes.size());
-  summary.set_total_bytes(t.total_bytes);
-  summary.set_duration_ns(t.total_ns);
-  summary.set_bw_avg_gbps_best(t.best);
-  if (!t.first_error.empty()) {
-    summary.set_status(v1::RESULT_STATUS_FAILED);
-    summary.set_error(t.first_error);
-  } else if (ran < options.sizes_bytes.size()) {
-    summary.set_status(v1::RESULT_STATUS_ERROR);
-    summary.set_error(absl::StrCat("cancelled after ", ran, " of ", options.sizes_bytes.size(),
-                                   " sizes (the caller went away or the deadline passed)"));
-  } else {
-    summary.set_status(v1::RESULT_STATUS_OK);
-  }
+  if (o.end != bench::SweepEnd::kOk) summary.set_error(o.error);
 }
 
 // The summary before the test: the request's side of it.
@@ -183,22 +125,80 @@ void StartSummary(const v1::RunWriteSweepRequest& r, const bench::SweepOptions& 
                                  : absl::StrCat(r.target_address(), ":", r.target_cm_port()));
 }
 
-// Out of band: sends the initiator's QPs to the caller (the controller hands
-// them to the target, ConnectTarget, which answers in band once its QPs are
-// up) and waits for that answer. false: the caller went away.
-absl::StatusOr<bool> ConnectOutOfBand(bench::InitiatorSession& in, const bench::InitiatorSpec& spec,
-                                      const std::function<bool(const v1::RunWriteSweepResponse&)>& emit,
-                                      const std::atomic<bool>& cancelled, v1::SweepSummary& summary) {
-  std::optional<bench::OobPeer> me = in.connect_info();
-  if (!me.has_value()) return true;
-  v1::RunWriteSweepResponse msg;
-  ToProto(*me, in.gid_choice(), msg.mutable_connect());
-  summary.set_gid_choice(in.gid_choice());
-  if (!emit(msg)) return false;
-  absl::Status ready = in.WaitReady(cancelled, spec.timeout_ms);
-  if (!ready.ok()) return absl::Status(ready.code(), absl::StrCat("out-of-band connect: ", ready.message()));
-  return true;
-}
+// The handler's side of the test (bench::DriveInitiatorSweep): each step
+// into the v1 messages, sent through `emit`; the port's counters around the
+// measured part.
+class SummarySink final : public bench::SweepSink {
+ public:
+  using Emit = std::function<bool(const v1::RunWriteSweepResponse&)>;
+  using ReadCounters = std::function<counters::Sample(const std::string&, uint32_t)>;
+
+  SummarySink(const v1::RunWriteSweepRequest& r, const bench::InitiatorSpec& spec, const Emit& emit,
+              ReadCounters read_counters)
+      : r_(r), spec_(spec), emit_(emit), read_counters_(std::move(read_counters)) {
+    StartSummary(r, spec.options, spec, summary());
+  }
+
+  bool Connect(const bench::OobPeer& me, const std::string& gid_choice) override {
+    v1::RunWriteSweepResponse msg;
+    ToProto(me, gid_choice, msg.mutable_connect());
+    summary().set_gid_choice(gid_choice);
+    return emit_(msg);
+  }
+
+  // The port's counters are sampled once connected (the target's window,
+  // OpenTarget to CloseTarget, holds the connection too).
+  void Connected(const bench::InitiatorSession& in) override {
+    FillPath(in, summary());
+    const verbs::PathInfo& path = in.path();
+    const std::string server = spec_.cm == bench::CmMode::kOob ? "" : r_.target_address();
+    summary().set_perftest_command(SweepPerftestCommand(spec_.options, r_.device(), path.gid_index, server));
+    path_remote_ = path.remote_address;
+    counter_port_ = path.port != 0 ? path.port : 1;
+    counters_before_ = read_counters_(r_.device(), counter_port_);
+  }
+
+  bool Size(const bench::SizeOutcome& o) override {
+    v1::RunWriteSweepResponse msg;
+    ToProto(o, msg.mutable_size());
+    return emit_(msg);
+  }
+
+  void Measured() override {
+    ToProto(counters::Diff(counters_before_, read_counters_(r_.device(), counter_port_)),
+            summary().mutable_counters());
+  }
+
+  void Finished(const bench::SweepOutcome& o) override {
+    if (o.end == bench::SweepEnd::kNotRun) {
+      // A test that could not run is data, not a failed RPC.
+      summary().set_status(v1::RESULT_STATUS_ERROR);
+      summary().set_error(o.error);
+      spdlog::warn("sweep {} -> {}: {}", r_.device(), summary().remote_address(), o.error);
+      emit_(summary_msg_);
+      return;
+    }
+    SetOutcome(o, summary());
+    const std::string first_error = o.end == bench::SweepEnd::kFailed ? o.error : "";
+    spdlog::info("sweep {} -> {} ({}): {} of {} sizes{}, best {:.3f} Gb/s, {}{}{}", r_.device(), path_remote_,
+                 bench::CmModeName(spec_.cm), o.sizes_ran, spec_.options.sizes_bytes.size(),
+                 o.sizes_in_lockstep ? " in lock-step with the reverse direction" : "", o.bw_avg_gbps_best,
+                 v1::ResultStatus_Name(summary().status()), first_error.empty() ? "" : ": ", first_error);
+    if (!o.caller_gone) emit_(summary_msg_);
+  }
+
+ private:
+  v1::SweepSummary& summary() { return *summary_msg_.mutable_summary(); }
+
+  const v1::RunWriteSweepRequest& r_;
+  const bench::InitiatorSpec& spec_;
+  const Emit& emit_;
+  const ReadCounters read_counters_;
+  v1::RunWriteSweepResponse summary_msg_;
+  std::string path_remote_;
+  uint32_t counter_port_ = 1;
+  counters::Sample counters_before_;
+};
 
 }  // namespace
 
@@ -245,75 +245,10 @@ absl::Status AgentHandler::RunWriteSweep(
   GDR_ASSIGN_OR_RETURN(bench::SweepOptions options, ToSweepOptions(r.params()));
   GDR_ASSIGN_OR_RETURN(bench::InitiatorSpec spec, ValidateSweep(r, options));
   GDR_ASSIGN_OR_RETURN(spec.device, CheckDevice(*sessions_, config_.devices, r.device()));
-
-  v1::RunWriteSweepResponse summary_msg;
-  v1::SweepSummary& summary = *summary_msg.mutable_summary();
-  StartSummary(r, options, spec, summary);
-  auto fail = [&](const absl::Status& st) {
-    // A test that could not run is data, not a failed RPC.
-    summary.set_status(v1::RESULT_STATUS_ERROR);
-    summary.set_error(std::string(st.message()));
-    spdlog::warn("sweep {} -> {}: {}", r.device(), summary.remote_address(),
-                 std::string(st.message()));
-    emit(summary_msg);
-    return absl::OkStatus();
-  };
-  auto session = sessions_->OpenInitiator(spec);
-  if (!session.ok()) return fail(session.status());
-  bench::InitiatorSession& in = **session;
-  absl::StatusOr<bool> connected = ConnectOutOfBand(in, spec, emit, cancelled, summary);
-  if (!connected.ok()) return fail(connected.status());
-  if (!*connected) return absl::OkStatus();
-  FillPath(in, summary);
-  const verbs::PathInfo& path = in.path();
-  const std::string server = spec.cm == bench::CmMode::kOob ? "" : r.target_address();
-  summary.set_perftest_command(SweepPerftestCommand(options, r.device(), path.gid_index, server));
-
-  // The port's counters around the test: sampled once connected (the
-  // target's window, OpenTarget to CloseTarget, holds the connection too).
-  const uint32_t counter_port = path.port != 0 ? path.port : 1;
-  const counters::Sample counters_before = ReadTestCounters(r.device(), counter_port);
-  bench::SweepIdentity ident{r.device(), path.gid_index, server};
-  SweepTally tally;
-  tally.lockstep = options.bidirectional;
-  auto on_size = [&](const bench::SizeOutcome& o) { tally.Add(o, emit); };
-  // A port that goes down ends the test at once (IBV_EVENT_PORT_ERR), not
-  // after the QP's retries, and so does an error event on the test's own CQs
-  // or QPs (IBV_EVENT_CQ_ERR, QP fatal); the same flag carries the caller's
-  // cancellation. Both watches go before the session does.
-  std::unique_ptr<verbs::DataWatch> data_watch = sessions_->WatchData(in.data_objects(), cancelled);
-  std::unique_ptr<verbs::PortWatch> watch =
-      sessions_->WatchPort(r.device(), path.port != 0 ? path.port : 1, data_watch->stop());
-  const bool latency = options.test == bench::TestKind::kWriteLat;
-  size_t ran = latency ? in.RunLatency(ident, watch->stop(), on_size)
-                       : in.RunSweep(ident, watch->stop(), on_size);
-  if (std::string f = Fault(*watch, *data_watch); !f.empty()) {
-    tally.first_error = absl::StrCat(f, "; ", ran, " of ", options.sizes_bytes.size(), " sizes ran");
-  }
-  if (options.bidirectional && !tally.caller_gone && tally.first_error.empty() &&
-      ran == options.sizes_bytes.size()) {
-    FinishReverse(in, options, *watch, *data_watch, tally, summary);
-  }
-  ToProto(counters::Diff(counters_before, ReadTestCounters(r.device(), counter_port)),
-          summary.mutable_counters());
-  SetOutcome(tally, ran, options, summary);
-  spdlog::info("sweep {} -> {} ({}): {} of {} sizes{}, best {:.3f} Gb/s, {}{}{}", r.device(),
-               path.remote_address, bench::CmModeName(spec.cm), ran, options.sizes_bytes.size(),
-               summary.sizes_in_lockstep() ? " in lock-step with the reverse direction" : "", tally.best,
-               v1::ResultStatus_Name(summary.status()), tally.first_error.empty() ? "" : ": ",
-               tally.first_error);
-  if (!tally.caller_gone) emit(summary_msg);
-  const bool port_fault = !watch->fault().empty();
-  watch.reset();
-  data_watch.reset();
-  if (port_fault) {
-    // Tearing down QPs whose port is gone waits on the connection manager
-    // (seconds in the lab); the test's answer is not held for it.
-    background_.Start([s = std::move(*session), device = r.device()]() mutable {
-      s.reset();
-      spdlog::info("sweep on {}: torn down after its port fault", device);
-    });
-  }
+  SummarySink sink(r, spec, emit, [this](const std::string& device, uint32_t port) {
+    return ReadTestCounters(device, port);
+  });
+  bench::DriveInitiatorSweep(*sessions_, spec, cancelled, sink, background_);
   return absl::OkStatus();
 }
 
