@@ -4,6 +4,12 @@
 // the estimated wall time beside all-pairs' (N - 1 rounds) with the same
 // per-round time (the sweep's default test parameters at the fabric's rate).
 //
+// Then the path `gdrbench sweep --mode cover --dry-run` takes over the same
+// fabric (sweep::PlanWithoutAgents: every inventory rail matched to its host
+// port by node description, the plan made, its flows turned into the
+// schedule's tests, the fingerprint), timed on its own, with the peak RSS of
+// the whole process after it.
+//
 //   gdrbench-topology-cover-bench --tiers 3 --nodes 10240 --rails 8
 #include <sys/resource.h>
 
@@ -11,6 +17,7 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_format.h"
 #include "common/sweep_limits.h"
 #include "controller/schedule/schedule.h"
 #include "controller/sweep/sweep.h"
@@ -81,5 +88,36 @@ int main(int argc, char** argv) {
   std::printf("estimated wall time at %.2f s per round (the sweep's default sizes 64K,1M at 400 Gb/s): cover %.1f "
               "s, all-pairs (%d rounds) %.0f s\n",
               per_round, per_round * plan->rounds.size(), nodes - 1, per_round * (nodes - 1));
+
+  // The sweep's dry run over the same fabric: an inventory of every node and rail.
+  namespace sweep = gdrbench::controller::sweep;
+  sweep::SweepConfig c;
+  c.inventory.source = "generated";
+  for (int n = 0; n < nodes; ++n) {
+    gdrbench::controller::inventory::Node node;
+    node.name = absl::StrFormat("node%05d", n);
+    node.address = node.name + ":7070";
+    for (int r = 0; r < rails; ++r) node.rails.push_back({absl::StrFormat("mlx5_%d", r), std::nullopt});
+    c.inventory.nodes.push_back(std::move(node));
+  }
+  c.schedule.mode = gdrbench::controller::schedule::Mode::kCover;
+  sweep::FabricInput in;
+  in.fabric = *std::move(fabric);
+  in.source = "generated";
+  in.routing = options.routing;
+  c.fabric = std::make_shared<const sweep::FabricInput>(std::move(in));
+  const auto t3 = std::chrono::steady_clock::now();
+  auto dry = sweep::PlanWithoutAgents(c);
+  if (!dry.ok()) {
+    std::fprintf(stderr, "sweep dry run: %s\n", dry.status().ToString().c_str());
+    return 1;
+  }
+  const double dry_s = Since(t3);
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf(
+      "sweep --mode cover --dry-run path: %.2f s (match %d rails, plan, schedule, fingerprint): %zu tests in "
+      "%zu rounds, %zu cables not planned; peak RSS %.0f MB (the whole process)\n",
+      dry_s, nodes * rails, dry->schedule.tests(), dry->schedule.rounds(), dry->fabric->not_planned.size(),
+      ru.ru_maxrss / 1024.0);
   return 0;
 }

@@ -140,6 +140,23 @@ void PrintRounds(const run::Plan& plan, std::FILE* out) {
   }
 }
 
+// --mode cover | shift: the fabric plan beside its lower bound and beside
+// all-pairs over the same nodes, and the cables it covers.
+void PrintFabric(const run::Plan& plan, const schedule::EstimateParams& est, std::FILE* out) {
+  const run::FabricPaths& f = *plan.fabric;
+  const size_t n = plan.nodes.size();
+  // all-pairs, one direction per sub-round: 2 (N - 1) rounds (N even), 2 N (odd).
+  const double all_pairs_rounds = 2.0 * static_cast<double>(n % 2 == 0 ? n - 1 : n);
+  std::fprintf(
+      out,
+      "fabric: %s (%s routing): %zu rounds planned, lower bound %d; all-pairs over the same %zu nodes: "
+      "%.0f rounds, about %s\n",
+      f.topology.c_str(), f.routing.c_str(), f.planned_rounds, f.lower_bound_rounds, n, all_pairs_rounds,
+      DurationText(all_pairs_rounds * schedule::EstimateTestSeconds(est)).c_str());
+  for (const std::string& line : sweep::PlannedCoverageLines(f, 20))
+    std::fprintf(out, "  %s\n", line.c_str());
+}
+
 }  // namespace
 
 std::string DurationText(double seconds) {
@@ -167,6 +184,7 @@ void PrintPlanSummary(const run::Plan& plan, const sweep::SweepConfig& c, const 
   std::fprintf(out, "estimated duration: %s (%zu rounds in sequence x %.3g s per test at %.4g Gb/s; %s)\n",
                DurationText(schedule::EstimateScheduleSeconds(s, est)).c_str(), s.rounds(),
                schedule::EstimateTestSeconds(est), est.link_gbps, basis.c_str());
+  if (plan.fabric != nullptr) PrintFabric(plan, est, out);
   std::fprintf(out, "inventory: %s\n", InventoryLine(plan, c.inventory).c_str());
   std::fprintf(out, "tests: %s\n", TestsLine(plan.params).c_str());
   std::fprintf(out, "agents: %s\n", AgentsLine(c).c_str());

@@ -47,7 +47,38 @@ void AddNodeFlags(CLI::App* c, SweepOptions& o) {
 
 // The schedule.
 void AddScheduleFlags(CLI::App* c, SweepOptions& o) {
-  c->add_option("--mode", o.mode, "all-pairs | quick | ring | pairs | incast | cross-rail")->capture_default_str();
+  c->add_option(
+       "--mode", o.mode,
+       "all-pairs | quick | ring | pairs | incast | cross-rail | cover | shift (cover, shift: planned on "
+       "--topology's cables)")
+      ->capture_default_str();
+  c->add_option(
+      "--topology", o.topology,
+      "--mode cover | shift: ibnetdiscover output, iblinkinfo --line output, or a directory of NAME.json "
+      "(lldpctl -f json on NAME); the rails are matched to its host ports (gdrbench topology show)");
+  c->add_option("--topology-format", o.topology_format, "auto, ibnetdiscover, iblinkinfo or lldp")
+      ->capture_default_str();
+  c->add_option(
+       "--routing", o.routing,
+       "--mode cover | shift: ftree (each flow's cables known: OpenSM fat-tree routing) or ecmp (spread by "
+       "hash: rounds until each uplink carried a flow with --ecmp-confidence)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ftree", "ecmp"}));
+  c->add_option("--ecmp-confidence", o.ecmp_confidence,
+                "--routing ecmp: each uplink loaded with this probability")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 0.999999));
+  c->add_option(
+      "--cable-counters", o.cable_counters,
+      "--mode cover | shift: a shell command that prints the switch ports' counters as JSON "
+      "({\"ports\": [{\"device\", \"port\", \"tx_bytes\", \"rx_bytes\", ...}]}, docs/topology.md); run "
+      "before the "
+      "first test and after the last: a loaded cable whose counters did not move, or whose errors grew, "
+      "is reported");
+  c->add_option("--max-fabric-rounds", o.max_fabric_rounds,
+                "--mode cover: stop adding rounds here; the cables left are listed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   c->add_option("--fan-in", o.fan_in,
                 "--mode incast: K senders write to one target at once (1 <= K < nodes); every node is a target");
   c->add_option("--pairs", o.pairs_file, "pair list file for --mode pairs: 'SRC DST' per line");

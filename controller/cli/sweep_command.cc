@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -17,12 +18,14 @@
 #include "controller/cli/dry_run_text.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/server_commands.h"
+#include "controller/cli/slurm_exec.h"
 #include "controller/cli/sweep_conflicts.h"
 #include "controller/cli/sweep_output.h"
 #include "controller/inventory/inventory.h"
 #include "controller/report/report.h"
 #include "controller/sweep/spec.h"
 #include "controller/sweep/sweep.h"
+#include "controller/topology/load.h"
 #include "report/left_out.h"
 
 namespace gdrbench::controller::cli {
@@ -116,6 +119,37 @@ absl::Status ReadPairs(const SweepOptions& o, sweep::SweepConfig* c) {
   return absl::OkStatus();
 }
 
+// --mode cover | shift: the topology, its hosts told from its switches by
+// the inventory's node names (LLDP needs them).
+absl::Status LoadFabric(const SweepOptions& o, sweep::SweepConfig* c) {
+  if (!schedule::FabricMode(c->schedule.mode)) {
+    if (!o.cable_counters.empty())
+      return Usage("--cable-counters is for --mode cover or shift (cables planned on --topology)");
+    return o.topology.empty()
+               ? absl::OkStatus()
+               : Usage(absl::StrCat("--topology plans --mode cover or shift, not --mode ", o.mode));
+  }
+  if (o.topology.empty())
+    return Usage(absl::StrCat("--mode ", o.mode, " plans on the fabric's cables: give --topology"));
+  std::set<std::string> hosts;
+  for (const auto& n : c->inventory.nodes) hosts.insert(n.name);
+  auto fabric = topology::LoadTopology(o.topology, o.topology_format, hosts);
+  if (!fabric.ok()) return UsageIfUnreadable(fabric.status());
+  sweep::FabricInput in;
+  in.fabric = *std::move(fabric);
+  in.source = o.topology;
+  in.routing = o.routing == "ecmp" ? topology::Routing::kEcmp : topology::Routing::kFtree;
+  in.ecmp_confidence = o.ecmp_confidence;
+  in.max_rounds = o.max_fabric_rounds;
+  c->fabric = std::make_shared<const sweep::FabricInput>(std::move(in));
+  if (!o.cable_counters.empty()) {
+    const std::string cmd = o.cable_counters;
+    c->cable_counters = [cmd] { return CaptureStdout({"/bin/sh", "-c", cmd}); };
+    c->cable_counters_source = absl::StrCat("--cable-counters '", cmd, "'");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<sweep::SweepConfig> ToSweepConfig(const SweepOptions& o) {
@@ -126,6 +160,7 @@ absl::StatusOr<sweep::SweepConfig> ToSweepConfig(const SweepOptions& o) {
   c.inventory.expect = inventory::Merge(c.inventory.expect, o.expect);
   c.schedule.seed = o.schedule_seed;
   GDR_RETURN_IF_ERROR(ReadPairs(o, &c));
+  GDR_RETURN_IF_ERROR(LoadFabric(o, &c));
   c.link_gbps = o.link_gbps;
   if (!o.baseline.empty()) {
     auto loaded = report::LoadRunJson(o.baseline);

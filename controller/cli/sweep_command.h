@@ -29,12 +29,20 @@ struct SweepOptions {
   std::string hostlist;           // Slurm hostlist, with --port
   int port = inventory::kDefaultAgentPort;
 
-  std::string mode{sweep_limits::kDefaultMode};  // all-pairs | quick | ring | pairs | incast | cross-rail
+  std::string mode{
+      sweep_limits::kDefaultMode};  // all-pairs | quick | ring | pairs | incast | cross-rail | cover | shift
   std::string pairs_file;         // mode pairs
   uint32_t quick_rounds = sweep_limits::kDefaultQuickRounds;
   uint64_t schedule_seed = sweep_limits::kDefaultScheduleSeed;
   uint32_t max_concurrent = 0;    // tests per round, 0 = no cap
   uint32_t fan_in = 0;            // mode incast: senders per target
+  // Modes cover and shift: the fabric (controller/sweep/fabric_plan.h).
+  std::string topology;  // ibnetdiscover / iblinkinfo --line output, or a directory of lldpctl -f json
+  std::string topology_format = "auto";
+  std::string routing = "ftree";  // ftree | ecmp
+  double ecmp_confidence = 0.99;
+  int max_fabric_rounds = 64;
+  std::string cable_counters;  // a shell command printing v1.SwitchCounters JSON (before and after the tests)
 
   SweepFlags sweep;               // sizes, iterations, qps, ... (memory: see below); AddSweepFlags sets the sweep's defaults
   std::string memory;             // host | hugepage | gpu | gpu-staged or a list; empty = inventory's

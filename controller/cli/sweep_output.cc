@@ -18,6 +18,37 @@ std::string Hms(double s) {
   return absl::StrFormat("%lld:%02lld", t / 60, t % 60);
 }
 
+// --mode cover | shift: a test's cables, each with its tier and the
+// direction it is crossed (",\"cables\":[...]"); "" in other modes.
+std::string CablesJson(const run::Plan& plan, const schedule::Test& t) {
+  if (plan.fabric == nullptr) return "";
+  const std::vector<uint32_t>* path = plan.fabric->Path(t);
+  if (path == nullptr) return "";
+  std::string out = ",\"cables\":[";
+  for (size_t i = 0; i < path->size(); ++i) {
+    const run::FabricCable& c = plan.fabric->cables[(*path)[i] >> 1];
+    absl::StrAppend(&out, i ? "," : "", "{\"cable\":\"", JsonEscape(c.name), "\",\"tier\":", c.tier,
+                    ",\"direction\":\"", ((*path)[i] & 1) != 0 ? "down" : "up", "\"}");
+  }
+  return out + "]";
+}
+
+// "\"fabric\":{...},\n": the topology, routing, rounds against the lower
+// bound, and the cables the plan leaves out; "" in other modes.
+std::string FabricJson(const run::Plan& plan) {
+  if (plan.fabric == nullptr) return "";
+  const run::FabricPaths& f = *plan.fabric;
+  std::string out = absl::StrFormat(
+      "\"fabric\":{\"topology\":\"%s\",\"routing\":\"%s\",\"planned_rounds\":%zu,\"lower_bound_rounds\":%d,"
+      "\"cables\":%zu,\"not_planned\":[",
+      JsonEscape(f.topology), f.routing, f.planned_rounds, f.lower_bound_rounds, f.cables.size());
+  for (size_t i = 0; i < f.not_planned.size(); ++i) {
+    absl::StrAppend(&out, i ? "," : "", "{\"cable\":\"", JsonEscape(f.cables[f.not_planned[i].first].name),
+                    "\",\"why\":\"", JsonEscape(f.not_planned[i].second), "\"}");
+  }
+  return out + "]},\n";
+}
+
 }  // namespace
 
 size_t RailCount(const run::Plan& plan) {
@@ -69,15 +100,16 @@ void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, c
     }
     std::fprintf(out, "]}");
   }
-  std::fprintf(out, "],\n\"rounds\":[\n");
+  std::fprintf(out, "],\n%s\"rounds\":[\n", FabricJson(plan).c_str());
   for (size_t r = 0; r < s.rounds(); ++r) {
     std::fprintf(out, "%s{\"round\":%zu,\"tests\":[", r ? ",\n" : "", r);
     bool first = true;
     for (const auto& t : s.Round(r)) {
-      std::fprintf(out, "%s{\"src\":\"%s\",\"dst\":\"%s\",\"rail\":%u,\"dst_rail\":%u,\"bidirectional\":%s}",
+      std::fprintf(out,
+                   "%s{\"src\":\"%s\",\"dst\":\"%s\",\"rail\":%u,\"dst_rail\":%u,\"bidirectional\":%s%s}",
                    first ? "" : ",", JsonEscape(plan.nodes[t.src].name).c_str(),
                    JsonEscape(plan.nodes[t.dst].name).c_str(), t.rail, t.TargetRail(),
-                   t.bidirectional ? "true" : "false");
+                   t.bidirectional ? "true" : "false", CablesJson(plan, t).c_str());
       first = false;
     }
     std::fprintf(out, "]}");

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "controller/report/report.h"
+#include "report/coverage.h"
 #include "report/heatmap_html.h"
 #include "report/lane.h"
 #include "report/left_out.h"
@@ -183,6 +184,19 @@ void AppendHeader(const v1::Run& run, std::string& out) {
       run.policy().mad_k() > 0 ? absl::StrCat(" &middot; fleet-relative k = ", run.policy().mad_k())
                                : std::string(""),
       "</p>\n");
+  if (run.has_coverage()) {  // --mode cover | shift: the cables proven, and those not
+    absl::StrAppend(&out, "<p class=\"coverage\">fabric ", HtmlEscape(run.coverage().topology()), ": ",
+                    HtmlEscape(gdrbench::report::CoverageText(run.coverage())), "</p>\n");
+    std::vector<std::string> gaps = gdrbench::report::CoverageGapLines(run.coverage(), 50);
+    for (const std::string& f : gdrbench::report::CounterFindingLines(run.coverage(), 50)) {
+      gaps.push_back("switch counters: " + f);
+    }
+    if (!gaps.empty()) {
+      out += "<details><summary>cables not measured, and what the switch counters said</summary><ul>\n";
+      for (const std::string& g : gaps) absl::StrAppend(&out, "<li>", HtmlEscape(g), "</li>\n");
+      out += "</ul></details>\n";
+    }
+  }
 }
 
 // The nodes' software table, the nodes left out and the blame table.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "controller/report/report.h"
+#include "report/coverage.h"
 #include "report/lane.h"
 #include "report/left_out.h"
 #include "report/report_util.h"
@@ -242,6 +243,16 @@ void AppendMarkdownHeader(const v1::Run& run, std::string& out) {
                   ", pair tests: ", run.pairs_size(), "\n");
   absl::StrAppend(&out, "- ", TestedMemory(run),
                   run.params().bidirectional() ? "; bidirectional" : "; one direction per test", "\n");
+  if (run.has_coverage()) {  // --mode cover | shift
+    absl::StrAppend(&out, "- fabric ", run.coverage().topology(), ": ",
+                    gdrbench::report::CoverageText(run.coverage()), "\n");
+    for (const std::string& gap : gdrbench::report::CoverageGapLines(run.coverage(), 20)) {
+      absl::StrAppend(&out, "  - not measured: ", gap, "\n");
+    }
+    for (const std::string& f : gdrbench::report::CounterFindingLines(run.coverage(), 20)) {
+      absl::StrAppend(&out, "  - switch counters: ", f, "\n");
+    }
+  }
   if (std::string note = LockstepNote(run); !note.empty()) absl::StrAppend(&out, "- ", note, "\n");
   const auto& p = run.policy();
   absl::StrAppend(&out, "- verdicts: pass >= ", absl::StrFormat("%.0f", 100 * p.min_fraction_of_link()),

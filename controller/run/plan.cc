@@ -93,6 +93,12 @@ std::string Fingerprint(const Plan& plan) {
   mix(absl::StrCat(schedule::ModeName(o.mode), o.bidirectional, o.quick_matchings, o.seed,
                    o.max_concurrent, o.mode == schedule::Mode::kIncast ? absl::StrCat("/", o.fan_in) : ""));
   for (const auto& [a, b] : o.pairs) mix(absl::StrCat(a, ">", b));
+  for (size_t r = 0; r < o.planned.size(); ++r) {  // cover, shift: the fabric's rounds
+    std::string round = absl::StrCat("round ", r);
+    for (const schedule::Test& t : o.planned[r])
+      absl::StrAppend(&round, " ", t.src, ".", t.rail, ">", t.dst, ".", t.TargetRail());
+    mix(round);
+  }
   std::string params;
   plan.params.SerializeToString(&params);  // proto3 scalars serialize deterministically
   mix(params);

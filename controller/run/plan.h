@@ -3,12 +3,14 @@
 // fingerprint ties a journal to it. Plain data, not synchronized.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "controller/inventory/inventory.h"
+#include "controller/run/fabric_paths.h"
 #include "controller/schedule/schedule.h"
 #include "gdrbench/v1/sweep.pb.h"
 
@@ -36,6 +38,8 @@ struct Plan {
   // runs the same params). `params` do not change after MakePlan: the pair
   // tester keeps its requests' copy of them from test to test by this id.
   uint64_t id = 0;
+  // --mode cover | shift: the cables each test crosses (null in other modes).
+  std::shared_ptr<const FabricPaths> fabric;
 };
 
 // Builds the schedule over `nodes` (excluded nodes keep their slots: their

@@ -74,6 +74,12 @@ uint64_t CountTests(const std::vector<NodeShape>& nodes, const ScheduleOptions& 
     case Mode::kCrossRail:  // an upper bound: every ordered pair, every (rail, other rail)
       return SaturatingMul(SaturatingMul(n, n == 0 ? 0 : n - 1),
                            SaturatingMul(max_rails, max_rails == 0 ? 0 : max_rails - 1));
+    case Mode::kCover:
+    case Mode::kShift: {
+      uint64_t tests = 0;
+      for (const auto& round : o.planned) tests += round.size();
+      return tests;
+    }
     case Mode::kPairs: {
       uint64_t tests = 0;
       for (const auto& [a, b] : o.pairs) {
@@ -83,6 +89,47 @@ uint64_t CountTests(const std::vector<NodeShape>& nodes, const ScheduleOptions& 
     }
   }
   return 0;
+}
+
+// cover, shift: the planned rounds name real nodes and rails, one
+// direction each.
+absl::Status CheckPlanned(const std::vector<NodeShape>& nodes, const ScheduleOptions& o) {
+  const char* mode = ModeName(o.mode);
+  if (o.bidirectional) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode ", mode,
+                     " plans one direction per flow (each direction's cables are planned): leave out "
+                     "--bidirectional"));
+  }
+  if (o.planned.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode ", mode, " needs the fabric's cables: give --topology (a planned round)"));
+  }
+  for (size_t r = 0; r < o.planned.size(); ++r) {
+    for (const Test& t : o.planned[r]) {
+      if (t.src >= nodes.size() || t.dst >= nodes.size() || t.src == t.dst || t.bidirectional ||
+          t.rail >= nodes[t.src].rail_gpu.size() || t.TargetRail() >= nodes[t.dst].rail_gpu.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--mode ", mode, ": planned round ", r, " has a test (node ", t.src, " rail ", t.rail,
+            " -> node ", t.dst, " rail ", t.TargetRail(), ") the nodes' shapes do not have"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Each planned round as one round when it keeps the invariant and the cap,
+// else split by PackRounds (two rails of a node on one GPU).
+absl::Status EmitPlanned(const std::vector<NodeShape>& nodes, const ScheduleOptions& o, Schedule* s) {
+  for (const std::vector<Test>& round : o.planned) {
+    absl::StatusOr<Schedule> packed = PackRounds(round, nodes, o.max_concurrent);
+    if (!packed.ok()) return packed.status();
+    for (size_t r = 0; r < packed->rounds(); ++r) {
+      for (const Test& t : packed->Round(r)) s->Add(t);
+      s->CloseRound();
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Emits node-disjoint `pairs` as one or two rounds per rail group (two when
@@ -281,8 +328,11 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name) {
   if (name == "pairs") return Mode::kPairs;
   if (name == "incast") return Mode::kIncast;
   if (name == "cross-rail") return Mode::kCrossRail;
+  if (name == "cover") return Mode::kCover;
+  if (name == "shift") return Mode::kShift;
   return absl::InvalidArgumentError(absl::StrCat(
-      "--mode: expected all-pairs, quick, ring, pairs, incast or cross-rail, got '", name, "'"));
+      "--mode: expected all-pairs, quick, ring, pairs, incast, cross-rail, cover or shift, got '", name,
+      "'"));
 }
 
 const char* ModeName(Mode mode) {
@@ -293,9 +343,13 @@ const char* ModeName(Mode mode) {
     case Mode::kPairs: return "pairs";
     case Mode::kIncast: return "incast";
     case Mode::kCrossRail: return "cross-rail";
+    case Mode::kCover: return "cover";
+    case Mode::kShift: return "shift";
   }
   return "?";
 }
+
+bool FabricMode(Mode mode) { return mode == Mode::kCover || mode == Mode::kShift; }
 
 size_t Schedule::MaxRoundSize() const {
   size_t m = 0;
@@ -314,6 +368,9 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
   }
   if (o.mode == Mode::kCrossRail) {
     if (absl::Status st = CheckCrossRail(nodes, o); !st.ok()) return st;
+  }
+  if (FabricMode(o.mode)) {
+    if (absl::Status st = CheckPlanned(nodes, o); !st.ok()) return st;
   }
   if (const uint64_t tests = CountTests(nodes, o); tests > kMaxPlanTests) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -372,6 +429,10 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
       break;
     case Mode::kCrossRail:
       if (absl::Status st = EmitCrossRail(nodes, o, &s); !st.ok()) return st;
+      break;
+    case Mode::kCover:
+    case Mode::kShift:
+      if (absl::Status st = EmitPlanned(nodes, o, &s); !st.ok()) return st;
       break;
   }
   s.CloseRound();

@@ -27,6 +27,13 @@
 //              is tested once. Needs nodes with 2 rails or more. The
 //              invariant holds with each end's own rail: the sender's NIC is
 //              (src, rail), the target's (dst, dst_rail).
+//   cover      rounds planned on the fabric's cables (controller/topology/
+//   shift      cover.h, made by controller/sweep/fabric_plan.h): every cable
+//              carries a flow (cover) or every leaf pair of each rail plane
+//              runs (shift). The schedule takes `planned` as given, one
+//              direction per test; a planned round whose tests share a GPU
+//              (two rails of a node on one GPU) or break the cap is split
+//              into as few rounds as keep the invariant.
 // `max_concurrent` > 0 caps the tests of one round (for oversubscribed fabrics).
 // Pure functions, thread-safe.
 #pragma once
@@ -43,12 +50,14 @@
 
 namespace gdrbench::controller::schedule {
 
-enum class Mode { kAllPairs, kQuick, kRing, kPairs, kIncast, kCrossRail };
+enum class Mode { kAllPairs, kQuick, kRing, kPairs, kIncast, kCrossRail, kCover, kShift };
 
-// "all-pairs", "quick", "ring", "pairs", "incast", "cross-rail";
-// INVALID_ARGUMENT otherwise.
+// "all-pairs", "quick", "ring", "pairs", "incast", "cross-rail", "cover",
+// "shift"; INVALID_ARGUMENT otherwise.
 absl::StatusOr<Mode> ParseMode(absl::string_view name);
 const char* ModeName(Mode mode);
+// cover and shift: modes whose rounds come from the fabric (a topology).
+bool FabricMode(Mode mode);
 
 struct Test {
   static constexpr uint32_t kSameRail = UINT32_MAX;
@@ -78,6 +87,9 @@ struct ScheduleOptions {
   std::vector<std::pair<uint32_t, uint32_t>> pairs;  // mode kPairs: node indices
   uint32_t max_concurrent = 0;                       // 0 = no cap
   uint32_t fan_in = 0;                               // mode kIncast: K, 1 <= K < nodes
+  // Modes kCover, kShift: the rounds the fabric plan made, each test one
+  // direction (bidirectional false), its rails those of the two host ports.
+  std::vector<std::vector<Test>> planned;
 };
 
 // How many tests of one round may write into one target NIC: `fan_in` in
@@ -110,8 +122,10 @@ class Schedule {
 // INVALID_ARGUMENT for fewer than 2 nodes, quick_matchings == 0, a pair that
 // names an unknown node or a node with itself, no rail shared by any
 // scheduled pair, (incast) a fan-in outside 1 .. N-1, --bidirectional, or
-// a cap below the fan-in (a target's K senders must share a round), or
-// (cross-rail) --bidirectional or no node with 2 rails.
+// a cap below the fan-in (a target's K senders must share a round),
+// (cross-rail) --bidirectional or no node with 2 rails, or (cover, shift)
+// --bidirectional, no planned round, or a planned test naming a node or a
+// rail the shapes lack.
 absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
                                        const ScheduleOptions& options);
 

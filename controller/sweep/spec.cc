@@ -242,6 +242,8 @@ v1::SweepMode ToSweepMode(schedule::Mode mode) {
     case schedule::Mode::kPairs: return v1::SWEEP_MODE_PAIRS;
     case schedule::Mode::kIncast: return v1::SWEEP_MODE_INCAST;
     case schedule::Mode::kCrossRail: return v1::SWEEP_MODE_CROSS_RAIL;
+    case schedule::Mode::kCover: return v1::SWEEP_MODE_COVER;
+    case schedule::Mode::kShift: return v1::SWEEP_MODE_SHIFT;
   }
   return v1::SWEEP_MODE_UNSPECIFIED;
 }
@@ -255,10 +257,14 @@ absl::StatusOr<schedule::Mode> FromSweepMode(v1::SweepMode mode, absl::string_vi
     case v1::SWEEP_MODE_PAIRS: return schedule::Mode::kPairs;
     case v1::SWEEP_MODE_INCAST: return schedule::Mode::kIncast;
     case v1::SWEEP_MODE_CROSS_RAIL: return schedule::Mode::kCrossRail;
+    case v1::SWEEP_MODE_COVER: return schedule::Mode::kCover;
+    case v1::SWEEP_MODE_SHIFT: return schedule::Mode::kShift;
     default: break;
   }
-  return Bad(name, " ", static_cast<int>(mode), ": give SWEEP_MODE_ALL_PAIRS, SWEEP_MODE_QUICK, SWEEP_MODE_RING, "
-             "SWEEP_MODE_PAIRS, SWEEP_MODE_INCAST or SWEEP_MODE_CROSS_RAIL");
+  return Bad(
+      name, " ", static_cast<int>(mode),
+      ": give SWEEP_MODE_ALL_PAIRS, SWEEP_MODE_QUICK, SWEEP_MODE_RING, "
+      "SWEEP_MODE_PAIRS, SWEEP_MODE_INCAST, SWEEP_MODE_CROSS_RAIL, SWEEP_MODE_COVER or SWEEP_MODE_SHIFT");
 }
 
 absl::StatusOr<SweepConfig> ConfigFromSpec(const v1::SweepSpec& s, const FieldNames& n) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -14,8 +15,10 @@
 #include "controller/analysis/verdicts.h"
 #include "controller/run/port_state.h"
 #include "controller/run/probe.h"
+#include "controller/sweep/cable_counters.h"
 #include "controller/sweep/retest.h"
 #include "controller/sweep/sweep_internal.h"
+#include "report/coverage.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::controller::sweep {
@@ -163,8 +166,55 @@ std::vector<std::string> ExcludedNodes(const run::Plan& plan) {
 
 // The run's record: identity, nodes, the pairs (moved out of the collector)
 // and the analysis' matrices, blame and flags.
+// The switch port counters of a fabric run, read before the first test and
+// after the last (cable_counters.h).
+struct SwitchReads {
+  bool asked = false;
+  std::optional<v1::SwitchCounters> before, after;
+  std::string error;  // the first read that failed
+};
+
+void ReadSwitchCounters(const SweepConfig& c, std::optional<v1::SwitchCounters>* into, SwitchReads* reads) {
+  if (!reads->asked || !reads->error.empty()) return;
+  absl::StatusOr<std::string> text = c.cable_counters();
+  absl::StatusOr<v1::SwitchCounters> parsed = text.ok() ? ParseSwitchCounters(*text, c.cable_counters_source)
+                                                        : absl::StatusOr<v1::SwitchCounters>(text.status());
+  if (!parsed.ok()) {
+    reads->error = std::string(parsed.status().message());
+    spdlog::warn("switch counters ({}): {}; no cable is proven by counters", c.cable_counters_source,
+                 reads->error);
+    return;
+  }
+  *into = *std::move(parsed);
+}
+
+void FillCoverage(const SweepConfig& c, const run::Plan& plan, const Collector& collect,
+                  const SwitchReads& reads, v1::Run* result) {
+  v1::FabricCoverage& cov = *result->mutable_coverage();
+  cov = collect.coverage().Coverage();
+  if (reads.asked) {
+    cov.set_counters_source(c.cable_counters_source);
+    if (!reads.error.empty()) {
+      cov.set_counters_error(reads.error);
+    } else if (reads.before && reads.after) {
+      JudgeCableCounters(*plan.fabric, collect.coverage().loads(), *reads.before, *reads.after, &cov);
+    }
+  }
+  // A cable whose error counters grew is a fault of that cable (or its
+  // ports): blamed, and the run fails, even when every cell read well.
+  for (const v1::CableCounterFinding& f : cov.counter_findings()) {
+    if (f.kind() != "errors") continue;
+    v1::Blame& b = *result->add_blame();
+    b.set_kind("cable");
+    b.set_subject(f.cable());
+    b.set_reason(absl::StrCat("its switch port counters: ", f.detail(), " (", c.cable_counters_source, ")"));
+    result->set_passed(false);
+  }
+  result->set_summary(absl::StrCat(result->summary(), "; ", gdrbench::report::CoverageText(cov)));
+}
+
 v1::Run AssembleRun(const SweepConfig& c, const Journal& journal, const run::Plan& plan,
-                    const run::ProbeResult& probe, Collector& collect,
+                    const run::ProbeResult& probe, Collector& collect, const SwitchReads& reads,
                     const std::vector<std::string>& excluded, const analysis::Outcome& outcome) {
   v1::Run result;
   result.set_run_id(journal.header.run_id());
@@ -183,6 +233,7 @@ v1::Run AssembleRun(const SweepConfig& c, const Journal& journal, const run::Pla
   analysis::FillRun(collect.matrices(), outcome, &result);
   analysis::FlagLinks(c.policy, &result);
   if (plan.schedule_options.mode == schedule::Mode::kIncast) analysis::FillIncast(&result);
+  if (plan.fabric != nullptr) FillCoverage(c, plan, collect, reads, &result);
   return result;
 }
 
@@ -196,7 +247,8 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
 
   // Preflight and discovery.
   GDR_ASSIGN_OR_RETURN(run::ProbeResult probe, ProbeAgents(c, r.inventory, agents.api, hooks));
-  GDR_ASSIGN_OR_RETURN(run::Plan plan, run::MakePlan(probe.nodes, r.memory, c.schedule, r.params));
+  GDR_ASSIGN_OR_RETURN(run::Plan plan,
+                       internal::MakeSweepPlan(c, probe.nodes, r.memory, r.params, &probe.infos));
   // The run's verify seed, drawn unless given (after the fingerprint, which
   // a resume must match): recorded in the journal's header and Run.params; a
   // resume takes the header's.
@@ -226,6 +278,9 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
     }
     return st.ok() ? flushed : st;
   };
+  SwitchReads switches;
+  switches.asked = plan.fabric != nullptr && c.cable_counters != nullptr;
+  ReadSwitchCounters(c, &switches.before, &switches);
   Report(hooks, phase);
   if (absl::Status st = run::SweepRunner(plan, tester, ro).Run(journal.done); !st.ok()) {
     return stop(st);
@@ -261,10 +316,11 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
     outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded);
   }
   GDR_RETURN_IF_ERROR(stop(absl::OkStatus()));
+  ReadSwitchCounters(c, &switches.after, &switches);
   // --memory lists: the later kinds' halves and the gdr blames (gdr.h).
   analysis::JudgeMemoryHalves(collect.pairs(), c.policy, excluded, &outcome);
 
-  return AssembleRun(c, journal, plan, probe, collect, excluded, outcome);
+  return AssembleRun(c, journal, plan, probe, collect, switches, excluded, outcome);
 }
 
 }  // namespace gdrbench::controller::sweep

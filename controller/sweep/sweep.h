@@ -74,6 +74,7 @@
 #include "controller/run/probe.h"
 #include "controller/run/runner.h"
 #include "controller/schedule/schedule.h"
+#include "controller/sweep/fabric_plan.h"
 #include "controller/sweep/params.h"
 #include "controller/sweep/regressed.h"
 #include "gdrbench/v1/controller.pb.h"
@@ -108,6 +109,17 @@ struct SweepConfig {
   // Schedule: mode, direction, quick matchings and seed, the cap per round;
   // mode kPairs: `pairs` as indices into inventory.nodes (ParsePairList).
   schedule::ScheduleOptions schedule;
+  // Modes cover and shift: the topology their rounds are planned on (after
+  // the preflight, over the nodes left in, rails matched with the agents'
+  // port GUIDs and netdevs; fabric_plan.h). Required by those modes, refused
+  // by the others.
+  std::shared_ptr<const FabricInput> fabric;
+  // With `fabric`: the switch port counters (v1.SwitchCounters JSON, run.proto)
+  // read before the first test and after the last; Run.coverage says what they
+  // showed per cable (cable_counters.h). Unset: none read. A read that fails
+  // is recorded (coverage.counters_error), and nothing is proven by counters.
+  std::function<absl::StatusOr<std::string>()> cable_counters;
+  std::string cable_counters_source;  // for messages: "`fabric counters`"
 
   // Test parameters: sizes, iterations or duration, warm-up, QPs, tx depth,
   // verify, seed (the run's: 0 = drawn when it starts; each test's derived

@@ -28,6 +28,15 @@ struct Resolved {
 // Resolve's checks of the config, before any agent is asked.
 absl::StatusOr<Resolved> Resolve(const SweepConfig& c);
 
+// run::MakePlan with, in modes cover and shift, the rounds planned on
+// c.fabric over `nodes` (`infos`, when the agents answered, match rails by
+// their port GUIDs and netdevs) and plan.fabric set. INVALID_ARGUMENT for
+// those modes without a topology, a topology with another mode, or as
+// PlanOnFabric and MakePlan.
+absl::StatusOr<run::Plan> MakeSweepPlan(const SweepConfig& c, std::vector<run::PlanNode> nodes,
+                                        const std::string& memory, const v1::SweepParams& params,
+                                        const std::vector<v1::NodeInfo>* infos);
+
 // gRPC clients for the inventory's nodes, or the agents the caller gave.
 struct Agents {
   std::vector<std::unique_ptr<run::GrpcAgentApi>> owned;
@@ -53,7 +62,10 @@ v1::PreflightExpectations MergedAgentExpectations(const inventory::Expectations&
 class Collector {
  public:
   Collector(const run::Plan& plan, const SweepConfig& config, const SweepHooks& hooks)
-      : config_(config), hooks_(hooks), matrices_(Names(plan), plan.schedule_options.bidirectional) {}
+      : config_(config),
+        hooks_(hooks),
+        matrices_(Names(plan), plan.schedule_options.bidirectional),
+        coverage_(plan.fabric) {}
   void set_journal(run::JournalWriter* journal) { journal_ = journal; }
 
   // Called by the runner from its workers at once: the journal (before the
@@ -65,17 +77,30 @@ class Collector {
   // plan's node indices, the matrices' too).
   absl::Status OnResult(const v1::PairResult& r, const schedule::Test& t) {
     matrices_.Add(r, t.src, t.dst);
+    if (r.status() == v1::RESULT_STATUS_OK) {
+      uint64_t payload = 0;
+      for (const v1::SizeResult& size : r.sizes()) payload += size.size_bytes() * size.iterations();
+      coverage_.Measured(t, payload);
+    }
     if (config_.keep_pairs) pairs_.push_back(r);
     if (hooks_.on_result) hooks_.on_result(r);
     return absl::OkStatus();
   }
   // A result from the journal (resume): not journaled again, not reported;
   // the whole PairResult only with keep_pairs (KeepResumed).
-  void Take(const analysis::MeasuredTest& m, uint32_t src, uint32_t dst) { matrices_.Add(m, src, dst); }
+  void Take(const analysis::MeasuredTest& m, uint32_t src, uint32_t dst) {
+    matrices_.Add(m, src, dst);
+    if (m.status == v1::RESULT_STATUS_OK) {
+      schedule::Test t{src, dst, m.rail};
+      if (m.dst_rail != m.rail) t.dst_rail = m.dst_rail;
+      coverage_.Measured(t, 0);  // measured before this process read the switch counters
+    }
+  }
   void KeepResumed(const v1::PairResult& r) { pairs_.push_back(r); }
 
   analysis::MatrixSet& matrices() { return matrices_; }
   std::vector<v1::PairResult>& pairs() { return pairs_; }
+  const CoverageTally& coverage() const { return coverage_; }
 
  private:
   static std::vector<std::string> Names(const run::Plan& plan) {
@@ -88,6 +113,7 @@ class Collector {
   const SweepHooks& hooks_;
   run::JournalWriter* journal_ = nullptr;
   analysis::MatrixSet matrices_;
+  CoverageTally coverage_;
   std::vector<v1::PairResult> pairs_;
 };
 

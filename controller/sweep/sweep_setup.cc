@@ -109,6 +109,29 @@ absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
   return r;
 }
 
+absl::StatusOr<run::Plan> MakeSweepPlan(const SweepConfig& c, std::vector<run::PlanNode> nodes,
+                                        const std::string& memory, const v1::SweepParams& params,
+                                        const std::vector<v1::NodeInfo>* infos) {
+  schedule::ScheduleOptions options = c.schedule;
+  std::shared_ptr<const run::FabricPaths> paths;
+  if (schedule::FabricMode(options.mode)) {
+    if (c.fabric == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("--mode ", schedule::ModeName(options.mode),
+                                                     " plans on the fabric's cables: give --topology"));
+    }
+    const AgentPorts ports = infos != nullptr ? PortsFromAgents(nodes, *infos) : AgentPorts{};
+    GDR_ASSIGN_OR_RETURN(FabricSchedule fs, PlanOnFabric(*c.fabric, options.mode, nodes, ports));
+    options.planned = std::move(fs.rounds);
+    paths = std::move(fs.paths);
+  } else if (c.fabric != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--topology plans --mode cover or shift, not --mode ",
+                                                   schedule::ModeName(options.mode)));
+  }
+  GDR_ASSIGN_OR_RETURN(run::Plan plan, run::MakePlan(std::move(nodes), memory, options, params));
+  plan.fabric = std::move(paths);
+  return plan;
+}
+
 absl::StatusOr<Agents> ConnectAgents(const SweepConfig& c, const inventory::Inventory& inv) {
   Agents a;
   if (!c.agents.empty()) {
@@ -165,7 +188,7 @@ absl::StatusOr<FleetPreflight> RunFleetPreflight(const SweepConfig& c) {
 
 absl::StatusOr<run::Plan> PlanWithoutAgents(const SweepConfig& c) {
   GDR_ASSIGN_OR_RETURN(Resolved r, internal::Resolve(c));
-  return run::MakePlan(run::NodesFromInventory(r.inventory), r.memory, c.schedule, r.params);
+  return internal::MakeSweepPlan(c, run::NodesFromInventory(r.inventory), r.memory, r.params, nullptr);
 }
 
 }  // namespace gdrbench::controller::sweep

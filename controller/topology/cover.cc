@@ -53,6 +53,16 @@ class Round {
     }
   }
 
+  // Free hosts of leaf `a` with free hosts of leaf `b`, first fit.
+  void PairAcross(int a, int b) {
+    for (int s : ix_.LeafHosts(a)) {
+      if (busy_[s]) continue;
+      for (int d : ix_.LeafHosts(b)) {
+        if (!busy_[d] && Try(s, d)) break;
+      }
+    }
+  }
+
   const std::vector<PlannedFlow>& flows() const { return flows_; }
 
  private:
@@ -79,12 +89,20 @@ std::vector<std::pair<int, int>> LeafPairs(const std::vector<int>& leaves, int k
   return pairs;
 }
 
+// Rounds 2k and 2k + 1 pair host p of a leaf with host p + k of its partner
+// (k = 0: the shift ftree runs without two flows on a cable direction), so
+// that a host whose positional partner is not tested meets another one in a
+// later round.
 void FillRound(Round& round, const FabricIndex& ix, const std::vector<int>& leaves,
-               const std::vector<std::pair<int, int>>& pairs) {
+               const std::vector<std::pair<int, int>>& pairs, int k) {
   for (const auto& [a, b] : pairs) {
     const auto& ha = ix.LeafHosts(a);
     const auto& hb = ix.LeafHosts(b);
-    for (size_t p = 0; p < std::min(ha.size(), hb.size()); ++p) round.Try(ha[p], hb[p]);
+    const size_t n = std::min(ha.size(), hb.size());
+    for (size_t p = 0; p < n; ++p) round.Try(ha[p], hb[(p + static_cast<size_t>(k / 2)) % n]);
+    // Hosts whose positional partner is taken or skipped (a node not
+    // tested): any free host of the partner leaf, where the cables allow.
+    round.PairAcross(a, b);
   }
   for (int leaf : leaves) round.PairWithinLeaf(leaf);
 }
@@ -145,6 +163,15 @@ void Summarize(const FabricIndex& ix, const Tally& t, CoverPlan& plan, bool ecmp
     tc.max_per_round = m == t.round_max.end() ? 0 : m->second;
   }
   for (int c : ix.SecondPortCables()) plan.uncovered.push_back({c, "a host's second port: a plan uses one per host"});
+}
+
+// The host cables of skipped hosts (1 = skipped), by cable index.
+std::vector<char> SkippedCables(const FabricIndex& ix, const std::vector<char>& skip) {
+  std::vector<char> cables(ix.cables(), 0);
+  for (size_t h = 0; h < skip.size(); ++h) {
+    if (skip[h]) cables[ix.HostCable(static_cast<int>(h))] = 1;
+  }
+  return cables;
 }
 
 }  // namespace
@@ -230,12 +257,18 @@ absl::StatusOr<CoverPlan> PlanCover(const Fabric& fabric, const FabricIndex& ix,
   CoverPlan plan;
   plan.lower_bound = CoverLowerBound(ix);
   std::vector<int> load(static_cast<size_t>(ix.cables()) * 2, 0);
-  std::vector<char> busy(ix.hosts(), 0);
+  if (!options.skip_hosts.empty() && options.skip_hosts.size() != static_cast<size_t>(ix.hosts())) {
+    return absl::InvalidArgumentError("cover: skip_hosts must have one entry per host");
+  }
+  // A skipped host is busy in every round: never in a flow.
+  std::vector<char> busy = options.skip_hosts.empty() ? std::vector<char>(ix.hosts(), 0) : options.skip_hosts;
+  const std::vector<char> skipped_cable = SkippedCables(ix, options.skip_hosts);
   const auto planes = Planes(ix);
   std::map<int, int> remaining, idle;  // plane -> cables without a flow / rounds without progress
   const bool ecmp = options.routing == Routing::kEcmp;
   for (int c = 0; c < ix.cables(); ++c) {
-    if (ix.Tier(c) >= 0 && (!ecmp || ix.Tier(c) == 0)) ++remaining[ix.DeviceComponent(ix.Upper(c))];
+    if (ix.Tier(c) >= 0 && (!ecmp || ix.Tier(c) == 0) && !skipped_cable[c])
+      ++remaining[ix.DeviceComponent(ix.Upper(c))];
   }
   for (int c : ix.SecondPortCables()) --remaining[ix.DeviceComponent(ix.Upper(c))];
   Tally tally(ix.cables());
@@ -246,7 +279,7 @@ absl::StatusOr<CoverPlan> PlanCover(const Fabric& fabric, const FabricIndex& ix,
     Round round(ix, options.routing, load, busy);
     for (const auto& [plane, leaves] : planes) {
       if ((remaining[plane] > 0 && idle[plane] < 4) || !odds_met) {
-        FillRound(round, ix, leaves, LeafPairs(leaves, k));
+        FillRound(round, ix, leaves, LeafPairs(leaves, k), k);
         any = true;
       }
     }
@@ -268,7 +301,7 @@ absl::StatusOr<CoverPlan> PlanCover(const Fabric& fabric, const FabricIndex& ix,
     odds.Expected(plan.tiers);
   }
   for (int c = 0; c < ix.cables(); ++c) {
-    if (ix.Tier(c) < 0 || tally.flows[c] > 0 || (ecmp && ix.Tier(c) > 0)) continue;
+    if (ix.Tier(c) < 0 || tally.flows[c] > 0 || (ecmp && ix.Tier(c) > 0) || skipped_cable[c]) continue;
     bool second = std::find(ix.SecondPortCables().begin(), ix.SecondPortCables().end(), c) !=
                   ix.SecondPortCables().end();
     if (!second) {
@@ -280,8 +313,13 @@ absl::StatusOr<CoverPlan> PlanCover(const Fabric& fabric, const FabricIndex& ix,
   return plan;
 }
 
-absl::StatusOr<CoverPlan> PlanShift(const Fabric& fabric, const FabricIndex& ix) {
+absl::StatusOr<CoverPlan> PlanShift(const Fabric& fabric, const FabricIndex& ix,
+                                    const std::vector<char>& skip) {
   (void)fabric;
+  if (!skip.empty() && skip.size() != static_cast<size_t>(ix.hosts())) {
+    return absl::InvalidArgumentError("shift: skip_hosts must have one entry per host");
+  }
+  auto skipped = [&skip](int h) { return !skip.empty() && skip[h] != 0; };
   CoverPlan plan;
   plan.lower_bound = CoverLowerBound(ix);
   std::vector<int> load(static_cast<size_t>(ix.cables()) * 2, 0);
@@ -301,7 +339,8 @@ absl::StatusOr<CoverPlan> PlanShift(const Fabric& fabric, const FabricIndex& ix)
           const auto& dst = ix.LeafHosts(leaves[(a + k) % l]);
           const size_t h = std::min(src.size(), dst.size()) / 2;
           for (size_t p = 0; p < h; ++p) {
-            wanted[2 * (k - 1) + half].emplace_back(half == 0 ? src[p] : src[h + p], half == 0 ? dst[h + p] : dst[p]);
+            const int s = half == 0 ? src[p] : src[h + p], d = half == 0 ? dst[h + p] : dst[p];
+            if (!skipped(s) && !skipped(d)) wanted[2 * (k - 1) + half].emplace_back(s, d);
           }
         }
       }

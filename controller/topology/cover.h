@@ -46,6 +46,11 @@ struct CoverOptions {
   Routing routing = Routing::kFtree;
   double ecmp_confidence = 0.99;  // each uplink loaded with at least this probability
   int max_rounds = 64;            // a cap; cables left uncovered are reported
+  // Host indices not to put in any flow (a node the sweep does not test):
+  // 1 = skip. Their host cables are left out of the plan and of `uncovered`
+  // (the caller says why); routing still counts them (ftree's positions are
+  // the subnet's, tested or not). Empty: every host.
+  std::vector<char> skip_hosts;
 };
 
 struct PlannedFlow {
@@ -76,7 +81,8 @@ struct CoverPlan {
 };
 
 absl::StatusOr<CoverPlan> PlanCover(const Fabric& fabric, const FabricIndex& index, const CoverOptions& options);
-absl::StatusOr<CoverPlan> PlanShift(const Fabric& fabric, const FabricIndex& index);
+absl::StatusOr<CoverPlan> PlanShift(const Fabric& fabric, const FabricIndex& index,
+                                    const std::vector<char>& skip_hosts = {});
 
 // The bound above.
 int CoverLowerBound(const FabricIndex& index);

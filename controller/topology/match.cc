@@ -45,7 +45,7 @@ bool ByPortName(const Fabric& fabric, const std::string& node, const std::string
 }
 
 void MatchRail(const Fabric& fabric, const Index& ix, const std::string& source, const KnownGuids& guids,
-               RailPort& r) {
+               const KnownGuids& netdevs, RailPort& r) {
   const std::string who = absl::StrCat(r.nic, " of ", r.node);
   if (auto g = guids.find({r.node, r.nic}); g != guids.end()) {
     const std::string guid = NormalizeGuid(g->second);
@@ -67,13 +67,19 @@ void MatchRail(const Fabric& fabric, const Index& ix, const std::string& source,
     r.found = true;
     return;
   }
+  const auto netdev = netdevs.find({r.node, r.nic});
+  if (netdev != netdevs.end() && ByPortName(fabric, r.node, netdev->second, r)) {
+    r.found = true;
+    return;
+  }
   if (r.nic.empty()) {
     r.why = absl::StrCat("rail ", r.rail, " of ", r.node,
                          ": the inventory names no NIC (rails discovered from the agent cannot be matched offline)");
     return;
   }
-  r.why = absl::StrCat(who, ": no HCA described '", r.node, " ", r.nic, "' and no port ", r.nic, " of a host ", r.node,
-                       " in the topology (", source, ")");
+  r.why = absl::StrCat(who, ": no HCA described '", r.node, " ", r.nic, "' and no port ", r.nic,
+                       netdev != netdevs.end() ? absl::StrCat(" or ", netdev->second) : "", " of a host ",
+                       r.node, " in the topology (", source, ")");
 }
 
 }  // namespace
@@ -85,7 +91,7 @@ size_t Match::found() const {
 }
 
 Match MatchInventory(const Fabric& fabric, const inventory::Inventory& inventory, const std::string& source,
-                     const KnownGuids& guids) {
+                     const KnownGuids& guids, const KnownGuids& netdevs) {
   const Index ix = BuildIndex(fabric);
   Match m;
   std::set<PortRef> claimed;
@@ -102,7 +108,7 @@ Match MatchInventory(const Fabric& fabric, const inventory::Inventory& inventory
       rp.node = node.name;
       rp.rail = r;
       rp.nic = node.rails[r].nic;
-      MatchRail(fabric, ix, source, guids, rp);
+      MatchRail(fabric, ix, source, guids, netdevs, rp);
       if (rp.found) claimed.insert(rp.port);
       m.rails.push_back(std::move(rp));
     }

@@ -5,7 +5,8 @@
 //   - else whose node description is "N X" (the IB convention: the host name,
 //     a space, the HCA name, as "hxa-gpu01 mlx5_0" or "thing4 HCA-1");
 //   - else, for an LLDP fabric (hosts named by system, ports by interface),
-//     port X of the device named N.
+//     port X of the device named N, or the port named by X's netdev as the
+//     agent reported it (`netdevs`: lldpctl names interfaces by netdev).
 // What does not match is reported, never guessed: a rail with no port, a
 // fabric host port with no rail ("cables without a node").
 //
@@ -40,8 +41,9 @@ struct Match {
 // (node, NIC) -> port GUID ("0x..." in any case or padding), where known.
 using KnownGuids = std::map<std::pair<std::string, std::string>, std::string>;
 
-// `source` names the topology in the reasons.
+// `source` names the topology in the reasons. `netdevs`: (node, NIC) ->
+// the netdev of its port (from the agents' GetNodeInfo), same key form.
 Match MatchInventory(const Fabric& fabric, const inventory::Inventory& inventory, const std::string& source,
-                     const KnownGuids& guids = {});
+                     const KnownGuids& guids = {}, const KnownGuids& netdevs = {});
 
 }  // namespace gdrbench::controller::topology

@@ -513,6 +513,58 @@ TEST(PackRounds, KeysTheTargetByItsOwnRail) {
               testing::HasSubstr("test 1->0 rail 0->2: node 0 has no rail 2"));
 }
 
+// --mode cover | shift: the fabric plan's rounds as given (one round each),
+// split only where two rails of a node share a GPU or the cap says so.
+TEST(Planned, TakesTheRoundsAsGivenAndSplitsOnlyForASharedGpuOrTheCap) {
+  ScheduleOptions o;
+  o.mode = Mode::kCover;
+  o.planned = {
+      {schedule::Test{0, 1, 0}, schedule::Test{2, 3, 0}, schedule::Test{0, 2, 1}, schedule::Test{1, 3, 1}},
+      {schedule::Test{1, 0, 0}, schedule::Test{3, 2, 1}}};
+  auto s = BuildSchedule(Nodes(4, {0, 1}), o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->rounds(), 2u);
+  EXPECT_EQ(s->Round(0).size(), 4u);
+  EXPECT_EQ(s->Round(1).size(), 2u);
+  EXPECT_TRUE(ValidateSchedule(*s, Nodes(4, {0, 1})).ok());
+
+  // Rails 0 and 1 of every node on GPU 0: node 0 is in two tests of round 0 on one GPU.
+  s = BuildSchedule(Nodes(4, {0, 0}), o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->rounds(), 3u);
+  EXPECT_EQ(s->tests(), 6u);
+  EXPECT_TRUE(ValidateSchedule(*s, Nodes(4, {0, 0})).ok());
+
+  o.max_concurrent = 1;
+  s = BuildSchedule(Nodes(4, {0, 1}), o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->rounds(), 6u);
+  EXPECT_EQ(s->MaxRoundSize(), 1u);
+}
+
+TEST(Planned, NoRoundsBidirectionalOrABadTestAreOneSentence) {
+  ScheduleOptions o;
+  o.mode = Mode::kShift;
+  EXPECT_EQ(BuildSchedule(Nodes(4), o).status().message(),
+            "--mode shift needs the fabric's cables: give --topology (a planned round)");
+  o.planned = {{schedule::Test{0, 1, 0}}};
+  o.bidirectional = true;
+  EXPECT_THAT(std::string(BuildSchedule(Nodes(4), o).status().message()),
+              ::testing::HasSubstr("--mode shift plans one direction per flow"));
+  o.bidirectional = false;
+  o.planned = {{schedule::Test{0, 1, 1}}};
+  EXPECT_EQ(BuildSchedule(Nodes(4), o).status().message(),
+            "--mode shift: planned round 0 has a test (node 0 rail 1 -> node 1 rail 1) the nodes' shapes do "
+            "not have");
+  o.planned = {{schedule::Test{0, 7, 0}}};
+  EXPECT_EQ(BuildSchedule(Nodes(4), o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseMode("cover").value(), Mode::kCover);
+  EXPECT_EQ(ParseMode("shift").value(), Mode::kShift);
+  EXPECT_STREQ(ModeName(Mode::kCover), "cover");
+  EXPECT_TRUE(FabricMode(Mode::kShift));
+  EXPECT_FALSE(FabricMode(Mode::kAllPairs));
+}
+
 TEST(Schedule, RejectsTooFewNodes) {
   EXPECT_FALSE(BuildSchedule(Nodes(1), {}).ok());
   EXPECT_FALSE(ParseMode("star").ok());
