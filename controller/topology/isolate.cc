@@ -1,0 +1,618 @@
+#include "controller/topology/isolate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
+
+namespace gdrbench::controller::topology {
+namespace {
+
+bool Bad(FlowVerdict v) { return v != FlowVerdict::kOk; }
+
+// "A", "A and B", "A, B and C".
+std::string JoinAnd(const std::vector<std::string>& items) {
+  if (items.size() <= 1) return items.empty() ? "" : items[0];
+  std::vector<std::string> head(items.begin(), items.end() - 1);
+  return absl::StrCat(absl::StrJoin(head, ", "), " and ", items.back());
+}
+
+// At most `shown` items, then "and N more".
+std::string JoinSome(const std::vector<std::string>& items, size_t shown) {
+  if (items.size() <= shown) return absl::StrJoin(items, "; ");
+  std::vector<std::string> head(items.begin(), items.begin() + shown);
+  return absl::StrCat(absl::StrJoin(head, "; "), "; and ", items.size() - shown, " more");
+}
+
+std::vector<HostName> NamesFromDescriptions(const Fabric& fabric, const FabricIndex& index) {
+  std::vector<HostName> names(index.hosts());
+  for (int h = 0; h < index.hosts(); ++h) {
+    const std::string& id = index.HostId(h);
+    auto it = fabric.devices.find(id);
+    const std::string text =
+        it == fabric.devices.end() || it->second.description.empty() ? id : it->second.description;
+    const size_t space = text.find(' ');
+    names[h] = space == std::string::npos ? HostName{text, ""}
+                                          : HostName{text.substr(0, space), text.substr(space + 1)};
+  }
+  return names;
+}
+
+HostNamer FromVector(std::vector<HostName> names) {
+  return [names = std::move(names)](int h) {
+    if (h < 0 || static_cast<size_t>(h) >= names.size()) return HostName{absl::StrCat("host ", h), ""};
+    return names[h];
+  };
+}
+
+}  // namespace
+
+HostNamer DescriptionNames(const Fabric& fabric, const FabricIndex& index) {
+  return FromVector(NamesFromDescriptions(fabric, index));
+}
+
+HostNamer MatchNames(const Match& match, const Fabric& fabric, const FabricIndex& index) {
+  std::vector<HostName> names = NamesFromDescriptions(fabric, index);
+  std::unordered_map<std::string, int> host_of;
+  for (int h = 0; h < index.hosts(); ++h) host_of.emplace(index.HostId(h), h);
+  for (const RailPort& rail : match.rails) {
+    auto it = rail.found ? host_of.find(rail.port.device) : host_of.end();
+    if (it != host_of.end()) names[it->second] = HostName{rail.node, rail.nic};
+  }
+  return FromVector(std::move(names));
+}
+
+const char* FindingKindName(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::kCable: return "cable";
+    case FindingKind::kNic: return "nic";
+    case FindingKind::kNode: return "node";
+    case FindingKind::kUplinks: return "uplinks";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------- set-up
+
+Isolator::Isolator(const Fabric& fabric, const FabricIndex& index, Routing routing)
+    : fabric_(&fabric), ix_(&index), routing_(routing) {}
+
+absl::StatusOr<Isolator> Isolator::Create(const Fabric& fabric, const FabricIndex& index, Routing routing,
+                                          HostNamer names) {
+  if (static_cast<size_t>(index.cables()) != fabric.cables.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("isolate: the fabric index has ", index.cables(),
+                                                   " cables and the fabric ", fabric.cables.size(),
+                                                   ": the index was built from another fabric"));
+  }
+  std::unordered_set<std::string> known;
+  for (int d = 0; d < index.devices(); ++d) known.insert(index.DeviceId(d));
+  for (const Cable& c : fabric.cables) {
+    for (const std::string* end : {&c.lower.device, &c.upper.device}) {
+      if (!known.count(*end)) {
+        return absl::InvalidArgumentError(absl::StrCat("isolate: ", c.where, ": a cable to ", *end,
+                                                       ", a device the fabric index does not list: the index "
+                                                       "was built from another fabric"));
+      }
+    }
+  }
+  Isolator iso(fabric, index, routing);
+  iso.IndexDevices(names ? names : DescriptionNames(fabric, index));
+  return iso;
+}
+
+// Device indices of cable ends, host positions, each leaf's ancestors, the
+// planes' leaves, and every host's name (asked once).
+void Isolator::IndexDevices(const HostNamer& names) {
+  const FabricIndex& ix = *ix_;
+  std::unordered_map<std::string, int> id_of;
+  for (int d = 0; d < ix.devices(); ++d) id_of.emplace(ix.DeviceId(d), d);
+  for (const Cable& c : fabric_->cables) cable_lower_.push_back(id_of.at(c.lower.device));
+  host_of_device_.assign(ix.devices(), -1);
+  host_names_.resize(ix.hosts());
+  pos_.assign(ix.hosts(), 0);
+  for (int h = 0; h < ix.hosts(); ++h) {
+    host_of_device_[id_of.at(ix.HostId(h))] = h;
+    host_names_[h] = names(h);
+  }
+  above_.resize(ix.devices());
+  std::map<int, int> plane_index;  // component -> index into plane_leaves_
+  for (int leaf : ix.Leaves()) {
+    const auto& hosts = ix.LeafHosts(leaf);
+    for (size_t p = 0; p < hosts.size(); ++p) pos_[hosts[p]] = static_cast<int>(p);
+    auto [it, fresh] = plane_index.emplace(ix.DeviceComponent(leaf), static_cast<int>(plane_leaves_.size()));
+    if (fresh) plane_leaves_.emplace_back();
+    plane_leaves_[it->second].push_back(leaf);
+    std::vector<int>& up = above_[leaf];
+    for (size_t k = 0; k <= up.size(); ++k) {  // breadth-first: `up` grows as it is walked
+      const int from = k == 0 ? leaf : up[k - 1];
+      for (int c : ix.Up(from)) {
+        if (std::find(up.begin(), up.end(), ix.Upper(c)) == up.end()) up.push_back(ix.Upper(c));
+      }
+    }
+    std::sort(up.begin(), up.end());
+  }
+  plane_of_.assign(ix.hosts(), 0);
+  for (int h = 0; h < ix.hosts(); ++h) plane_of_[h] = plane_index.at(ix.DeviceComponent(ix.LeafOf(h)));
+  cleared_by_.assign(ix.cables(), -1);
+}
+
+// ---------------------------------------------------------------- evidence
+
+bool Isolator::KnownPath(int s, int d, std::vector<CableUse>& path) const {
+  if (routing_ == Routing::kFtree) {
+    path = ix_->FtreePath(s, d);
+    return true;
+  }
+  path = {static_cast<CableUse>(ix_->HostCable(s)) * 2, static_cast<CableUse>(ix_->HostCable(d)) * 2 + 1};
+  return ix_->LeafOf(s) == ix_->LeafOf(d);
+}
+
+absl::Status Isolator::Parse(const FlowOutcome& o, size_t i, Flow& out) const {
+  const PlannedFlow& p = o.flow;
+  for (int h : {p.src, p.dst}) {
+    if (h < 0 || h >= ix_->hosts()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "outcome ", i, ": host ", h, " is out of range (the fabric has ", ix_->hosts(), " host ports)"));
+    }
+  }
+  out = Flow{p.src, p.dst, {}, true, o.verdict, o.gbps, 0};
+  const std::string what = absl::StrCat("outcome ", i, " (", FlowText(out), ")");
+  if (p.src == p.dst)
+    return absl::InvalidArgumentError(absl::StrCat(what, ": a flow from a host port to itself"));
+  if (!(o.gbps >= 0) || std::isinf(o.gbps)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", o.gbps, " Gb/s is not a rate"));
+  }
+  for (CableUse u : p.cables) {
+    if (CableOf(u) >= static_cast<uint32_t>(ix_->cables())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": cable ", CableOf(u), " is not in the fabric (it has ", ix_->cables(), " cables)"));
+    }
+  }
+  out.complete = KnownPath(p.src, p.dst, out.path);
+  const char* routing = routing_ == Routing::kFtree ? "ftree" : "ecmp";
+  if (out.path.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": no ftree path joins them"));
+  if (p.cables.empty() || p.cables == out.path) return absl::OkStatus();
+  const auto [given, known] =
+      std::mismatch(p.cables.begin(), p.cables.end(), out.path.begin(), out.path.end());
+  const size_t hop = given - p.cables.begin();
+  auto use = [&](const std::vector<CableUse>& v, size_t k) {
+    if (k >= v.size()) return std::string("nothing");
+    return absl::StrCat("cable ", CableOf(v[k]), Downward(v[k]) ? " down (" : " up (",
+                        CableText(CableOf(v[k])), ")");
+  };
+  return absl::InvalidArgumentError(absl::StrCat(what, ": hop ", hop + 1, " is ", use(p.cables, hop),
+                                                 ", but ", routing, " routes it on ", use(out.path, hop)));
+}
+
+absl::Status Isolator::MatchesOutstanding(const std::vector<Flow>& flows) const {
+  std::map<std::pair<int, int>, int> count;
+  for (const PlannedFlow& p : outstanding_) ++count[{p.src, p.dst}];
+  for (const Flow& f : flows) --count[{f.src, f.dst}];
+  for (const auto& [pair, n] : count) {
+    if (n == 0) continue;
+    Flow f;
+    f.src = pair.first;
+    f.dst = pair.second;
+    return absl::InvalidArgumentError(
+        absl::StrCat("retest round ", rounds_ + 1, ": ", FlowText(f),
+                     n > 0 ? " was planned but has no outcome" : " has an outcome but was not planned"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Isolator::Record(absl::Span<const FlowOutcome> outcomes) {
+  std::vector<Flow> parsed(outcomes.size());
+  for (size_t i = 0; i < outcomes.size(); ++i) GDR_RETURN_IF_ERROR(Parse(outcomes[i], i, parsed[i]));
+  const bool retest = !outstanding_.empty();
+  if (retest) GDR_RETURN_IF_ERROR(MatchesOutstanding(parsed));
+  for (Flow& f : parsed) {
+    f.round = retest ? rounds_ + 1 : 0;
+    if (!Bad(f.verdict)) {
+      for (CableUse u : f.path) {
+        if (cleared_by_[CableOf(u)] < 0) cleared_by_[CableOf(u)] = static_cast<int>(flows_.size());
+      }
+    }
+    flows_.push_back(std::move(f));
+  }
+  if (retest) {
+    ++rounds_;
+    outstanding_.clear();
+  }
+  finished_ = false;
+  return absl::OkStatus();
+}
+
+std::vector<int> Isolator::Suspects(const Flow& f) const {
+  std::vector<int> out;
+  for (CableUse u : f.path) {
+    if (cleared_by_[CableOf(u)] < 0) out.push_back(static_cast<int>(CableOf(u)));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Convictions are derived afresh from the evidence: a cable that a later
+// flow passed over is no longer convicted by an earlier one. The latest
+// convicting flow is cited (a retest aimed at the cable, where there is one).
+Isolator::Analysis Isolator::Analyze() const {
+  Analysis a;
+  a.convicted_by.assign(ix_->cables(), -1);
+  std::vector<std::vector<int>> suspects(flows_.size());
+  for (size_t i = flows_.size(); i-- > 0;) {
+    const Flow& f = flows_[i];
+    if (!Bad(f.verdict)) continue;
+    suspects[i] = Suspects(f);
+    if (f.complete && suspects[i].size() == 1 && a.convicted_by[suspects[i][0]] < 0) {
+      a.convicted_by[suspects[i][0]] = static_cast<int>(i);
+    }
+  }
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    if (!Bad(flows_[i].verdict)) continue;
+    const auto& s = suspects[i];
+    if (std::none_of(s.begin(), s.end(), [&](int c) { return a.convicted_by[c] >= 0; })) {
+      a.unexplained.push_back(static_cast<int>(i));
+    }
+  }
+  return a;
+}
+
+// ---------------------------------------------------------------- retests
+
+struct Isolator::RoundState {
+  std::vector<char> busy;             // per host: in a flow of this round
+  std::unordered_set<CableUse> used;  // cable directions a flow of this round crosses
+  std::vector<PlannedFlow> flows;
+};
+
+// The bad flow's two leaves, and on every leaf of its plane the hosts at
+// its source's and destination's positions, each once, in that order.
+std::vector<int> Isolator::Partners(const Flow& f) const {
+  std::vector<int> out;
+  std::unordered_set<int> seen;
+  auto add = [&](int h) {
+    if (seen.insert(h).second) out.push_back(h);
+  };
+  for (int end : {f.src, f.dst}) {
+    for (int h : ix_->LeafHosts(ix_->LeafOf(end))) add(h);
+  }
+  for (int plane : {plane_of_[f.src], plane_of_[f.dst]}) {
+    for (int leaf : plane_leaves_[plane]) {
+      const auto& hosts = ix_->LeafHosts(leaf);
+      for (int p : {pos_[f.src], pos_[f.dst]}) {
+        if (p < static_cast<int>(hosts.size())) add(hosts[p]);
+      }
+    }
+  }
+  return out;
+}
+
+// Whether `host` hangs below the cable's lower end (so a flow between it and
+// a host not below may cross the cable).
+bool Isolator::Below(int host, int cable) const {
+  const int x = cable_lower_[cable];
+  if (ix_->Tier(cable) == 0) return host_of_device_[x] == host;
+  const int leaf = ix_->LeafOf(host);
+  return leaf == x || std::binary_search(above_[leaf].begin(), above_[leaf].end(), x);
+}
+
+// The path's uncleared cables when it crosses `cable`; empty when it does not.
+std::vector<int> Isolator::Unknowns(int cable, const std::vector<CableUse>& path) const {
+  std::vector<int> out;
+  bool crosses = false;
+  for (CableUse u : path) {
+    const int c = static_cast<int>(CableOf(u));
+    crosses = crosses || c == cable;
+    if (cleared_by_[c] < 0 && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  if (!crosses) out.clear();
+  return out;
+}
+
+// Whether a probe over `unknowns` is worth a flow: at most one of them is
+// doubted (a suspect of a bad flow with at most kMaxProbe suspects, such as
+// a probe that was low), so that probes among the cables of one dead switch
+// stop once each has been doubted, instead of pairing them all.
+bool Isolator::Informative(const std::vector<int>& unknowns, const std::vector<char>& doubted) const {
+  return std::count_if(unknowns.begin(), unknowns.end(), [&](int c) { return doubted[c] != 0; }) <= 1;
+}
+
+// A flow between a partner below the cable and one not below it, in either
+// direction, that fits the round and whose known path isolates the cable
+// (its only uncleared cable); with `probe_sets`, failing that, the first
+// informative one with the fewest uncleared cables (at most kMaxProbe; the
+// first of two).
+bool Isolator::PlaceRetest(int cable, const Flow& f, const std::vector<char>* doubted,
+                           RoundState& round) const {
+  std::vector<int> inside, outside;
+  for (int h : Partners(f)) (Below(h, cable) ? inside : outside).push_back(h);
+  std::vector<CableUse> path;
+  std::pair<int, int> best{-1, -1};
+  size_t best_unknowns = kMaxProbe + 1;
+  for (int a : inside) {
+    for (int b : outside) {
+      if (round.busy[a] || round.busy[b]) continue;
+      for (const auto& [s, d] : {std::pair(a, b), std::pair(b, a)}) {
+        if (!KnownPath(s, d, path)) continue;
+        const std::vector<int> unknowns = Unknowns(cable, path);
+        if (unknowns.empty() || (unknowns.size() > 1 && (!doubted || unknowns.size() >= best_unknowns)))
+          continue;
+        const bool free =
+            routing_ == Routing::kEcmp ||
+            std::none_of(path.begin(), path.end(), [&](CableUse u) { return round.used.count(u); });
+        if (!free || (unknowns.size() > 1 && !Informative(unknowns, *doubted))) continue;
+        best = {s, d};
+        best_unknowns = unknowns.size();
+        if (best_unknowns <= 2) break;  // a probe of two unknowns is as small as probes come
+      }
+      if (best_unknowns == 1 || (doubted && best_unknowns == 2)) break;
+    }
+    if (best_unknowns == 1 || (doubted && best_unknowns == 2)) break;
+  }
+  if (best.first < 0) return false;
+  KnownPath(best.first, best.second, path);
+  round.busy[best.first] = round.busy[best.second] = 1;
+  round.used.insert(path.begin(), path.end());
+  round.flows.push_back(PlannedFlow{best.first, best.second, path});
+  return true;
+}
+
+// Retests that isolate one suspect first, for every suspect that has one;
+// then probes for the suspects left. A suspect is tried from at most two
+// bad flows per pass (their partners differ), which bounds a round's search
+// when many flows share a dead switch.
+std::vector<PlannedFlow> Isolator::NextRound() {
+  if (!outstanding_.empty()) return outstanding_;
+  if (rounds_ >= kMaxRounds) {
+    finished_ = true;
+    return {};
+  }
+  const Analysis a = Analyze();
+  std::vector<char> doubted(ix_->cables(), 0);
+  for (const Flow& f : flows_) {
+    if (!Bad(f.verdict) || !f.complete) continue;
+    const std::vector<int> s = Suspects(f);
+    if (s.size() <= kMaxProbe) {
+      for (int c : s) doubted[c] = 1;
+    }
+  }
+  RoundState round;
+  round.busy.assign(ix_->hosts(), 0);
+  std::unordered_set<int> placed;
+  const std::vector<char>* const passes[] = {nullptr, &doubted};  // isolating retests, then probes
+  for (const std::vector<char>* probe : passes) {
+    std::unordered_map<int, int> tries;
+    for (int i : a.unexplained) {
+      for (int c : Suspects(flows_[i])) {
+        if (placed.count(c) || tries[c]++ >= 2) continue;
+        if (PlaceRetest(c, flows_[i], probe, round)) placed.insert(c);
+      }
+    }
+  }
+  outstanding_ = std::move(round.flows);
+  finished_ = outstanding_.empty();
+  return outstanding_;
+}
+
+// ---------------------------------------------------------------- findings
+
+std::string Isolator::HostText(int h) const {
+  const HostName& n = host_names_[h];
+  return n.nic.empty() ? n.node : absl::StrCat(n.node, " ", n.nic);
+}
+
+std::string Isolator::FlowText(const Flow& f) const {
+  return absl::StrCat(HostText(f.src), " -> ", HostText(f.dst));
+}
+
+std::string Isolator::Evidence(const Flow& f) const {
+  const std::string when = f.round == 0 ? "in the sweep" : absl::StrCat("in retest round ", f.round);
+  const std::string read = f.verdict == FlowVerdict::kFailed ? absl::StrFormat("failed (%.1f Gb/s)", f.gbps)
+                           : f.verdict == FlowVerdict::kLow  ? absl::StrFormat("read %.1f Gb/s (low)", f.gbps)
+                                                             : absl::StrFormat("read %.1f Gb/s (ok)", f.gbps);
+  return absl::StrCat(FlowText(f), " ", read, " ", when);
+}
+
+std::string Isolator::DeviceName(const std::string& id) const {
+  auto it = fabric_->devices.find(id);
+  return it == fabric_->devices.end() || it->second.description.empty() ? id : it->second.description;
+}
+
+std::string Isolator::DeviceText(const std::string& id, int port) const {
+  auto it = fabric_->devices.find(id);
+  if (it != fabric_->devices.end()) {
+    auto named = it->second.port_names.find(port);
+    if (named != it->second.port_names.end()) return absl::StrCat(DeviceName(id), " ", named->second);
+  }
+  return absl::StrCat(DeviceName(id), " port ", port);
+}
+
+std::string Isolator::CableText(int cable) const {
+  const Cable& c = fabric_->cables[cable];
+  const int host = host_of_device_[cable_lower_[cable]];
+  if (c.tier == 0 && host >= 0)
+    return absl::StrCat(HostText(host), " <-> ", DeviceText(c.upper.device, c.upper.port));
+  return absl::StrCat(DeviceText(c.lower.device, c.lower.port), c.tier == 0 ? " <-> " : " -> ",
+                      DeviceText(c.upper.device, c.upper.port));
+}
+
+std::string Isolator::SuspectsText(const std::vector<int>& cables) const {
+  std::vector<std::string> texts;
+  for (int c : cables) texts.push_back(CableText(c));
+  return JoinAnd(texts);
+}
+
+// The other bad flows across the cable, as evidence.
+std::string Isolator::AlsoLow(int cable, int except) const {
+  std::vector<std::string> items;
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const Flow& f = flows_[i];
+    if (static_cast<int>(i) == except || !Bad(f.verdict)) continue;
+    if (std::any_of(f.path.begin(), f.path.end(),
+                    [&](CableUse u) { return static_cast<int>(CableOf(u)) == cable; })) {
+      items.push_back(Evidence(f));
+    }
+  }
+  return items.empty() ? "" : absl::StrCat("; also bad across it: ", JoinSome(items, 3));
+}
+
+void Isolator::Convictions(const Analysis& a, Isolation& out) const {
+  for (int c = 0; c < ix_->cables(); ++c) {
+    const int by = a.convicted_by[c];
+    if (by < 0) continue;
+    Finding f;
+    f.kind = ix_->Tier(c) == 0 ? FindingKind::kNic : FindingKind::kCable;
+    f.subject = CableText(c);
+    f.reason = absl::StrCat(
+        f.kind == FindingKind::kNic ? "the NIC or its cable (flows cannot tell them apart): " : "",
+        Evidence(flows_[by]),
+        flows_[by].path.size() > 1 ? ", and every other cable of its path carried a flow that passed" : "",
+        AlsoLow(c, by));
+    f.cables = {c};
+    out.findings.push_back(std::move(f));
+  }
+}
+
+// A node all of whose host ports (two or more) are convicted is named once,
+// as the node, in place of its ports.
+void Isolator::Nodes(const Analysis& a, Isolation& out) const {
+  std::map<std::string, int> ports;  // node -> host ports in the fabric
+  for (const HostName& n : host_names_) ++ports[n.node];
+  std::map<std::string, std::vector<size_t>> convicted;  // node -> its kNic findings
+  for (size_t k = 0; k < out.findings.size(); ++k) {
+    const Finding& f = out.findings[k];
+    if (f.kind == FindingKind::kNic)
+      convicted[host_names_[host_of_device_[cable_lower_[f.cables[0]]]].node].push_back(k);
+  }
+  std::vector<char> drop(out.findings.size(), 0);
+  std::vector<Finding> nodes;
+  for (const auto& [node, ks] : convicted) {
+    if (ports[node] < 2 || static_cast<int>(ks.size()) != ports[node]) continue;
+    Finding n{FindingKind::kNode, node, "", {}};
+    std::vector<std::string> each;
+    for (size_t k : ks) {
+      const int c = out.findings[k].cables[0];
+      each.push_back(absl::StrCat(host_names_[host_of_device_[cable_lower_[c]]].nic, ": ",
+                                  Evidence(flows_[a.convicted_by[c]])));
+      n.cables.push_back(c);
+      drop[k] = 1;
+    }
+    n.reason = absl::StrCat("every one of its ", ks.size(),
+                            " host ports is low on its own: ", absl::StrJoin(each, "; "));
+    nodes.push_back(std::move(n));
+  }
+  std::vector<Finding> kept;
+  for (size_t k = 0; k < out.findings.size(); ++k) {
+    if (!drop[k]) kept.push_back(std::move(out.findings[k]));
+  }
+  kept.insert(kept.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
+  out.findings = std::move(kept);
+}
+
+// ecmp: bad flows between leaves whose host cables both passed elsewhere.
+// Returns, per flow, whether it was taken here (named or left unresolved).
+std::vector<char> Isolator::Uplinks(const Analysis& a, Isolation& out) const {
+  std::vector<char> taken(flows_.size(), 0);
+  std::vector<int> open;
+  for (int i : a.unexplained) {
+    if (!flows_[i].complete && Suspects(flows_[i]).empty()) open.push_back(i);
+  }
+  while (!open.empty()) {
+    std::map<int, int> count;  // leaf -> open flows through it
+    for (int i : open) {
+      ++count[ix_->LeafOf(flows_[i].src)];
+      ++count[ix_->LeafOf(flows_[i].dst)];
+    }
+    const auto best = std::max_element(count.begin(), count.end(),
+                                       [](const auto& x, const auto& y) { return x.second < y.second; });
+    if (best->second < 2) break;
+    const int leaf = best->first;
+    Finding f{FindingKind::kUplinks, "", "", ix_->Up(leaf)};
+    f.subject = absl::StrCat(DeviceName(ix_->DeviceId(leaf)), " uplinks");
+    std::vector<std::string> items;
+    std::vector<int> rest;
+    for (int i : open) {
+      const bool through = ix_->LeafOf(flows_[i].src) == leaf || ix_->LeafOf(flows_[i].dst) == leaf;
+      if (!through) {
+        rest.push_back(i);
+        continue;
+      }
+      items.push_back(Evidence(flows_[i]));
+      taken[i] = 1;
+    }
+    f.reason = absl::StrCat(
+        "under ecmp the switches spread flows by hash, so no path singles out one uplink; ", items.size(),
+        " flows through this leaf were bad while both their host cables carried "
+        "flows that passed: ",
+        JoinSome(items, 3));
+    out.findings.push_back(std::move(f));
+    open = std::move(rest);
+  }
+  for (int i : open) {
+    taken[i] = 1;
+    if (!out.finished) continue;
+    const Flow& f = flows_[i];
+    auto name = [&](int h) { return DeviceName(ix_->DeviceId(ix_->LeafOf(h))); };
+    out.unresolved.push_back(Unresolved{
+        {},
+        absl::StrCat(
+            "cannot separate the uplinks of ", name(f.src), " and ", name(f.dst),
+            ": under ecmp no path singles out an uplink, and this is the only bad flow through either (",
+            Evidence(f), ")")});
+  }
+  return taken;
+}
+
+// Bad flows nothing explains, grouped by their suspects.
+void Isolator::Unexplained(const Analysis& a, const std::vector<char>& taken, Isolation& out) const {
+  std::map<std::vector<int>, std::vector<int>> groups;  // suspects -> flows
+  for (int i : a.unexplained) {
+    if (!taken[i]) groups[Suspects(flows_[i])].push_back(i);
+  }
+  for (const auto& [suspects, flows] : groups) {
+    std::vector<std::string> items;
+    for (int i : flows) items.push_back(Evidence(flows_[i]));
+    const std::string evidence = JoinSome(items, 3);
+    std::string why;
+    if (suspects.empty()) {
+      why = absl::StrCat(
+          "every cable of its path carried a flow that passed, so no cable explains it (the hosts' "
+          "PCIe or GPU, a transient, or routing other than the one assumed): ",
+          evidence);
+    } else if (!flows_[flows[0]].complete) {
+      why = absl::StrCat(
+          "cannot separate ", SuspectsText(suspects),
+          " and the uplinks between their leaves: no exonerated path isolates them (under ecmp only "
+          "flows within one leaf have a known path): ",
+          evidence);
+    } else if (rounds_ >= kMaxRounds) {
+      why = absl::StrCat("cannot separate ", SuspectsText(suspects), " within ", kMaxRounds,
+                         " retest rounds: ", evidence);
+    } else {
+      why = absl::StrCat("cannot separate ", SuspectsText(suspects),
+                         ": no exonerated path isolates them: ", evidence);
+    }
+    out.unresolved.push_back(Unresolved{suspects, std::move(why)});
+  }
+}
+
+Isolation Isolator::Result() const {
+  Isolation out;
+  out.extra_rounds = rounds_;
+  out.finished = finished_ && outstanding_.empty();
+  const Analysis a = Analyze();
+  Convictions(a, out);
+  Nodes(a, out);
+  const std::vector<char> taken = Uplinks(a, out);
+  if (out.finished) Unexplained(a, taken, out);
+  return out;
+}
+
+}  // namespace gdrbench::controller::topology
