@@ -29,10 +29,11 @@
 // ftree, at most one flow on each cable direction. Rounds end when no
 // retest or probe can tell more, or after kMaxRounds. A suspect left is
 // reported unresolved: "cannot separate X and Y: no exonerated path isolates
-// them". Partners come from the bad flow's two leaves and, on every leaf of
-// its plane, the hosts at the bad flow's two positions (that is where
-// ftree's destination-keyed uplinks repeat).
-// Under ecmp only flows within one leaf have a known path, so retests are
+// them"; bad flows whose suspects all touch one switch, two such suspect
+// sets or more, are reported once as that switch's cables ("cannot separate
+// the 62 cables of S-r0-p001-s05 ...: the switch itself is suspect"). Partners come from the bad flow's two
+// leaves and, on every leaf of its plane, the hosts at the bad flow's two positions (that is where ftree's
+// destination-keyed uplinks repeat). Under ecmp only flows within one leaf have a known path, so retests are
 // within a leaf and clear or convict host cables only. A bad flow between
 // leaves whose host cables are both cleared is blamed on the uplinks above
 // its leaves: a leaf common to two or more such flows has its uplinks named
@@ -59,6 +60,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -195,6 +197,8 @@ class Isolator {
   void Nodes(const Analysis& a, Isolation& out) const;
   std::vector<char> Uplinks(const Analysis& a, Isolation& out) const;
   void Unexplained(const Analysis& a, const std::vector<char>& taken, Isolation& out) const;
+  int CommonSwitch(const std::vector<int>& suspects) const;
+  void SharedSwitches(std::map<std::vector<int>, std::vector<int>>& groups, Isolation& out) const;
 
   const Fabric* fabric_;
   const FabricIndex* ix_;
