@@ -60,7 +60,8 @@ void Isolator::IndexDevices(const HostNamer& names) {
     host_names_[h] = names(h);
   }
   above_.resize(ix.devices());
-  std::map<int, int> plane_index;  // component -> index into plane_leaves_
+  std::vector<int> seen_from(ix.devices(), -1);  // the leaf whose climb last reached a device
+  std::map<int, int> plane_index;                // component -> index into plane_leaves_
   for (int leaf : ix.Leaves()) {
     const auto& hosts = ix.LeafHosts(leaf);
     for (size_t p = 0; p < hosts.size(); ++p) pos_[hosts[p]] = static_cast<int>(p);
@@ -71,7 +72,8 @@ void Isolator::IndexDevices(const HostNamer& names) {
     for (size_t k = 0; k <= up.size(); ++k) {  // breadth-first: `up` grows as it is walked
       const int from = k == 0 ? leaf : up[k - 1];
       for (int c : ix.Up(from)) {
-        if (std::find(up.begin(), up.end(), ix.Upper(c)) == up.end()) up.push_back(ix.Upper(c));
+        if (seen_from[ix.Upper(c)] != leaf) up.push_back(ix.Upper(c));
+        seen_from[ix.Upper(c)] = leaf;
       }
     }
     std::sort(up.begin(), up.end());
@@ -117,9 +119,8 @@ absl::Status Isolator::Parse(const FlowOutcome& o, size_t i, Flow& out) const {
   const char* routing = routing_ == Routing::kFtree ? "ftree" : "ecmp";
   if (out.path.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": no ftree path joins them"));
   if (p.cables.empty() || p.cables == out.path) return absl::OkStatus();
-  const auto [given, known] =
-      std::mismatch(p.cables.begin(), p.cables.end(), out.path.begin(), out.path.end());
-  const size_t hop = given - p.cables.begin();
+  const size_t hop = std::mismatch(p.cables.begin(), p.cables.end(), out.path.begin(), out.path.end()).first -
+                     p.cables.begin();
   auto use = [&](const std::vector<CableUse>& v, size_t k) {
     if (k >= v.size()) return std::string("nothing");
     return absl::StrCat("cable ", CableOf(v[k]), Downward(v[k]) ? " down (" : " up (",
@@ -264,9 +265,9 @@ bool Isolator::Informative(const std::vector<int>& unknowns, const std::vector<c
 
 // A flow between a partner below the cable and one not below it, in either
 // direction, that fits the round and whose known path isolates the cable
-// (its only uncleared cable); with `probe_sets`, failing that, the first
-// informative one with the fewest uncleared cables (at most kMaxProbe; the
-// first of two).
+// (its only uncleared cable); with `doubted`, failing that, an informative
+// probe with the fewest uncleared cables (at most kMaxProbe; the first of
+// two, as small as probes come).
 bool Isolator::PlaceRetest(int cable, const Flow& f, const std::vector<char>* doubted,
                            RoundState& round) const {
   std::vector<int> inside, outside;
@@ -274,25 +275,19 @@ bool Isolator::PlaceRetest(int cable, const Flow& f, const std::vector<char>* do
   std::vector<CableUse> path;
   std::pair<int, int> best{-1, -1};
   size_t best_unknowns = kMaxProbe + 1;
-  for (int a : inside) {
-    for (int b : outside) {
-      if (round.busy[a] || round.busy[b]) continue;
-      for (const auto& [s, d] : {std::pair(a, b), std::pair(b, a)}) {
-        if (!KnownPath(s, d, path)) continue;
-        const std::vector<int> unknowns = Unknowns(cable, path);
-        if (unknowns.empty() || (unknowns.size() > 1 && (!doubted || unknowns.size() >= best_unknowns)))
-          continue;
-        const bool free =
-            routing_ == Routing::kEcmp ||
-            std::none_of(path.begin(), path.end(), [&](CableUse u) { return round.used.count(u); });
-        if (!free || (unknowns.size() > 1 && !Informative(unknowns, *doubted))) continue;
-        best = {s, d};
-        best_unknowns = unknowns.size();
-        if (best_unknowns <= 2) break;  // a probe of two unknowns is as small as probes come
-      }
-      if (best_unknowns == 1 || (doubted && best_unknowns == 2)) break;
-    }
-    if (best_unknowns == 1 || (doubted && best_unknowns == 2)) break;
+  const size_t good_enough = doubted ? 2 : 1;
+  for (size_t k = 0; k < inside.size() * outside.size() * 2 && best_unknowns > good_enough; ++k) {
+    const int a = inside[k / 2 / outside.size()], b = outside[k / 2 % outside.size()];
+    const int s = k % 2 == 0 ? a : b, d = k % 2 == 0 ? b : a;
+    if (round.busy[a] || round.busy[b] || !KnownPath(s, d, path)) continue;
+    const std::vector<int> unknowns = Unknowns(cable, path);
+    if (unknowns.empty() || unknowns.size() >= best_unknowns) continue;
+    if (unknowns.size() > 1 && (!doubted || !Informative(unknowns, *doubted))) continue;
+    const bool free = routing_ == Routing::kEcmp ||
+                      std::none_of(path.begin(), path.end(), [&](CableUse u) { return round.used.count(u); });
+    if (!free) continue;
+    best = {s, d};
+    best_unknowns = unknowns.size();
   }
   if (best.first < 0) return false;
   KnownPath(best.first, best.second, path);

@@ -8,6 +8,7 @@
 // path only when both hosts are on one leaf) and its outcome: ok, low or
 // failed. A cable is judged as a whole, whichever direction a flow crossed
 // it in.
+//
 //   - A flow that passed clears every cable of its known path.
 //   - A bad flow's suspects are the cables of its known path that no
 //     passing flow cleared. A bad flow whose known path is complete and
@@ -15,37 +16,48 @@
 //   - A bad flow is explained once a cable of its path is convicted. Its
 //     other suspects are not pursued: one fault per flow (a second fault on
 //     the same path shows once the first is repaired).
+// A conviction needs a bad flow whose every other cable carried a flow
+// that passed, so where flows are low only across a bad cable, no good
+// cable is ever convicted.
+//
 // Retests. For every suspect of every unexplained bad flow, NextRound plans
 // a flow whose known path crosses that cable and no other cable that is not
 // yet cleared (its partners passed before), so a low retest convicts the
-// cable and a good one clears it. Where no such path exists (e.g. every
-// flow across a spine was bad, so none of its cables is cleared), a probe
-// crosses the suspect with at most kMaxProbe uncleared cables: good, it
-// clears them all; low, it is one more bad flow with fewer suspects, and its
-// cables are doubted. A probe crosses at most one doubted cable (among the
-// cables of a dead switch, probes would otherwise pair them all, round
-// after round), and comes after every isolating retest of the round. Each
-// round keeps NIC exclusivity (a host port in at most one flow) and, under
-// ftree, at most one flow on each cable direction. Rounds end when no
-// retest or probe can tell more, or after kMaxRounds. A suspect left is
-// reported unresolved: "cannot separate X and Y: no exonerated path isolates
-// them"; bad flows whose suspects all touch one switch, two such suspect
-// sets or more, are reported once as that switch's cables ("cannot separate
-// the 62 cables of S-r0-p001-s05 ...: the switch itself is suspect"). Partners come from the bad flow's two
-// leaves and, on every leaf of its plane, the hosts at the bad flow's two positions (that is where ftree's
-// destination-keyed uplinks repeat). Under ecmp only flows within one leaf have a known path, so retests are
+// cable and a good one clears it. Partners come from the bad flow's two
+// leaves and, on every leaf of its plane, the hosts at the bad flow's two
+// positions (where ftree's destination-keyed uplinks repeat); a suspect is
+// tried from at most two bad flows per pass of a round.
+// Where no such path exists (every flow across a spine was bad, so none of
+// its cables is cleared), a probe crosses the suspect with at most
+// kMaxProbe uncleared cables: good, it clears them all; low, it is one more
+// bad flow with fewer suspects, and its cables are doubted. A probe crosses
+// at most one doubted cable (among the cables of a dead switch, probes would
+// otherwise pair them all, round after round), and comes after every
+// isolating retest of its round.
+// Each round keeps NIC exclusivity (a host port in at most one flow) and,
+// under ftree, at most one flow on each cable direction. Rounds end when no
+// retest or probe can tell more, or after kMaxRounds.
+// A suspect left is reported unresolved: "cannot separate X and Y: no
+// exonerated path isolates them"; bad flows whose suspects all touch one
+// switch, two such suspect sets or more, are reported once, as that
+// switch's cables ("cannot separate the 64 cables of S-r0-p001-s05 that bad
+// flows crossed: ... so the switch itself is suspect").
+//
+// ecmp. Only flows within one leaf have a known path, so retests stay
 // within a leaf and clear or convict host cables only. A bad flow between
 // leaves whose host cables are both cleared is blamed on the uplinks above
 // its leaves: a leaf common to two or more such flows has its uplinks named
-// as a group (the hash hides which uplink a flow took); a lone flow leaves
-// its two leaves' uplinks unresolved.
+// as a group (the hash hides which uplink a flow took, and the bad cable may
+// be further up); a lone flow leaves its two leaves' uplinks unresolved.
+//
 // Findings. A convicted leaf<->spine or spine<->core cable is a "cable"
 // ("rail 0 leaf 3 port 37 -> S-r0-p000-s02 port 5": each end as the fabric
 // describes its device, lower tier first). A convicted host<->leaf cable is
 // a "nic" ("node00007 mlx5_3 <-> rail 3 leaf 0 port 8"): flows cannot tell
 // the NIC from its cable, and the reason says so. A node with two or more
 // host ports, every one convicted, is a "node" ("node00007"). Each reason
-// carries the evidence: the flows, the round they ran in, their Gb/s.
+// carries the evidence: the flows, the round they ran in, their Gb/s. An
+// ecmp leaf's uplinks are "uplinks" ("rail 0 leaf 3 uplinks").
 //
 // Usage:
 //   auto iso = Isolator::Create(fabric, index, Routing::kFtree);
@@ -108,7 +120,7 @@ struct Finding {
 
 struct Unresolved {
   std::vector<int> suspects;  // cable indices still suspect (ecmp: the host cables among them)
-  std::string why;            // "cannot separate X and Y: no exonerated path isolates them (flows: ...)"
+  std::string why;            // "cannot separate X and Y: no exonerated path isolates them: A -> B read ..."
 };
 
 struct Isolation {

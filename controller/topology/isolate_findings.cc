@@ -226,8 +226,9 @@ std::vector<char> Isolator::Uplinks(const Analysis& a, Isolation& out) const {
     }
     f.reason = absl::StrCat(
         "under ecmp the switches spread flows by hash, so no path singles out one uplink; ", items.size(),
-        " flows through this leaf were bad while both their host cables carried "
-        "flows that passed: ",
+        " flows through this leaf were bad while both their host cables carried flows that passed, so the "
+        "bad "
+        "cable is one of its uplinks or above them: ",
         JoinSome(items, 3));
     out.findings.push_back(std::move(f));
     open = std::move(rest);
