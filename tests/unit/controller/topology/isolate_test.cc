@@ -238,6 +238,17 @@ TEST(Isolator, ThreeTiersOneBadCableOfEachTierIsNamedInAtMostTwoRounds) {
   for (const Case& c : cases) ExpectNamed(Small3Tier(), c, 2);
 }
 
+// The reference architecture's 2-tier shape at full size: 1,024 nodes x 8
+// rails, 32 hosts and 32 uplinks per leaf (about 0.2 s a case).
+TEST(Isolator, At1024NodesBy8RailsOneBadCableIsNamedInOneRound) {
+  const Case cases[] = {
+      {"H-n00042-r3", 1, FindingKind::kNic, "node00042 mlx5_3 <-> rail 3 leaf 1 port 11"},
+      // leaf 20 of rail 5, uplink 3: spine 3 / 2 = 1, which numbers leaf 20's second cable 20 * 2 + 2.
+      {"S-r5-l0020", 32 + 3 + 1, FindingKind::kCable, "rail 5 leaf 20 port 36 -> S-r5-p000-s01 port 42"},
+  };
+  for (const Case& c : cases) ExpectNamed(TwoTierShape(1024, 8), c, 1);
+}
+
 // Several faults at once: many retests share partners and spines, so the
 // round check (no host port twice, no cable direction twice) is exercised.
 TEST(Isolator, SeveralBadCablesAtOnceAreEachNamed) {
