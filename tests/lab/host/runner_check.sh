@@ -103,6 +103,8 @@ expect_one_line() {  # expect_one_line WHAT PATTERN CMD...
 expect_one_line "--nodes 0" "--nodes" "$lab" run --nodes 0 -- true
 expect_one_line "no COMMAND" "no COMMAND" "$lab" run --nodes 2
 expect_one_line "unknown option" "--bogus" "$lab" run --bogus -- true
+expect_one_line "--fabric 3 leaves for 2 nodes" "--fabric 3:1" "$lab" run --nodes 2 --fabric 3:1 -- true
+expect_one_line "--fabric not L:S" "LEAVES:SPINES" "$lab" run --nodes 2 --fabric 2 -- true
 # A PATH with every tool but qemu.
 mkdir -p "$work/bin"
 for d in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
