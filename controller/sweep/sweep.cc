@@ -16,6 +16,7 @@
 #include "controller/run/port_state.h"
 #include "controller/run/probe.h"
 #include "controller/sweep/cable_counters.h"
+#include "controller/sweep/fabric_isolation.h"
 #include "controller/sweep/retest.h"
 #include "controller/sweep/sweep_internal.h"
 #include "report/coverage.h"
@@ -247,8 +248,9 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
 
   // Preflight and discovery.
   GDR_ASSIGN_OR_RETURN(run::ProbeResult probe, ProbeAgents(c, r.inventory, agents.api, hooks));
-  GDR_ASSIGN_OR_RETURN(run::Plan plan,
-                       internal::MakeSweepPlan(c, probe.nodes, r.memory, r.params, &probe.infos));
+  std::shared_ptr<const FabricRun> fabric_run;
+  GDR_ASSIGN_OR_RETURN(
+      run::Plan plan, internal::MakeSweepPlan(c, probe.nodes, r.memory, r.params, &probe.infos, &fabric_run));
   // The run's verify seed, drawn unless given (after the fingerprint, which
   // a resume must match): recorded in the journal's header and Run.params; a
   // resume takes the header's.
@@ -315,12 +317,42 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
     Report(hooks, Phase::kAnalysis);
     outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded);
   }
+  // --mode cover | shift: the bad flows' suspects isolated, retest round by round.
+  std::optional<topology::Isolation> isolation;
+  if (fabric_run != nullptr && (outcome.low > 0 || outcome.fail > 0)) {
+    Report(hooks, Phase::kRetest, ++pass);
+    auto run_round = [&](const run::Plan& retest) {
+      ro.round_offset = offset;
+      offset += static_cast<uint32_t>(retest.schedule.rounds());
+      return run::SweepRunner(retest, tester, ro).Run(journal.done);
+    };
+    auto judge = [&] { outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded); };
+    absl::StatusOr<topology::Isolation> iso =
+        internal::IsolateSuspects(*fabric_run, c.fabric->routing, plan, collect.matrices(), run_round, judge);
+    if (!iso.ok()) return stop(iso.status());
+    isolation = *std::move(iso);
+    spdlog::info("isolation: {} extra round(s), {} finding(s), {} unresolved", isolation->extra_rounds,
+                 isolation->findings.size(), isolation->unresolved.size());
+  }
   GDR_RETURN_IF_ERROR(stop(absl::OkStatus()));
   ReadSwitchCounters(c, &switches.after, &switches);
   // --memory lists: the later kinds' halves and the gdr blames (gdr.h).
   analysis::JudgeMemoryHalves(collect.pairs(), c.policy, excluded, &outcome);
 
-  return AssembleRun(c, journal, plan, probe, collect, switches, excluded, outcome);
+  v1::FabricCoverage isolated;
+  if (isolation) internal::ApplyIsolation(*isolation, &outcome, &isolated);
+  v1::Run result = AssembleRun(c, journal, plan, probe, collect, switches, excluded, outcome);
+  if (isolation) {
+    result.mutable_coverage()->MergeFrom(isolated);
+    if (!isolation->findings.empty() || !isolation->unresolved.empty()) {
+      result.set_summary(absl::StrCat(result.summary(), "; isolation: ", isolation->findings.size(),
+                                      " named in ", isolation->extra_rounds, " extra round(s)",
+                                      isolation->unresolved.empty()
+                                          ? ""
+                                          : absl::StrCat(", ", isolation->unresolved.size(), " unresolved")));
+    }
+  }
+  return result;
 }
 
 }  // namespace gdrbench::controller::sweep

@@ -33,9 +33,12 @@ absl::StatusOr<Resolved> Resolve(const SweepConfig& c);
 // their port GUIDs and netdevs) and plan.fabric set. INVALID_ARGUMENT for
 // those modes without a topology, a topology with another mode, or as
 // PlanOnFabric and MakePlan.
+// `fabric_run` (may be null): what the fabric plan was made over, for the
+// isolation after the first pass.
 absl::StatusOr<run::Plan> MakeSweepPlan(const SweepConfig& c, std::vector<run::PlanNode> nodes,
                                         const std::string& memory, const v1::SweepParams& params,
-                                        const std::vector<v1::NodeInfo>* infos);
+                                        const std::vector<v1::NodeInfo>* infos,
+                                        std::shared_ptr<const FabricRun>* fabric_run = nullptr);
 
 // gRPC clients for the inventory's nodes, or the agents the caller gave.
 struct Agents {

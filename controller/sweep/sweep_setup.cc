@@ -111,7 +111,8 @@ absl::StatusOr<Resolved> Resolve(const SweepConfig& c) {
 
 absl::StatusOr<run::Plan> MakeSweepPlan(const SweepConfig& c, std::vector<run::PlanNode> nodes,
                                         const std::string& memory, const v1::SweepParams& params,
-                                        const std::vector<v1::NodeInfo>* infos) {
+                                        const std::vector<v1::NodeInfo>* infos,
+                                        std::shared_ptr<const FabricRun>* fabric_run) {
   schedule::ScheduleOptions options = c.schedule;
   std::shared_ptr<const run::FabricPaths> paths;
   if (schedule::FabricMode(options.mode)) {
@@ -123,6 +124,7 @@ absl::StatusOr<run::Plan> MakeSweepPlan(const SweepConfig& c, std::vector<run::P
     GDR_ASSIGN_OR_RETURN(FabricSchedule fs, PlanOnFabric(*c.fabric, options.mode, nodes, ports));
     options.planned = std::move(fs.rounds);
     paths = std::move(fs.paths);
+    if (fabric_run != nullptr) *fabric_run = std::move(fs.run);
   } else if (c.fabric != nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("--topology plans --mode cover or shift, not --mode ",
                                                    schedule::ModeName(options.mode)));

@@ -341,3 +341,113 @@ TEST(FabricSweep, PortsFromAgentsReadTheLinkLocalGidsInterfaceId) {
 
 }  // namespace
 }  // namespace gdrbench::controller::sweep
+
+namespace gdrbench::controller::sweep {
+namespace {
+
+// Issue 28 item 4 through the sweep: 12 nodes x 1 rail on 3 leaves of 4
+// (2 spines, 2 cables each: a leaf's 4 uplinks), fake agents whose flows
+// read low exactly when their ftree path crosses the bad cable. The run
+// blames that cable (or NIC), never the nodes at the low flows' ends.
+class Isolation : public ::testing::Test {
+ protected:
+  static constexpr uint32_t kN = 12;
+  void SetUp() override {
+    topo::FatTreeShape s = topo::TwoTierShape(kN, 1);
+    s.hosts_per_leaf = 4;
+    s.leaves_per_pod = 3;
+    s.spines_per_pod = 2;
+    s.leaf_spine_links = 2;
+    auto f = topo::GenerateFatTree(s);
+    ASSERT_TRUE(f.ok()) << f.status();
+    fabric_ = *f;
+    auto ix = topo::FabricIndex::Build(fabric_);
+    ASSERT_TRUE(ix.ok()) << ix.status();
+    index_ = *ix;
+    host_of_.assign(kN, -1);
+    for (int h = 0; h < index_.hosts(); ++h) {
+      unsigned node = 0, rail = 0;
+      ASSERT_EQ(std::sscanf(fabric_.devices.at(index_.HostId(h)).description.c_str(), "node%u mlx5_%u", &node,
+                            &rail),
+                2);
+      host_of_[node] = h;
+    }
+  }
+
+  // Runs a cover sweep with `bad` (a cable index) slow; returns the run.
+  v1::Run Sweep(int bad) {
+    run::FakeCluster cluster(kN, 1, 100);
+    cluster.SetBandwidth([this, bad](uint32_t src, uint32_t dst, const std::string&) {
+      for (topo::CableUse u : index_.FtreePath(host_of_[src], host_of_[dst])) {
+        if (static_cast<int>(topo::CableOf(u)) == bad) return 30.0;
+      }
+      return 95.0;
+    });
+    SweepConfig c;
+    c.inventory.source = "test";
+    for (uint32_t i = 0; i < kN; ++i) {
+      c.inventory.nodes.push_back(
+          {absl::StrFormat("node%05u", i), "fake:1", {{"mlx5_0", std::nullopt}}, 0, 0});
+    }
+    c.agents = cluster.agents();
+    c.parallel = 4;
+    c.params.clear_sizes_bytes();
+    c.params.add_sizes_bytes(65536);
+    c.schedule.mode = schedule::Mode::kCover;
+    FabricInput in;
+    in.fabric = fabric_;
+    in.source = "fat-tree.txt";
+    c.fabric = std::make_shared<const FabricInput>(std::move(in));
+    auto run = RunSweep(c);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? *run : v1::Run{};
+  }
+
+  int CableOfTier(int tier, int nth) const {
+    for (size_t i = 0; i < fabric_.cables.size(); ++i) {
+      if (fabric_.cables[i].tier == tier && nth-- == 0) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  topo::Fabric fabric_;
+  topo::FabricIndex index_;
+  std::vector<int> host_of_;
+};
+
+TEST_F(Isolation, AnUnshapedFabricBlamesNothing) {
+  const v1::Run run = Sweep(-1);
+  EXPECT_TRUE(run.passed()) << run.summary();
+  EXPECT_EQ(run.blame_size(), 0);
+  EXPECT_EQ(run.coverage().isolation_rounds(), 0u);
+}
+
+TEST_F(Isolation, ASlowUplinkIsNamedAsThatUplinkNotAsTheNodesBehindIt) {
+  const int bad = CableOfTier(1, 5);
+  ASSERT_GE(bad, 0);
+  const v1::Run run = Sweep(bad);
+  EXPECT_FALSE(run.passed());
+  std::vector<std::string> kinds;
+  for (const v1::Blame& b : run.blame()) kinds.push_back(b.kind() + ": " + b.subject());
+  ASSERT_EQ(run.blame_size(), 1) << ::testing::PrintToString(kinds) << run.coverage().DebugString();
+  EXPECT_EQ(run.blame(0).kind(), "cable");
+  const topo::Cable& c = fabric_.cables[bad];
+  EXPECT_THAT(run.blame(0).subject(), HasSubstr(absl::StrCat(" port ", c.lower.port, " -> ")));
+  EXPECT_THAT(run.blame(0).subject(), HasSubstr(absl::StrCat(c.upper.device, " port ", c.upper.port)));
+  EXPECT_EQ(run.coverage().unresolved_size(), 0);
+  EXPECT_THAT(run.summary(), HasSubstr("isolation: 1 named in "));
+}
+
+TEST_F(Isolation, ASlowHostCableIsNamedAsTheNicOrItsCable) {
+  const int bad = index_.HostCable(host_of_[5]);
+  const v1::Run run = Sweep(bad);
+  EXPECT_FALSE(run.passed());
+  std::vector<std::string> kinds;
+  for (const v1::Blame& b : run.blame()) kinds.push_back(b.kind() + ": " + b.subject());
+  ASSERT_EQ(run.blame_size(), 1) << ::testing::PrintToString(kinds) << run.coverage().DebugString();
+  EXPECT_EQ(run.blame(0).kind(), "nic");
+  EXPECT_THAT(run.blame(0).subject(), ::testing::StartsWith("node00005 mlx5_0 <-> "));
+}
+
+}  // namespace
+}  // namespace gdrbench::controller::sweep
