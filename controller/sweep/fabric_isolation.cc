@@ -28,6 +28,9 @@ std::optional<topo::FlowOutcome> OutcomeOf(analysis::MatrixSet& matrices, const 
   const analysis::Matrix* m = LaneMatrix(matrices, t);
   if (m == nullptr || t.src >= m->n || t.dst >= m->n) return std::nullopt;
   const analysis::Cell& cell = m->at(t.src, t.dst);
+  // A test that did not complete (an agent, a target slot, the control
+  // path) measured nothing about the cables: no evidence either way.
+  if (cell.status == v1::RESULT_STATUS_ERROR || cell.status == v1::RESULT_STATUS_SKIPPED) return std::nullopt;
   topo::FlowOutcome o;
   o.flow = flow;
   o.gbps = cell.gbps > 0 ? cell.gbps : 0;
@@ -40,11 +43,23 @@ std::optional<topo::FlowOutcome> OutcomeOf(analysis::MatrixSet& matrices, const 
   return o;
 }
 
+// Cells that are bad but no evidence about a cable (ERROR, not run).
+size_t UnjudgedBadCells(analysis::MatrixSet& matrices) {
+  size_t n = 0;
+  for (const analysis::Matrix* m : matrices.VerdictMatrices()) {
+    for (const analysis::Cell& c : m->cells) {
+      n += c.status == v1::RESULT_STATUS_ERROR || c.status == v1::RESULT_STATUS_SKIPPED ? 1 : 0;
+    }
+  }
+  return n;
+}
+
 }  // namespace
 
 absl::StatusOr<topo::Isolation> IsolateSuspects(
     const FabricRun& fr, topo::Routing routing, const run::Plan& plan, analysis::MatrixSet& matrices,
-    const std::function<absl::Status(const run::Plan&)>& run_round, const std::function<void()>& judge) {
+    const std::function<absl::Status(const run::Plan&)>& run_round, const std::function<void()>& judge,
+    size_t* unjudged) {
   GDR_ASSIGN_OR_RETURN(topo::Isolator iso,
                        topo::Isolator::Create(*fr.fabric, fr.index, routing,
                                               topo::MatchNames(fr.match, *fr.fabric, fr.index)));
@@ -55,6 +70,7 @@ absl::StatusOr<topo::Isolation> IsolateSuspects(
     if (auto o = OutcomeOf(matrices, t, topo::PlannedFlow{s, d, {}})) first.push_back(*std::move(o));
   }
   GDR_RETURN_IF_ERROR(iso.Record(first));
+  *unjudged = UnjudgedBadCells(matrices);
   const std::vector<schedule::NodeShape> shapes = run::Shapes(plan.nodes, plan.memory);
   for (std::vector<topo::PlannedFlow> round = iso.NextRound(); !round.empty(); round = iso.NextRound()) {
     std::vector<schedule::Test> tests;
@@ -77,11 +93,12 @@ absl::StatusOr<topo::Isolation> IsolateSuspects(
   return iso.Result();
 }
 
-void ApplyIsolation(const topo::Isolation& iso, analysis::Outcome* outcome, v1::FabricCoverage* coverage) {
+void ApplyIsolation(const topo::Isolation& iso, size_t unjudged, analysis::Outcome* outcome,
+                    v1::FabricCoverage* coverage) {
   coverage->set_isolation_rounds(static_cast<uint32_t>(iso.extra_rounds));
   for (const topo::Unresolved& u : iso.unresolved) coverage->add_unresolved(u.why);
   if (iso.findings.empty() && iso.unresolved.empty()) return;
-  if (iso.unresolved.empty()) {
+  if (iso.unresolved.empty() && unjudged == 0) {
     auto& b = outcome->blame;
     b.erase(std::remove_if(b.begin(), b.end(),
                            [](const v1::Blame& x) {

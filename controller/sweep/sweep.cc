@@ -319,6 +319,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   }
   // --mode cover | shift: the bad flows' suspects isolated, retest round by round.
   std::optional<topology::Isolation> isolation;
+  size_t unjudged = 0;
   if (fabric_run != nullptr && (outcome.low > 0 || outcome.fail > 0)) {
     Report(hooks, Phase::kRetest, ++pass);
     auto run_round = [&](const run::Plan& retest) {
@@ -327,8 +328,8 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
       return run::SweepRunner(retest, tester, ro).Run(journal.done);
     };
     auto judge = [&] { outcome = analysis::Judge(collect.matrices(), c.policy, baseline.get(), excluded); };
-    absl::StatusOr<topology::Isolation> iso =
-        internal::IsolateSuspects(*fabric_run, c.fabric->routing, plan, collect.matrices(), run_round, judge);
+    absl::StatusOr<topology::Isolation> iso = internal::IsolateSuspects(
+        *fabric_run, c.fabric->routing, plan, collect.matrices(), run_round, judge, &unjudged);
     if (!iso.ok()) return stop(iso.status());
     isolation = *std::move(iso);
     spdlog::info("isolation: {} extra round(s), {} finding(s), {} unresolved", isolation->extra_rounds,
@@ -340,7 +341,10 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   analysis::JudgeMemoryHalves(collect.pairs(), c.policy, excluded, &outcome);
 
   v1::FabricCoverage isolated;
-  if (isolation) internal::ApplyIsolation(*isolation, &outcome, &isolated);
+  if (isolation) {
+    internal::ApplyIsolation(*isolation, unjudged, &outcome, &isolated);
+    analysis::Summarize(excluded, &outcome);  // the summary's blame is the isolation's now
+  }
   v1::Run result = AssembleRun(c, journal, plan, probe, collect, switches, excluded, outcome);
   if (isolation) {
     result.mutable_coverage()->MergeFrom(isolated);

@@ -91,9 +91,12 @@ std::string Isolator::FlowText(const Flow& f) const {
 
 std::string Isolator::Evidence(const Flow& f) const {
   const std::string when = f.round == 0 ? "in the sweep" : absl::StrCat("in retest round ", f.round);
-  const std::string read = f.verdict == FlowVerdict::kFailed ? absl::StrFormat("failed (%.1f Gb/s)", f.gbps)
-                           : f.verdict == FlowVerdict::kLow  ? absl::StrFormat("read %.1f Gb/s (low)", f.gbps)
-                                                             : absl::StrFormat("read %.1f Gb/s (ok)", f.gbps);
+  // One decimal on a real fabric ("118.5"), three digits below 1 Gb/s (the lab: "0.0285").
+  const std::string gbps =
+      f.gbps >= 1 || f.gbps == 0 ? absl::StrFormat("%.1f", f.gbps) : absl::StrFormat("%.3g", f.gbps);
+  const std::string read = f.verdict == FlowVerdict::kFailed ? absl::StrCat("failed (", gbps, " Gb/s)")
+                           : f.verdict == FlowVerdict::kLow  ? absl::StrCat("read ", gbps, " Gb/s (low)")
+                                                             : absl::StrCat("read ", gbps, " Gb/s (ok)");
   return absl::StrCat(FlowText(f), " ", read, " ", when);
 }
 

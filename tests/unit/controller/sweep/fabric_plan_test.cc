@@ -375,8 +375,12 @@ class Isolation : public ::testing::Test {
   }
 
   // Runs a cover sweep with `bad` (a cable index) slow; returns the run.
-  v1::Run Sweep(int bad) {
+  v1::Run Sweep(int bad, int broken_target = -1) {
     run::FakeCluster cluster(kN, 1, 100);
+    if (broken_target >= 0) {
+      cluster.SetOpenTargetError(static_cast<uint32_t>(broken_target),
+                                 absl::ResourceExhaustedError("target busy"));
+    }
     cluster.SetBandwidth([this, bad](uint32_t src, uint32_t dst, const std::string&) {
       for (topo::CableUse u : index_.FtreePath(host_of_[src], host_of_[dst])) {
         if (static_cast<int>(topo::CableOf(u)) == bad) return 30.0;
@@ -436,6 +440,22 @@ TEST_F(Isolation, ASlowUplinkIsNamedAsThatUplinkNotAsTheNodesBehindIt) {
   EXPECT_THAT(run.blame(0).subject(), HasSubstr(absl::StrCat(c.upper.device, " port ", c.upper.port)));
   EXPECT_EQ(run.coverage().unresolved_size(), 0);
   EXPECT_THAT(run.summary(), HasSubstr("isolation: 1 named in "));
+}
+
+// A test that did not complete (its target could not be opened) measured no
+// cable: the isolator is not given it, and its cells keep their own blame.
+TEST_F(Isolation, TestsThatErroredAreNoEvidenceAndKeepTheirBlame) {
+  const int bad = CableOfTier(1, 5);
+  const v1::Run run = Sweep(bad, 7);
+  std::vector<std::string> kinds;
+  for (const v1::Blame& b : run.blame()) kinds.push_back(b.kind() + ": " + b.subject());
+  EXPECT_THAT(kinds, ::testing::Contains(HasSubstr("cable: "))) << ::testing::PrintToString(kinds);
+  EXPECT_THAT(kinds, ::testing::Contains(HasSubstr("node00007"))) << ::testing::PrintToString(kinds);
+  for (const v1::Blame& b : run.blame()) {
+    if (b.kind() == "cable") EXPECT_THAT(b.reason(), ::testing::Not(HasSubstr("node00007")));
+    // node00007's cells are the cell-level blame's (a node or link), never a cable or NIC finding.
+    if (b.subject().find("node00007") != std::string::npos) EXPECT_NE(b.kind(), "nic") << b.reason();
+  }
 }
 
 TEST_F(Isolation, ASlowHostCableIsNamedAsTheNicOrItsCable) {
