@@ -153,7 +153,7 @@ void PrintFabric(const run::Plan& plan, const schedule::EstimateParams& est, std
       "%.0f rounds, about %s\n",
       f.topology.c_str(), f.routing.c_str(), f.planned_rounds, f.lower_bound_rounds, n, all_pairs_rounds,
       DurationText(all_pairs_rounds * schedule::EstimateTestSeconds(est)).c_str());
-  for (const std::string& line : sweep::PlannedCoverageLines(f, 20))
+  for (const std::string& line : sweep::PlannedCoverageLines(plan.fabric, 20))
     std::fprintf(out, "  %s\n", line.c_str());
 }
 

@@ -1,7 +1,9 @@
 #include "controller/sweep/fabric_isolation.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,19 +16,23 @@ namespace {
 
 namespace topo = topology;
 
-// The verdict matrix of a test's lane, or null.
-const analysis::Matrix* LaneMatrix(analysis::MatrixSet& matrices, const schedule::Test& t) {
-  for (const analysis::Matrix* m : matrices.VerdictMatrices()) {
-    if (m->rail == t.rail && m->target_rail() == t.TargetRail()) return m;
-  }
-  return nullptr;
+// The verdict matrices by lane (rail, target rail), read once after each
+// judgement (MatrixSet::VerdictMatrices builds its list on every call).
+using Lanes = std::map<std::pair<uint32_t, uint32_t>, const analysis::Matrix*>;
+
+Lanes LanesOf(analysis::MatrixSet& matrices) {
+  Lanes lanes;
+  for (const analysis::Matrix* m : matrices.VerdictMatrices()) lanes[{m->rail, m->target_rail()}] = m;
+  return lanes;
 }
 
 // A test's cell as the isolator's evidence; nothing for a cell not tested.
-std::optional<topo::FlowOutcome> OutcomeOf(analysis::MatrixSet& matrices, const schedule::Test& t,
+std::optional<topo::FlowOutcome> OutcomeOf(const Lanes& lanes, const schedule::Test& t,
                                            const topo::PlannedFlow& flow) {
-  const analysis::Matrix* m = LaneMatrix(matrices, t);
-  if (m == nullptr || t.src >= m->n || t.dst >= m->n) return std::nullopt;
+  auto lane = lanes.find({t.rail, t.TargetRail()});
+  if (lane == lanes.end()) return std::nullopt;
+  const analysis::Matrix* m = lane->second;
+  if (t.src >= m->n || t.dst >= m->n) return std::nullopt;
   const analysis::Cell& cell = m->at(t.src, t.dst);
   // A test that did not complete (an agent, a target slot, the control
   // path) measured nothing about the cables: no evidence either way.
@@ -44,9 +50,9 @@ std::optional<topo::FlowOutcome> OutcomeOf(analysis::MatrixSet& matrices, const 
 }
 
 // Cells that are bad but no evidence about a cable (ERROR, not run).
-size_t UnjudgedBadCells(analysis::MatrixSet& matrices) {
+size_t UnjudgedBadCells(const Lanes& lanes) {
   size_t n = 0;
-  for (const analysis::Matrix* m : matrices.VerdictMatrices()) {
+  for (const auto& [lane, m] : lanes) {
     for (const analysis::Cell& c : m->cells) {
       n += c.status == v1::RESULT_STATUS_ERROR || c.status == v1::RESULT_STATUS_SKIPPED ? 1 : 0;
     }
@@ -63,14 +69,15 @@ absl::StatusOr<topo::Isolation> IsolateSuspects(
   GDR_ASSIGN_OR_RETURN(topo::Isolator iso,
                        topo::Isolator::Create(*fr.fabric, fr.index, routing,
                                               topo::MatchNames(fr.match, *fr.fabric, fr.index)));
+  Lanes lanes = LanesOf(matrices);
   std::vector<topo::FlowOutcome> first;
   for (const schedule::Test& t : plan.schedule.AllTests()) {
     const int s = fr.HostOf(t.src, t.rail), d = fr.HostOf(t.dst, t.TargetRail());
     if (s < 0 || d < 0) continue;
-    if (auto o = OutcomeOf(matrices, t, topo::PlannedFlow{s, d, {}})) first.push_back(*std::move(o));
+    if (auto o = OutcomeOf(lanes, t, topo::PlannedFlow{s, d, {}})) first.push_back(*std::move(o));
   }
   GDR_RETURN_IF_ERROR(iso.Record(first));
-  *unjudged = UnjudgedBadCells(matrices);
+  *unjudged = UnjudgedBadCells(lanes);
   const std::vector<schedule::NodeShape> shapes = run::Shapes(plan.nodes, plan.memory);
   for (std::vector<topo::PlannedFlow> round = iso.NextRound(); !round.empty(); round = iso.NextRound()) {
     std::vector<schedule::Test> tests;
@@ -80,9 +87,10 @@ absl::StatusOr<topo::Isolation> IsolateSuspects(
                          schedule::PackRounds(tests, shapes, plan.schedule_options.max_concurrent));
     GDR_RETURN_IF_ERROR(run_round(retest));
     judge();
+    lanes = LanesOf(matrices);
     std::vector<topo::FlowOutcome> outcomes;
     for (size_t i = 0; i < round.size(); ++i) {
-      std::optional<topo::FlowOutcome> o = OutcomeOf(matrices, tests[i], round[i]);
+      std::optional<topo::FlowOutcome> o = OutcomeOf(lanes, tests[i], round[i]);
       if (!o) {  // a retest that produced no cell (it did not run): failed, as the runner reports it
         o = topo::FlowOutcome{round[i], topo::FlowVerdict::kFailed, 0};
       }

@@ -56,25 +56,19 @@ std::string UnmatchedText(const topo::Match& match) {
   return absl::StrCat(absl::StrJoin(why, "; "), n > 3 ? absl::StrCat("; and ", n - 3, " more") : "");
 }
 
-// Host ports the sweep does not test (no rail claims them, or their node is
-// left out): skipped by the planner, each host cable named with why.
-std::vector<char> UntestedHosts(const topo::Fabric& f, const topo::FabricIndex& ix, const topo::Match& match,
+// Host ports the sweep does not test (no rail claims them: MapHosts left
+// them -1, or their node is left out): skipped by the planner, each host
+// cable named with why.
+std::vector<char> UntestedHosts(const topo::FabricIndex& ix, const FabricRun& fr,
                                 const std::vector<run::PlanNode>& nodes,
                                 std::map<int, std::string>& not_tested) {
-  std::map<std::string, const run::PlanNode*> node_of;
-  for (const run::PlanNode& n : nodes) node_of[n.name] = &n;
-  std::map<topo::PortRef, const run::PlanNode*> claimed;
-  for (const topo::RailPort& r : match.rails) {
-    if (r.found) claimed[r.port] = node_of.at(r.node);
-  }
   std::vector<char> skip(ix.hosts(), 0);
   for (int h = 0; h < ix.hosts(); ++h) {
-    const int cable = ix.HostCable(h);
-    auto it = claimed.find(f.cables[cable].lower);
-    if (it == claimed.end()) {
+    const int cable = ix.HostCable(h), node = fr.host_node[h];
+    if (node < 0) {
       not_tested.emplace(cable, "its host port matches no rail of the nodes (not run)");
-    } else if (it->second->excluded) {
-      not_tested.emplace(cable, absl::StrCat(it->second->name, " left out: ", it->second->excluded_reason));
+    } else if (nodes[node].excluded) {
+      not_tested.emplace(cable, absl::StrCat(nodes[node].name, " left out: ", nodes[node].excluded_reason));
     } else {
       continue;
     }
@@ -226,14 +220,14 @@ absl::StatusOr<FabricSchedule> PlanOnFabric(const FabricInput& in, schedule::Mod
   co.routing = in.routing;
   co.ecmp_confidence = in.ecmp_confidence;
   co.max_rounds = in.max_rounds;
-  co.skip_hosts = UntestedHosts(in.fabric, run->index, run->match, nodes, not_tested);
+  MapHosts(in.fabric, run->index, run->match, nodes, *run);
+  co.skip_hosts = UntestedHosts(run->index, *run, nodes, not_tested);
   absl::StatusOr<topo::CoverPlan> plan = mode == schedule::Mode::kCover
                                              ? topo::PlanCover(in.fabric, run->index, co)
                                              : topo::PlanShift(in.fabric, run->index, co.skip_hosts);
   if (!plan.ok()) return plan.status();
   std::shared_ptr<run::FabricPaths> paths = Describe(in, run->match, *plan);
   for (const auto& [cable, why] : not_tested) paths->not_planned.emplace_back(cable, why);
-  MapHosts(in.fabric, run->index, run->match, nodes, *run);
   FabricSchedule out;
   for (const std::vector<topo::PlannedFlow>& round : plan->rounds) {
     std::vector<schedule::Test> tests;
@@ -250,27 +244,20 @@ absl::StatusOr<FabricSchedule> PlanOnFabric(const FabricInput& in, schedule::Mod
   return out;
 }
 
-std::vector<std::string> PlannedCoverageLines(const run::FabricPaths& p, size_t limit) {
-  std::vector<size_t> total(p.Tiers()), planned(p.Tiers());
-  std::vector<char> on_path(p.cables.size());
-  for (const auto& [key, cables] : p.paths) {
-    for (uint32_t u : cables) on_path[topo::CableOf(u)] = 1;
-  }
-  for (size_t i = 0; i < p.cables.size(); ++i) {
-    const int t = p.cables[i].tier;
-    if (t < 0 || static_cast<size_t>(t) >= p.Tiers()) continue;
-    ++total[t];
-    planned[t] += on_path[i] ? 1 : 0;
-  }
+std::vector<std::string> PlannedCoverageLines(std::shared_ptr<const run::FabricPaths> paths, size_t limit) {
+  const run::FabricPaths& p = *paths;
+  const v1::FabricCoverage planned = CoverageTally(paths).Coverage();  // nothing measured: totals and planned
   std::vector<std::string> lines;
-  for (size_t t = 0; t < p.Tiers(); ++t) {
-    if (total[t] == 0) continue;
+  for (int t = 0; t < planned.tiers_size(); ++t) {
+    const v1::CableTierCoverage& tier = planned.tiers(t);
+    if (tier.total() == 0) continue;
     if (p.routing == "ecmp" && t > 0) {
-      lines.push_back(absl::StrCat(p.tier_names[t], ": ", total[t],
+      lines.push_back(absl::StrCat(tier.tier(), ": ", tier.total(),
                                    " cables, each carrying a flow with probability >= ",
                                    p.ecmp_min_probability, " (ecmp: paths by hash)"));
     } else {
-      lines.push_back(absl::StrCat(p.tier_names[t], ": ", planned[t], " / ", total[t], " cables planned"));
+      lines.push_back(
+          absl::StrCat(tier.tier(), ": ", tier.planned(), " / ", tier.total(), " cables planned"));
     }
   }
   size_t listed = 0;

@@ -97,7 +97,7 @@ std::string PortName(const topology::Fabric& fabric, const topology::PortRef& po
 // The plan's coverage before anything runs, for the dry run: per tier
 // "host<->leaf: 8 / 8 cables planned", then each cable the plan leaves out
 // with why (at most `limit`, then "... and N more").
-std::vector<std::string> PlannedCoverageLines(const run::FabricPaths& paths, size_t limit);
+std::vector<std::string> PlannedCoverageLines(std::shared_ptr<const run::FabricPaths> paths, size_t limit);
 
 // Which planned cables a completed (OK) test crossed: call Measured for
 // every OK result of a planned test, then Coverage for the run.

@@ -274,7 +274,7 @@ TEST(FabricSweep, DryRunMatchesByDescriptionAndListsHostPortsWithoutARail) {
     unplanned.insert(plan->fabric->cables[cable].name.substr(0, 9));
   }
   EXPECT_EQ(unplanned, (std::set<std::string>{"node00006", "node00007"}));
-  const std::vector<std::string> lines = PlannedCoverageLines(*plan->fabric, 20);
+  const std::vector<std::string> lines = PlannedCoverageLines(plan->fabric, 20);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "host<->leaf: 12 / 16 cables planned");
 }
