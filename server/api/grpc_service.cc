@@ -45,7 +45,12 @@ grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
   v1::RunChunk chunk;
   bool first = true;
   absl::Status st;
-  auto idle = std::make_unique<IdleWatch>(ctx, upload_idle_);
+  // The log line is written by the watch before it cancels: the client sees
+  // the call end only after the reason is in the log.
+  auto idle = std::make_unique<IdleWatch>(ctx, upload_idle_, [&] {
+    spdlog::warn("upload from {} by {} ended: no chunk for {} s, nothing stored", ctx->peer(), who->name,
+                 upload_idle_.count() / 1000.0);
+  });
   // Read every chunk even after an error, so the client sees the status.
   while (reader->Read(&chunk)) {
     idle->Touch();
@@ -61,8 +66,6 @@ grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
   const bool went_quiet = idle->fired();
   idle.reset();  // the commit below may take its time: the client is waiting, not quiet
   if (went_quiet) {
-    spdlog::warn("upload from {} by {} ended: no chunk for {} s, nothing stored", ctx->peer(), who->name,
-                 upload_idle_.count() / 1000.0);
     return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,  // the client sees CANCELLED (the call was cancelled)
                         absl::StrCat("no chunk for ", upload_idle_.count() / 1000.0, " s: upload ended, nothing stored"));
   }

@@ -2,8 +2,12 @@
 
 namespace gdrbench::server::api {
 
-IdleWatch::IdleWatch(grpc::ServerContext* ctx, std::chrono::milliseconds idle)
-    : idle_(idle), last_(std::chrono::steady_clock::now()), thread_([this, ctx] { Run(ctx); }) {}
+IdleWatch::IdleWatch(grpc::ServerContext* ctx, std::chrono::milliseconds idle,
+                     std::function<void()> before_cancel)
+    : idle_(idle),
+      before_cancel_(std::move(before_cancel)),
+      last_(std::chrono::steady_clock::now()),
+      thread_([this, ctx] { Run(ctx); }) {}
 
 IdleWatch::~IdleWatch() {
   {
@@ -30,6 +34,7 @@ void IdleWatch::Run(grpc::ServerContext* ctx) {
     const auto due = last_ + idle_;
     if (std::chrono::steady_clock::now() >= due) {
       fired_ = true;
+      if (before_cancel_) before_cancel_();
       ctx->TryCancel();
       return;
     }
