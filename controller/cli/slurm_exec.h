@@ -3,6 +3,7 @@
 // the caller is to slurmctld (controller/slurm/resume.h checks the rights).
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,14 @@ int SpawnWait(const std::vector<std::string>& argv, std::string* why);
 
 // Runs argv and returns its stdout. UNAVAILABLE naming the command (and its
 // exit code, and the first line it printed on stderr) when it cannot start
-// or exits non-zero.
-absl::StatusOr<std::string> CaptureStdout(const std::vector<std::string>& argv);
+// or exits non-zero; DEADLINE_EXCEEDED when it has not ended after `limit`
+// (it is then killed).
+absl::StatusOr<std::string> CaptureStdout(const std::vector<std::string>& argv,
+                                          std::chrono::milliseconds limit = std::chrono::minutes(10));
 
 // The caller's uid and name, the SlurmUser (`SCONTROL show config`), and
 // the caller's AdminLevel (`sacctmgr -nP show user NAME format=AdminLevel`):
-// a part that cannot be had is left empty.
+// a part that cannot be had (in 20 s) is left empty, with why.
 slurm::SlurmIdentity WhoAmI(const std::string& scontrol, const std::string& sacctmgr);
 
 }  // namespace gdrbench::controller::cli

@@ -76,10 +76,12 @@ absl::Status CheckAdminRights(const SlurmIdentity& id, const std::string& action
       " or a user with AdminLevel=Administrator change a node's state: run as one of them, or "
       "`sacctmgr modify user ", id.user, " set AdminLevel=Administrator`");
   if (id.slurm_user.empty() || id.admin_level.empty()) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "cannot tell whether ", id.user, " may ", action, " (",
-        id.slurm_user.empty() ? "scontrol show config gave no SlurmUser" : "sacctmgr gave no AdminLevel",
-        "); ", need));
+    const bool no_user = id.slurm_user.empty();
+    const std::string& why = no_user ? id.slurm_user_unknown_why : id.admin_level_unknown_why;
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot tell whether ", id.user, " may ", action, " (",
+                     no_user ? "scontrol show config gave no SlurmUser" : "sacctmgr gave no AdminLevel",
+                     why.empty() ? "" : ": ", why, "); ", need));
   }
   return absl::PermissionDeniedError(absl::StrCat(id.user, " (AdminLevel ", id.admin_level, ") may not ",
                                                   action, ": ", need));

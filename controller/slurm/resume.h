@@ -52,6 +52,8 @@ struct SlurmIdentity {
   std::string user;         // the name of uid
   std::string slurm_user;   // `scontrol show config`'s SlurmUser name; empty: unknown
   std::string admin_level;  // sacctmgr's AdminLevel ("None", "Operator", "Administrator"); empty: unknown
+  std::string slurm_user_unknown_why;   // why scontrol gave none (its error), when known
+  std::string admin_level_unknown_why;  // why sacctmgr gave none, when known
 };
 
 // "SlurmUser = slurm(64030)" in `scontrol show config` -> "slurm"; empty

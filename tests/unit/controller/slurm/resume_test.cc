@@ -80,5 +80,21 @@ TEST(Rights, OthersGetWhatIsNeeded) {
   EXPECT_THAT(st.message(), HasSubstr("cannot tell whether bench may resume nodes"));
 }
 
+TEST(Rights, CannotTellSaysWhatTheCommandAnswered) {
+  SlurmIdentity id{1000, "bench", "", ""};
+  id.slurm_user_unknown_why = "scontrol show config: no answer in 20 s (killed)";
+  absl::Status st = CheckAdminRights(id, "drain nodes");
+  EXPECT_EQ(st.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(st.message(),
+              HasSubstr("(scontrol show config gave no SlurmUser: scontrol show config: no answer in "
+                        "20 s (killed)); slurmctld lets only root"));
+  id = {1000, "bench", "root", ""};
+  id.admin_level_unknown_why = "sacctmgr exited 1: sacctmgr: error: Problem talking to the database";
+  st = CheckAdminRights(id, "drain nodes");
+  EXPECT_THAT(st.message(),
+              HasSubstr("(sacctmgr gave no AdminLevel: sacctmgr exited 1: sacctmgr: error: Problem "
+                        "talking to the database); slurmctld lets only root, the SlurmUser (root)"));
+}
+
 }  // namespace
 }  // namespace gdrbench::controller::slurm
