@@ -6,7 +6,9 @@
 # node's address, so slurmctld reaches node K's slurmd at 10.0.0.K (slurm.conf(5):
 # NodeName, NodeHostname, NodeAddr, Port). Everything runs as root; every wait is bounded.
 SL_DIR=$(mktemp -d /tmp/slurm.XXXXXX)
-chmod 700 "$SL_DIR"
+# Other users traverse it, as they read /etc/slurm on a real cluster: slurm.conf (0644) and
+# munged's socket are theirs to use; the munge key is 0600.
+chmod 711 "$SL_DIR"
 export SLURM_CONF=$SL_DIR/slurm.conf
 
 sl_stop() {
@@ -59,6 +61,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 SlurmdParameters=config_overrides
+MinJobAge=4
 CONF
     k=0
     for n in "$@"; do
@@ -68,6 +71,11 @@ CONF
     done
     echo "PartitionName=lab Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
   } >"$SLURM_CONF"
+  # MinJobAge=4: sbatch --wait polls the job (slurm's src/sbatch/sbatch.c, _job_wait) after
+  # 2 s, then multiplies its sleep by 4 up to 32 s while the sleep is under MinJobAge/2 (/3 in
+  # older releases): with the default 300 it slept 2, 8, 32, 32 ... and returned up to 32 s
+  # (measured 46 s) after the job ended. Under 4 the poll stays at 2 s; a finished job's record
+  # lives 4 s (slurm.conf(5), MinJobAge), longer than one poll.
   # No systemd in the guest: slurmd makes its cgroup scope itself (cgroup.conf(5)).
   printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n' >"$SL_DIR/cgroup.conf"
   mkdir -p "$SL_DIR/ctld"

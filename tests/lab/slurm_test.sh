@@ -42,6 +42,7 @@ lab_log "over the fraction: sbatch --wait -N 4 with --max-fraction 0.2"
 GDRBENCH_OUT=$out/refused GDRBENCH_DRAIN_ARGS="--max-fraction 0.2" \
   timeout 300 sbatch --wait -N 4 -o "$out/refused.out" "$LAB_REPO/deploy/slurm/gdrbench-sweep.sbatch"
 rc=$?
+lab_log "job 1 ended (exit $rc)"
 sed 's/^/  job: /' "$out/refused.out"
 ((rc == 3)) || { sl_logs; lab_fail "sbatch over the fraction: exit $rc, expected 3 (refused)"; }
 python3 "$here/sweep_check.py" "$out/refused/run.json" blame node node4 || exit 1
@@ -72,6 +73,7 @@ rc=$?
 sed 's/^/  job: /' "$out/job.out"
 ((rc == 1)) || { sl_logs; lab_fail "sbatch --wait exit $rc, expected 1 (the sweep blames node4)"; }
 
+lab_log "job 2 ended (exit $rc): its run, sinfo and the agents"
 python3 "$here/sweep_check.py" "$out/run/run.json" full 4 || exit 1
 python3 "$here/sweep_check.py" "$out/run/run.json" blame node node4 || exit 1
 grep -q '^drained node4: gdrbench: node: ' "$out/job.out" || lab_fail "the job did not drain node4"
@@ -89,6 +91,7 @@ for n in node1 node2 node3 node4; do
   grep -q 'shutting down' "$out/run/agent-$n.log" || lab_fail "$n's agent was not stopped by SIGTERM"
 done
 
+lab_log "drain --dry-run and the NHC check on the published run"
 # The drain command alone, on the published run: --dry-run prints what it would type.
 dry=$("$GDRBENCH_BIN/gdrbench" drain --run "$SL_DIR/latest/run.json" --dry-run) || lab_fail "drain --dry-run failed"
 echo "  dry-run: $dry"
@@ -103,14 +106,19 @@ echo "  nhc node4: $NHC_DIE"
 NHC_DIE=""
 check_gdrbench_fabric "$verdicts" node1 || lab_fail "NHC check failed node1: $NHC_DIE"
 
+lab_log "drain as a user without Slurm rights"
 # Rights: a user who is not root, not the SlurmUser and not an Administrator gets the reason.
 # setpriv: util-linux, Essential in Debian.
 rights=$(mktemp /tmp/rights-run.XXXXXX.json)
 cp "$out/run/run.json" "$rights" && chmod 644 "$rights"
+t0=$SECONDS
 setpriv --reuid=65534 --regid=65534 --clear-groups "$GDRBENCH_BIN/gdrbench" drain \
   --run "$rights" >"$out/rights.out" 2>&1
 rc=$?
-echo "  as nobody: exit $rc: $(cat "$out/rights.out")"
+echo "  as nobody: exit $rc in $((SECONDS - t0)) s: $(cat "$out/rights.out")"
+# scontrol and sacctmgr are asked for 20 s each at most (a Slurm command that cannot read its
+# configuration retries for about a minute).
+((SECONDS - t0 <= 45)) || lab_fail "drain as nobody took $((SECONDS - t0)) s"
 ((rc == 4)) && grep -q "AdminLevel=Administrator" "$out/rights.out" || lab_fail "drain as nobody"
 
 lab_log "resume: the failing run keeps node4 drained"
