@@ -13,8 +13,10 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 
-dp_start_agent node1
-dp_start_agent node2
+dp_launch_agent node1
+dp_launch_agent node2
+dp_wait_agent node1
+dp_wait_agent node2
 dp_pair node2 node1 --sizes 64K --iterations 10 || { dp_show; lab_fail "a first pair test"; }
 
 lab_log "each direction alone, unshaped"

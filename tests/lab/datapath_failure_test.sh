@@ -10,8 +10,10 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 
-dp_start_agent node1
-dp_start_agent node2
+dp_launch_agent node1
+dp_launch_agent node2
+dp_wait_agent node1
+dp_wait_agent node2
 
 lab_log "gpu:0 without a GPU"
 before=$(grep -c "listening at" "$DP_DIR/node2.log")

@@ -12,15 +12,24 @@ trap dp_cleanup EXIT
 
 # dp_start_agent NODE [DEVICES]: starts an agent owning NODE's rxe device (or DEVICES, comma-
 # separated: e.g. every rail's); sets DP_ADDR[NODE] and DP_PID[NODE]; its log is $DP_DIR/NODE.log.
+# dp_launch_agent and dp_wait_agent are its two halves: launch several, then wait for each, and
+# the agents start side by side (each start costs seconds in the emulated guest).
 declare -A DP_ADDR DP_PID
-dp_start_agent() {
-  local node=$1 dev=${2:-} i
+dp_start_agent() { dp_launch_agent "$@" && dp_wait_agent "$1"; }
+
+dp_launch_agent() {
+  local node=$1 dev=${2:-}
   [[ -n "$dev" ]] || dev=$(lab_dev "$node") || return 1
   rm -f "$DP_DIR/$node.port"
   "$GDRBENCH_BIN/gdrbench-agent" --insecure --listen 127.0.0.1:0 --devices "$dev" \
     --port-file "$DP_DIR/$node.port" --log-level ${DP_LOG_LEVEL:-info} >"$DP_DIR/$node.log" 2>&1 &
   DP_PID[$node]=$!
   DP_PIDS+=($!)
+}
+
+# dp_wait_agent NODE: waits (20 s at most) for NODE's launched agent to write its port.
+dp_wait_agent() {
+  local node=$1 i
   for ((i = 0; i < 200; i++)); do
     [[ -s "$DP_DIR/$node.port" ]] && break
     kill -0 "${DP_PID[$node]}" 2>/dev/null || break

@@ -9,8 +9,10 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/datapath_lib.sh"
 check() { python3 "$(dirname "$0")/datapath_check.py" "$DP_DIR/pair.out" "$@"; }
 
-dp_start_agent node1
-dp_start_agent node2
+dp_launch_agent node1
+dp_launch_agent node2
+dp_wait_agent node1
+dp_wait_agent node2
 sn=$(lab_netdev node2)
 
 lab_log "all sizes, verify, 20 iterations"

@@ -109,10 +109,13 @@ spine_bytes() {
   echo "$n"
 }
 spine_before=$(spine_bytes)
+for n in node1 node2 node3 node4; do
+  dp_launch_agent "$n" "$(lab_rail_dev "$n" 0),$(lab_rail_dev "$n" 1)"  # a second agent, both rails
+done
 {
   echo "nodes:"
   for n in node1 node2 node3 node4; do
-    dp_start_agent "$n" "$(lab_rail_dev "$n" 0),$(lab_rail_dev "$n" 1)"  # a second agent, both rails
+    dp_wait_agent "$n"
     printf '  - name: %s\n    address: %s\n    rails: [{nic: %s}, {nic: %s}]\n' "$n" "${DP_ADDR[$n]}" \
       "$(lab_rail_dev "$n" 0)" "$(lab_rail_dev "$n" 1)"
   done

@@ -7,7 +7,8 @@
 # sw_start_agents NODE...: one agent per node (dp_start_agent), then writes $DP_DIR/inv.yaml.
 sw_start_agents() {
   local n
-  for n in "$@"; do dp_start_agent "$n"; done
+  for n in "$@"; do dp_launch_agent "$n"; done
+  for n in "$@"; do dp_wait_agent "$n"; done
   {
     echo "nodes:"
     for n in "$@"; do
