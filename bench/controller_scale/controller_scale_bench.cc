@@ -5,6 +5,7 @@
 // journal write(2) and the matrix update) and analysis (verdicts, blame).
 //
 //   gdrbench-controller-bench [--nodes 1024] [--rails 8] [--bidirectional]
+//                             [--mode all-pairs|quick|ring] [--quick-rounds 3]
 //                             [--journal /tmp/j.bin | --no-journal] [--parallel 2]
 //                             [--read-back] [--keep-journal] [--read-only]
 //                             [--sweep-library [--keep-pairs]]
@@ -18,6 +19,9 @@
 // the whole workflow as `gdrbench sweep` runs it (sweep::RunSweep: preflight,
 // plan, journal, tests, retests, verdicts, the v1::Run), --keep-pairs as the
 // CLI keeps them (SweepConfig::keep_pairs), printing its time and peak RSS.
+// --mode: the runner's plan (all-pairs by default; bench/scaling.sh runs
+// quick or ring where an all-pairs journal would not fit); not with
+// --sweep-library.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -142,6 +146,8 @@ int SweepLibrary(run::FakeCluster& cluster, const gdrbench::controller::inventor
 int main(int argc, char** argv) {
   CLI::App app{"gdrbench controller-at-scale bench (fake agents, zero-time tests)"};
   uint32_t nodes = 1024, rails = 8, parallel = 2;
+  uint32_t quick_rounds = gdrbench::sweep_limits::kDefaultQuickRounds;
+  std::string mode_name = "all-pairs";
   bool bidirectional = false, no_journal = false, read_back = false;
   std::string journal_path = (std::filesystem::temp_directory_path() /
                               ("gdrbench-bench-journal." + std::to_string(getpid())))
@@ -150,6 +156,9 @@ int main(int argc, char** argv) {
   app.add_option("--rails", rails)->check(CLI::Range(1u, 64u));
   app.add_option("--parallel", parallel, "worker threads")->check(CLI::Range(1u, 1024u));
   app.add_flag("--bidirectional", bidirectional);
+  app.add_option("--mode", mode_name, "the plan")->check(CLI::IsMember({"all-pairs", "quick", "ring"}));
+  app.add_option("--quick-rounds", quick_rounds, "--mode quick: random perfect matchings")
+      ->check(CLI::Range(1u, 1000u));
   app.add_option("--journal", journal_path);
   app.add_flag("--no-journal", no_journal);
   app.add_flag("--read-back", read_back, "time reading the journal back (a resume's first step)");
@@ -159,6 +168,10 @@ int main(int argc, char** argv) {
   app.add_flag("--keep-journal", keep_journal, "leave the journal file (for --read-only)");
   app.add_flag("--read-only", read_only, "no run: read back the --journal an earlier run kept");
   CLI11_PARSE(app, argc, argv);
+  if (sweep_library && mode_name != "all-pairs") {
+    std::fprintf(stderr, "--mode is the runner's plan: not with --sweep-library\n");
+    return 2;
+  }
   if (read_only) {
     auto rb = ReadJournalBack(journal_path);
     if (!rb.ok()) {
@@ -204,6 +217,8 @@ int main(int argc, char** argv) {
   auto t1 = std::chrono::steady_clock::now();
   gdrbench::controller::schedule::ScheduleOptions so;
   so.bidirectional = bidirectional;
+  so.mode = *gdrbench::controller::schedule::ParseMode(mode_name);  // one of the three --mode takes
+  so.quick_matchings = quick_rounds;
   v1::SweepParams params;
   params.add_sizes_bytes(kSizeBytes);
   params.set_iterations(1000);
@@ -281,18 +296,18 @@ int main(int argc, char** argv) {
   }
   const size_t tests = plan->schedule.tests();
   std::printf(
-      "{\"nodes\":%u,\"rails\":%u,\"bidirectional\":%s,\"threads\":%u,\"rounds\":%zu,\"tests\":%zu,"
+      "{\"mode\":\"%s\",\"nodes\":%u,\"rails\":%u,\"bidirectional\":%s,\"threads\":%u,\"rounds\":%zu,"
+      "\"tests\":%zu,"
       "\"cells\":%zu,\"rpcs\":%llu,\"journal_bytes\":%llu,\"journal_bytes_per_test\":%.1f,\n"
-      " \"read_back_s\":%.3f,\"read_back_cpu_s\":%.3f,\"read_back_pairs\":%zu,\n"
-      " \"probe_s\":%.3f,\"schedule_s\":%.3f,\"run_s\":%.3f,\"analysis_s\":%.3f,\"total_s\":%.3f,"
-      "\"cpu_s\":%.3f,\n \"per_test_overhead_us\":%.3f,\"per_test_cpu_us\":%.3f,\n"
+      " \"read_back_s\":%.6f,\"read_back_cpu_s\":%.6f,\"read_back_pairs\":%zu,\n"
+      " \"probe_s\":%.6f,\"schedule_s\":%.6f,\"run_s\":%.6f,\"analysis_s\":%.6f,\"total_s\":%.6f,"
+      "\"cpu_s\":%.6f,\n \"per_test_overhead_us\":%.3f,\"per_test_cpu_us\":%.3f,\n"
       " \"run_max_rss_mb\":%ld,\"max_rss_mb\":%ld,\"open_targets_left\":%lld,\"blame\":[",
-      nodes, rails, bidirectional ? "true" : "false", parallel, plan->schedule.rounds(), tests,
-      outcome.cells, static_cast<unsigned long long>(cluster.rpcs()),
+      mode_name.c_str(), nodes, rails, bidirectional ? "true" : "false", parallel, plan->schedule.rounds(),
+      tests, outcome.cells, static_cast<unsigned long long>(cluster.rpcs()),
       static_cast<unsigned long long>(journal_bytes), static_cast<double>(journal_bytes) / tests, read_s,
-      read_cpu_s, read_pairs, probe_s, schedule_s, run_s, analysis_s, total_s,
-      cpu, 1e6 * run_s / tests, 1e6 * run_cpu / tests, run_rss_mb, MaxRssMb(),
-      static_cast<long long>(cluster.open_targets()));
+      read_cpu_s, read_pairs, probe_s, schedule_s, run_s, analysis_s, total_s, cpu, 1e6 * run_s / tests,
+      1e6 * run_cpu / tests, run_rss_mb, MaxRssMb(), static_cast<long long>(cluster.open_targets()));
   for (size_t i = 0; i < outcome.blame.size() && i < 10; ++i) {
     std::printf("%s\"%s %s\"", i ? "," : "", outcome.blame[i].kind().c_str(),
                 outcome.blame[i].subject().c_str());

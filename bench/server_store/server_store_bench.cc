@@ -12,7 +12,10 @@
 //      first page of the run list, each the median of 15 tries.
 //
 //   gdrbench-server-bench --db PATH|URL [--nodes 1024] [--rails 8]
+//                         [--mode all-pairs|quick|ring] [--quick-rounds 3]
 //                         [--trend-runs 365] [--trend-nodes 16]
+// --mode: the big run's plan (bench/scaling.sh runs quick or ring where
+// all-pairs does not fit); the store is kept, so the dashboard can open it.
 // Prints one JSON object.
 #include <sys/resource.h>
 
@@ -66,7 +69,13 @@ int main(int argc, char** argv) {
   CLI::App app{"gdrbench-server store bench"};
   std::string db;
   uint32_t nodes = 1024, rails = 8, trend_runs = 365, trend_nodes = 16;
+  uint32_t quick_rounds = gdrbench::sweep_limits::kDefaultQuickRounds;
+  std::string mode_name = "all-pairs";
   app.add_option("--db", db)->required();
+  app.add_option("--mode", mode_name, "the big run's plan")
+      ->check(CLI::IsMember({"all-pairs", "quick", "ring"}));
+  app.add_option("--quick-rounds", quick_rounds, "--mode quick: random perfect matchings")
+      ->check(CLI::Range(1u, 1000u));
   app.add_option("--nodes", nodes)->check(CLI::Range(2u, 4096u));
   app.add_option("--rails", rails)->check(CLI::Range(1u, 64u));
   app.add_option("--trend-runs", trend_runs)->check(CLI::Range(2u, 10000u));
@@ -87,6 +96,8 @@ int main(int argc, char** argv) {
   spec.run_id = "big-1";
   spec.cluster = "big";
   spec.keep_pairs = false;
+  spec.mode = *gdrbench::controller::schedule::ParseMode(mode_name);  // one of the three above
+  spec.quick_rounds = quick_rounds;
   spec.model = [nodes](uint32_t s, uint32_t d, const std::string& nic) {
     if (s == 1 && d == 2) return 120.0;
     if ((s == nodes - 1 || d == nodes - 1) && nic == "nic3") return 200.0;
@@ -200,17 +211,19 @@ int main(int argc, char** argv) {
     }), "node cells");
   });
   std::printf(
-      "{\"backend\":\"%s\",\"nodes\":%u,\"rails\":%u,\"cells\":%llu,\"pairs\":%llu,\"pair_bytes\":%llu,\n"
-      " \"sweep_to_make_the_run_s\":%.2f,\"ingest_s\":%.2f,\"ingest_cells_per_s\":%.0f,\"max_rss_mb\":%ld,\n"
+      "{\"backend\":\"%s\",\"mode\":\"%s\",\"nodes\":%u,\"rails\":%u,\"cells\":%llu,\"pairs\":%llu,\"pair_"
+      "bytes\":%llu,\n"
+      " \"sweep_to_make_the_run_s\":%.2f,\"ingest_s\":%.4f,\"ingest_cells_per_s\":%.0f,\"max_rss_mb\":%ld,\n"
       " \"ingest_header_s\":%.2f,\"ingest_cells_s\":%.2f,\"ingest_pairs_s\":%.2f,\"ingest_finish_s\":%.2f,\n"
       " \"regressions_last_pass\":\"%s\",\n"
       " \"trend_runs\":%u,\"trend_nodes\":%u,\"history_fill_s\":%.2f,\n"
       " \"link_trend_ms\":%.3f,\"link_trend_points\":%zu,\"link_trend_sized_ms\":%.3f,\n"
       " \"node_trend_ms\":%.3f,\"node_trend_points\":%zu,\"list_runs_ms\":%.3f,\"list_runs_cluster_ms\":%.3f,"
       "\"listed\":%zu,\n \"big_run_node_as_src_cells_ms\":%.3f,\"big_run_node_cells\":%zu}\n",
-      (*store)->name().c_str(), nodes, rails, static_cast<unsigned long long>(cells),
+      (*store)->name().c_str(), mode_name.c_str(), nodes, rails, static_cast<unsigned long long>(cells),
       static_cast<unsigned long long>(pairs), static_cast<unsigned long long>(pair_bytes), sweep_s, ingest_s,
-      cells / ingest_s, MaxRssMb(), header_s, cells_s, pairs_s, finish_s, regressions.c_str(), trend_runs, trend_nodes, history_fill_s, link_ms, points,
-      link_sized_ms, node_ms, node_points, list_ms, list_cluster_ms, listed, big_node_ms, node_cells);
+      cells / ingest_s, MaxRssMb(), header_s, cells_s, pairs_s, finish_s, regressions.c_str(), trend_runs,
+      trend_nodes, history_fill_s, link_ms, points, link_sized_ms, node_ms, node_points, list_ms,
+      list_cluster_ms, listed, big_node_ms, node_cells);
   return 0;
 }

@@ -37,6 +37,8 @@ v1::Run FakeRunStreaming(const FakeRunSpec& spec,
   params.set_iterations(1000);
   params.set_qps(1);
   controller::schedule::ScheduleOptions so;
+  so.mode = spec.mode;
+  so.quick_matchings = spec.quick_rounds;
   auto plan = run::MakePlan(probe.nodes, "host", so, params);
   if (!plan.ok()) {
     std::fprintf(stderr, "fake run: plan: %s\n", std::string(plan.status().message()).c_str());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "controller/run/testing/fake_cluster.h"
+#include "controller/schedule/schedule.h"
 #include "gdrbench/v1/run.pb.h"
 
 namespace gdrbench::server::testing {
@@ -22,6 +23,9 @@ struct FakeRunSpec {
   std::string cluster = "lab";
   int64_t started_unix_s = 1767225600;  // 2026-01-01T00:00:00Z
   std::vector<uint64_t> sizes = {65536, 1 << 20};
+  // The sweep's plan: all-pairs, or (for runs too big for it) quick or ring.
+  controller::schedule::Mode mode = controller::schedule::Mode::kAllPairs;
+  uint32_t quick_rounds = sweep_limits::kDefaultQuickRounds;
   // Gb/s of src -> dst on a NIC; default: 376..387 (94-97 % of 400).
   controller::run::FakeCluster::BandwidthModel model;
   bool keep_pairs = true;
