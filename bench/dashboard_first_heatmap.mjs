@@ -13,6 +13,10 @@
 //
 //   node bench/dashboard_first_heatmap.mjs --bin build/bin --tests-bin build/tests --work DIR
 //       [--nodes 1024] [--rails 8] [--peer-nodes 256] [--svg-timeout-s 120] [--limit-ms 2000]
+//       [--db STORE --run-id ID] [--heatmap-only]
+// --db: an existing store (e.g. the one gdrbench-server-bench filled) whose run --run-id is
+// opened instead of storing a new one; --heatmap-only: the run page alone (no peer, no
+// report.html), as bench/scaling.sh measures it at every N.
 // Prints one JSON object; exits 1 when the cold first heatmap took longer than --limit-ms.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,16 +29,21 @@ const { values: o } = parseArgs({ options: {
   nodes: { type: 'string', default: '1024' }, rails: { type: 'string', default: '8' },
   'peer-nodes': { type: 'string', default: '256' }, 'svg-timeout-s': { type: 'string', default: '120' },
   'limit-ms': { type: 'string', default: '2000' }, keep: { type: 'boolean', default: false },
+  db: { type: 'string' }, 'run-id': { type: 'string', default: 'big-001' },
+  'heatmap-only': { type: 'boolean', default: false },
 } });
 for (const k of ['bin', 'tests-bin', 'work']) if (!o[k]) { console.error('missing --' + k); process.exit(2); }
+if (o.db && !o['heatmap-only']) { console.error('--db needs --heatmap-only (the peer and report.html need a run stored here)'); process.exit(2); }
+if (o.db && !fs.existsSync(o.db)) { console.error('--db ' + o.db + ': no such store'); process.exit(2); }
 fs.mkdirSync(o.work, { recursive: true });
-const db = path.join(o.work, `big-${o.nodes}x${o.rails}.db`);
+const db = o.db || path.join(o.work, `big-${o.nodes}x${o.rails}.db`);
+const ownDb = !o.db;
 const html = path.join(o.work, `report-${o.nodes}x${o.rails}.html`);
 const load = () => os.loadavg().map((x) => +x.toFixed(2));
 const out = { nodes: Number(o.nodes), rails: Number(o.rails), cores: os.cpus().length, loadavg_start: load() };
 const log = (...a) => console.error('bench:', ...a);
 
-if (!fs.existsSync(db) || !fs.existsSync(html)) {
+if (ownDb && (!fs.existsSync(db) || !fs.existsSync(html))) {
   for (const f of [db, db + '-wal', db + '-shm', html]) fs.rmSync(f, { force: true });
   const t = Date.now();
   log(`storing a ${o.nodes} x ${o.rails} fake-cluster run in ${db} (minutes) ...`);
@@ -43,13 +52,13 @@ if (!fs.existsSync(db) || !fs.existsSync(html)) {
     '--report-html', html]);
   out.store_s = (Date.now() - t) / 1000;
 }
-out.report_html_mb = +(fs.statSync(html).size / 1e6).toFixed(1);
+if (!o['heatmap-only']) out.report_html_mb = +(fs.statSync(html).size / 1e6).toFixed(1);
 const server = await startServer({ bin: o.bin, work: o.work, db: db, name: 'bench-server' });
 const ctx = await launch(o.work, { width: 1366, height: 900 });
-try {
+pages: try {
   const page = await ctx.newPage();
   const firstHeatmap = async () => {
-    await page.goto(server.http + '/ui/runs/big-001');
+    await page.goto(server.http + '/ui/runs/' + o['run-id']);
     await page.waitForFunction(() => window.gdrFirstHeatmap && window.gdrFirstHeatmap.paintedMs, null, { timeout: 120000 });
     // The page's own performance marks (ms since its navigation started).
     return page.evaluate(() => {
@@ -74,9 +83,11 @@ try {
   };
   log('run page', JSON.stringify(out.run_page));
 
+  if (o['heatmap-only']) break pages;  // the run page is all
+
   // The peer: the same matrix as SVG rects (the old report.html) vs the
   // canvas heatmap, rendering only (data already in the page).
-  const buf = await (await fetch(server.http + '/ui/data/runs/big-001/matrix?rail=0')).arrayBuffer();
+  const buf = await (await fetch(server.http + '/ui/data/runs/' + o['run-id'] + '/matrix?rail=0')).arrayBuffer();
   const b64 = Buffer.from(buf).toString('base64');
   const scripts = ['matrix_data.js', 'heatmap.js'].map((f) => server.http + '/ui/assets/' + f);
   const render = async (n, kind) => {
@@ -142,7 +153,7 @@ try {
 } finally {
   await ctx.close();
   await server.stop();
-  if (!o.keep) for (const f of [db, db + '-wal', db + '-shm', html]) fs.rmSync(f, { force: true });
+  if (!o.keep && ownDb) for (const f of [db, db + '-wal', db + '-shm', html]) fs.rmSync(f, { force: true });
 }
 out.loadavg_end = load();
 out.limit_ms = Number(o['limit-ms']);
