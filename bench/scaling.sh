@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# How gdrbench's cost grows with the fleet (issue 30, item 5). For each node count N and each
+# plan, with in-process fake agents (the controller's FakeCluster: zero-time tests, so what is
+# measured is gdrbench's own cost):
+#   controller  gdrbench-controller-bench --nodes N --rails R --mode PLAN --journal J --read-back:
+#               wall (probe, plan, every test, verdicts), CPU (user+sys, the fakes included: they
+#               only answer), the run's peak RSS, the journal's bytes, and the journal read back
+#               as a resume reads it
+#   ingest      gdrbench-server-bench --db SQLITE --mode PLAN: the run (cells and every pair
+#               result) through the server's ingester; with --postgres also on PostgreSQL 15
+#   dashboard   bench/dashboard_first_heatmap.mjs --heatmap-only on that SQLite store: the run
+#               page's first heatmap in Debian's headless Chromium, cold (a new server) and warm
+# Then bench/scaling_report.py writes OUT/NAME.tsv (one row per N and plan), OUT/NAME.txt (the
+# table, and each figure's growth fitted per plan against the tests run: least squares of
+# ln(cost) on ln(tests), cost ~ a x tests^b, with the cost per test at the largest N) and
+# OUT/NAME.png (every figure against the tests, log-log, one series per plan).
+#
+#   bench/scaling.sh --out DIR [--name scaling] [--nodes "64 256 1024 4096"]
+#                    [--plans "all-pairs ring"] [--all-pairs-max 1024] [--rails 8]
+#                    [--quick-rounds 3] [--postgres] [--no-dashboard] [--build DIR] [--work DIR]
+# --all-pairs-max: above it all-pairs is not run (4,096 x 8 all-pairs is 134 M tests, a journal
+# of about 15 GB) and its row says so; the other plans run at every N.
+# Heavy at N = 1,024 all-pairs (minutes of both cores): run it under `flock /tmp/gdr-lab.lock`.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+command_line=$(printf '%q ' "bench/scaling.sh" "$@")
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p'
+}
+die() {
+  echo "scaling.sh: $*" >&2
+  exit 2
+}
+
+out="" name=scaling nodes="64 256 1024 4096" plans="all-pairs ring" all_pairs_max=1024 rails=8
+quick_rounds=3 postgres=0 dashboard=1 build=$repo/build work=""
+while (($#)); do
+  case $1 in
+    --out | --name | --nodes | --plans | --all-pairs-max | --rails | --quick-rounds | --build | --work)
+      (($# >= 2)) || die "$1 needs a value (--help)"
+      case $1 in
+        --out) out=$2 ;;
+        --name) name=$2 ;;
+        --nodes) nodes=$2 ;;
+        --plans) plans=$2 ;;
+        --all-pairs-max) all_pairs_max=$2 ;;
+        --rails) rails=$2 ;;
+        --quick-rounds) quick_rounds=$2 ;;
+        --build) build=$2 ;;
+        --work) work=$2 ;;
+      esac
+      shift 2 ;;
+    --postgres) postgres=1; shift ;;
+    --no-dashboard) dashboard=0; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown argument '$1' (--help)" ;;
+  esac
+done
+[[ -n $out ]] || die "--out DIR is required (where NAME.txt, NAME.tsv and NAME.png go)"
+[[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "--name '$name': letters, digits, '.', '_' and '-' only"
+for v in "$rails" "$quick_rounds" "$all_pairs_max"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || die "'$v' is not a positive whole number"
+done
+read -ra node_list <<<"$nodes"
+read -ra plan_list <<<"$plans"
+((${#node_list[@]} >= 1)) || die "--nodes: give at least one node count"
+((${#plan_list[@]} >= 1)) || die "--plans: give at least one plan"
+for n in "${node_list[@]}"; do
+  if ! [[ $n =~ ^[1-9][0-9]*$ ]] || ((n < 2 || n > 4096)); then die "--nodes: '$n' is not a node count in 2..4096"; fi
+done
+for p in "${plan_list[@]}"; do
+  [[ $p == all-pairs || $p == quick || $p == ring ]] || die "--plans: '$p' is not all-pairs, quick or ring"
+done
+bin=$build/bin
+need=("$bin/gdrbench-controller-bench" "$bin/gdrbench-server-bench")
+((dashboard)) && need+=("$bin/gdrbench-server")
+for f in "${need[@]}"; do
+  [[ -x $f ]] || die "build first: $f is missing (cmake --build build --target $(basename "$f"))"
+done
+if ((dashboard)); then
+  command -v node >/dev/null || die "node is missing (deploy/install-deps), or pass --no-dashboard"
+  [[ -d $repo/tests/browser/node_modules/playwright-core ]] ||
+    die "tests/browser/node_modules/playwright-core is missing (cd tests/browser && npm ci), or pass --no-dashboard"
+fi
+/usr/bin/python3 -c 'import numpy, matplotlib' 2>/dev/null ||
+  die "Debian's python3-numpy and python3-matplotlib are needed for the fit and the plot (deploy/install-deps)"
+mkdir -p "$out"
+
+keep_work=1
+if [[ -z $work ]]; then
+  work=$(mktemp -d /tmp/gdrbench-scaling.XXXXXX)
+  keep_work=0
+fi
+mkdir -p "$work"
+chmod 755 "$work"
+pgbin=/usr/lib/postgresql/15/bin
+as=()
+cleanup() {
+  if ((postgres)); then "${as[@]}" "$pgbin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1 || true; fi
+  if ((keep_work)); then rm -rf "$work/pg"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+if ((postgres)); then
+  [[ -x $pgbin/initdb ]] || die "--postgres: PostgreSQL 15 is missing ($pgbin)"
+  if [[ $(id -u) -eq 0 ]]; then chown postgres "$work"; as=(runuser -u postgres --); fi
+  "${as[@]}" "$pgbin/initdb" -D "$work/pg" -A trust -U postgres -E UTF8 >"$work/initdb.log"
+  "${as[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w -o "-k $work -c listen_addresses=''" start >/dev/null
+fi
+
+# json FILE KEY: a number or string field of the one JSON object a bench printed ("" if absent).
+json() {
+  /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d = d.get(k, "") if isinstance(d, dict) else ""
+print(d)' "$1" "$2"
+}
+log() { echo "scaling: $(date -u +%T) $*" >&2; }
+emit() { # one row of the table, its fields tab-separated
+  local IFS=$'\t'
+  echo "$*" >>"$tsv"
+}
+
+tsv=$work/$name.tsv
+cols=(nodes plan rails tests rounds ctl_wall_s ctl_cpu_s ctl_rss_mb journal_bytes read_back_s ingest_sqlite_s
+      ingest_postgres_s heatmap_cold_ms heatmap_warm_ms load_1m note)
+: >"$tsv"
+emit "${cols[@]}"
+started=$(date -u +%FT%TZ)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+
+for p in "${plan_list[@]}"; do
+  for n in "${node_list[@]}"; do
+    row="$work/$p-$n"
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    if [[ $p == all-pairs ]] && ((n > all_pairs_max)); then
+      log "$n x $rails $p: not run (above --all-pairs-max $all_pairs_max)"
+      emit "$n" "$p" "$rails" "$((n * (n - 1) * rails))" - - - - - - - - - - "$load" \
+        "not run: all-pairs above --all-pairs-max $all_pairs_max"
+      continue
+    fi
+    mode=(--mode "$p")
+    [[ $p == quick ]] && mode+=(--quick-rounds "$quick_rounds")
+    log "$n x $rails $p: controller (load $load)"
+    "$bin/gdrbench-controller-bench" --nodes "$n" --rails "$rails" "${mode[@]}" --journal "$row.journal" \
+      --read-back >"$row.ctl.json" 2>"$row.ctl.err" || {
+      cat "$row.ctl.err" >&2
+      die "gdrbench-controller-bench failed at $n x $rails $p"
+    }
+    log "$n x $rails $p: ingest on SQLite"
+    "$bin/gdrbench-server-bench" --db "$row.db" --nodes "$n" --rails "$rails" "${mode[@]}" --trend-runs 2 \
+      --trend-nodes 2 >"$row.sqlite.json" 2>"$row.sqlite.err" || {
+      cat "$row.sqlite.err" >&2
+      die "gdrbench-server-bench (SQLite) failed at $n x $rails $p"
+    }
+    pg_s=-
+    if ((postgres)); then
+      log "$n x $rails $p: ingest on PostgreSQL"
+      db=b${n}_${p//-/_}
+      "${as[@]}" "$pgbin/createdb" -h "$work" -U postgres "$db"
+      "$bin/gdrbench-server-bench" --db "postgresql:///$db?host=$work&user=postgres" --nodes "$n" --rails "$rails" \
+        "${mode[@]}" --trend-runs 2 --trend-nodes 2 >"$row.pg.json" 2>"$row.pg.err" || {
+        cat "$row.pg.err" >&2
+        die "gdrbench-server-bench (PostgreSQL) failed at $n x $rails $p"
+      }
+      "${as[@]}" "$pgbin/dropdb" -h "$work" -U postgres "$db"
+      pg_s=$(json "$row.pg.json" ingest_s)
+    fi
+    cold=- warm=-
+    if ((dashboard)); then
+      log "$n x $rails $p: the dashboard's first heatmap"
+      node "$here/dashboard_first_heatmap.mjs" --bin "$bin" --tests-bin "$build/tests" --work "$row.dash" \
+        --db "$row.db" --run-id big-1 --heatmap-only --nodes "$n" --rails "$rails" --limit-ms 1000000000 \
+        >"$row.dash.json" 2>"$row.dash.err" || {
+        cat "$row.dash.err" >&2
+        die "the dashboard's first heatmap failed at $n x $rails $p"
+      }
+      cold=$(json "$row.dash.json" run_page.cold_first_heatmap_ms)
+      warm=$(json "$row.dash.json" run_page.warm_first_heatmap_ms)
+    fi
+    c=$row.ctl.json
+    tests=$(json "$c" tests)
+    [[ $(json "$row.sqlite.json" pairs) == "$tests" ]] ||
+      die "$n x $rails $p: the ingested run has $(json "$row.sqlite.json" pairs) pairs, the controller ran $tests tests"
+    emit "$n" "$p" "$rails" "$tests" "$(json "$c" rounds)" "$(json "$c" total_s)" "$(json "$c" cpu_s)" \
+      "$(json "$c" run_max_rss_mb)" "$(json "$c" journal_bytes)" "$(json "$c" read_back_s)" \
+      "$(json "$row.sqlite.json" ingest_s)" "$pg_s" "$cold" "$warm" "$load" -
+    # What is left of a row is its JSON and logs: the journal and the store go (1,024 x 8
+    # all-pairs: about 1 GB and 0.4 GB).
+    rm -rf "$row.journal" "$row.db" "$row.db-wal" "$row.db-shm" "$row.dash"
+  done
+done
+
+cp "$tsv" "$out/$name.tsv"
+{
+  echo "# command: ${command_line% }"
+  echo "# bench/scaling.sh $started .. $(date -u +%FT%TZ), commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo "# host: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+  echo "# nodes: $nodes; plans: $plans (all-pairs up to $all_pairs_max nodes); rails: $rails; quick rounds: $quick_rounds"
+} >"$work/header.txt"
+/usr/bin/python3 "$here/scaling_report.py" "$out/$name.tsv" "$out/$name" "$work/header.txt"
+log "wrote $out/$name.txt, $out/$name.tsv and $out/$name.png"
