@@ -110,14 +110,34 @@ if ((postgres)); then
   "${as[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w -o "-k $work -c listen_addresses=''" start >/dev/null
 fi
 
-# json FILE KEY: a number or string field of the one JSON object a bench printed ("" if absent).
-json() {
+# jget FILE KEY: a field (KEY a.b for nested) of the one JSON object a bench printed; "-" when
+# the file or the field is not there (the step failed or was not run).
+jget() {
   /usr/bin/python3 -c '
 import json, sys
-d = json.load(open(sys.argv[1]))
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    d = None
 for k in sys.argv[2].split("."):
-    d = d.get(k, "") if isinstance(d, dict) else ""
-print(d)' "$1" "$2"
+    d = d.get(k) if isinstance(d, dict) else None
+print("-" if d is None or d == "" else d)' "$1" "$2"
+}
+# step NAME OUT CMD...: CMD's stdout to OUT.json, stderr to OUT.err. A failure (a run that does not
+# fit, say) costs that step's figures, not the table: the row's note says which step failed and
+# its last line, and OUT.json goes.
+step() {
+  local what=$1 o=$2 rc=0
+  shift 2
+  "$@" >"$o.json" 2>"$o.err" || rc=$?
+  ((rc == 0)) && return 0
+  rm -f "$o.json"
+  local last
+  last=$(grep -v '^\s*$' "$o.err" | tail -1 | tr '\t' ' ' | cut -c1-160)
+  echo "scaling: $what failed at $n x $rails $p (exit $rc): $last" >&2
+  note+="${note:+; }$what failed (exit $rc: $last)"
+  failures=$((failures + 1))
+  return 1
 }
 log() { echo "scaling: $(date -u +%T) $*" >&2; }
 emit() { # one row of the table, its fields tab-separated
@@ -128,6 +148,7 @@ emit() { # one row of the table, its fields tab-separated
 tsv=$work/$name.tsv
 cols=(nodes plan rails tests rounds ctl_wall_s ctl_cpu_s ctl_rss_mb journal_bytes read_back_s ingest_sqlite_s
       ingest_postgres_s heatmap_cold_ms heatmap_warm_ms load_1m note)
+failures=0
 : >"$tsv"
 emit "${cols[@]}"
 started=$(date -u +%FT%TZ)
@@ -145,50 +166,40 @@ for p in "${plan_list[@]}"; do
     fi
     mode=(--mode "$p")
     [[ $p == quick ]] && mode+=(--quick-rounds "$quick_rounds")
+    note=""
     log "$n x $rails $p: controller (load $load)"
-    "$bin/gdrbench-controller-bench" --nodes "$n" --rails "$rails" "${mode[@]}" --journal "$row.journal" \
-      --read-back >"$row.ctl.json" 2>"$row.ctl.err" || {
-      cat "$row.ctl.err" >&2
-      die "gdrbench-controller-bench failed at $n x $rails $p"
-    }
+    step controller "$row.ctl" "$bin/gdrbench-controller-bench" --nodes "$n" --rails "$rails" "${mode[@]}" \
+      --journal "$row.journal" --read-back || true
+    rm -f "$row.journal"
     log "$n x $rails $p: ingest on SQLite"
-    "$bin/gdrbench-server-bench" --db "$row.db" --nodes "$n" --rails "$rails" "${mode[@]}" --trend-runs 2 \
-      --trend-nodes 2 >"$row.sqlite.json" 2>"$row.sqlite.err" || {
-      cat "$row.sqlite.err" >&2
-      die "gdrbench-server-bench (SQLite) failed at $n x $rails $p"
-    }
-    pg_s=-
+    step "SQLite ingest" "$row.sqlite" "$bin/gdrbench-server-bench" --db "$row.db" --nodes "$n" --rails "$rails" \
+      "${mode[@]}" --trend-runs 2 --trend-nodes 2 || true
     if ((postgres)); then
       log "$n x $rails $p: ingest on PostgreSQL"
       db=b${n}_${p//-/_}
       "${as[@]}" "$pgbin/createdb" -h "$work" -U postgres "$db"
-      "$bin/gdrbench-server-bench" --db "postgresql:///$db?host=$work&user=postgres" --nodes "$n" --rails "$rails" \
-        "${mode[@]}" --trend-runs 2 --trend-nodes 2 >"$row.pg.json" 2>"$row.pg.err" || {
-        cat "$row.pg.err" >&2
-        die "gdrbench-server-bench (PostgreSQL) failed at $n x $rails $p"
-      }
+      step "PostgreSQL ingest" "$row.pg" "$bin/gdrbench-server-bench" --db "postgresql:///$db?host=$work&user=postgres" \
+        --nodes "$n" --rails "$rails" "${mode[@]}" --trend-runs 2 --trend-nodes 2 || true
       "${as[@]}" "$pgbin/dropdb" -h "$work" -U postgres "$db"
-      pg_s=$(json "$row.pg.json" ingest_s)
     fi
-    cold=- warm=-
-    if ((dashboard)); then
+    if ((dashboard)) && [[ -s $row.sqlite.json ]]; then
       log "$n x $rails $p: the dashboard's first heatmap"
-      node "$here/dashboard_first_heatmap.mjs" --bin "$bin" --tests-bin "$build/tests" --work "$row.dash" \
-        --db "$row.db" --run-id big-1 --heatmap-only --nodes "$n" --rails "$rails" --limit-ms 1000000000 \
-        >"$row.dash.json" 2>"$row.dash.err" || {
-        cat "$row.dash.err" >&2
-        die "the dashboard's first heatmap failed at $n x $rails $p"
-      }
-      cold=$(json "$row.dash.json" run_page.cold_first_heatmap_ms)
-      warm=$(json "$row.dash.json" run_page.warm_first_heatmap_ms)
+      step dashboard "$row.dash" node "$here/dashboard_first_heatmap.mjs" --bin "$bin" --tests-bin "$build/tests" \
+        --work "$row.dash" --db "$row.db" --run-id big-1 --heatmap-only --nodes "$n" --rails "$rails" \
+        --limit-ms 1000000000 || true
     fi
     c=$row.ctl.json
-    tests=$(json "$c" tests)
-    [[ $(json "$row.sqlite.json" pairs) == "$tests" ]] ||
-      die "$n x $rails $p: the ingested run has $(json "$row.sqlite.json" pairs) pairs, the controller ran $tests tests"
-    emit "$n" "$p" "$rails" "$tests" "$(json "$c" rounds)" "$(json "$c" total_s)" "$(json "$c" cpu_s)" \
-      "$(json "$c" run_max_rss_mb)" "$(json "$c" journal_bytes)" "$(json "$c" read_back_s)" \
-      "$(json "$row.sqlite.json" ingest_s)" "$pg_s" "$cold" "$warm" "$load" -
+    tests=$(jget "$c" tests)
+    pairs=$(jget "$row.sqlite.json" pairs)
+    [[ $tests == - ]] && tests=$pairs
+    if [[ $tests != - && $pairs != - && $pairs != "$tests" ]]; then
+      die "$n x $rails $p: the ingested run has $pairs pairs, the controller ran $tests tests"
+    fi
+    emit "$n" "$p" "$rails" "$tests" "$(jget "$c" rounds)" "$(jget "$c" total_s)" "$(jget "$c" cpu_s)" \
+      "$(jget "$c" run_max_rss_mb)" "$(jget "$c" journal_bytes)" "$(jget "$c" read_back_s)" \
+      "$(jget "$row.sqlite.json" ingest_s)" "$(jget "$row.pg.json" ingest_s)" \
+      "$(jget "$row.dash.json" run_page.cold_first_heatmap_ms)" "$(jget "$row.dash.json" run_page.warm_first_heatmap_ms)" \
+      "$load" "${note:--}"
     # What is left of a row is its JSON and logs: the journal and the store go (1,024 x 8
     # all-pairs: about 1 GB and 0.4 GB).
     rm -rf "$row.journal" "$row.db" "$row.db-wal" "$row.db-shm" "$row.dash"
@@ -204,3 +215,8 @@ cp "$tsv" "$out/$name.tsv"
 } >"$work/header.txt"
 /usr/bin/python3 "$here/scaling_report.py" "$out/$name.tsv" "$out/$name" "$work/header.txt"
 log "wrote $out/$name.txt, $out/$name.tsv and $out/$name.png"
+if ((failures)); then
+  keep_work=1
+  log "$failures step(s) failed: their figures are '-' and the rows' notes say why (logs kept in $work)"
+  exit 1
+fi
