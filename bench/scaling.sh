@@ -10,6 +10,10 @@
 #               result) through the server's ingester; with --postgres also on PostgreSQL 15
 #   dashboard   bench/dashboard_first_heatmap.mjs --heatmap-only on that SQLite store: the run
 #               page's first heatmap in Debian's headless Chromium, cold (a new server) and warm
+# --fleet "64 256": the real path too, at those N: bench/fleet_scale.sh (gdrbench-sim-fleet's agents
+# over mTLS, each its own port and TLS connection, driven by the `gdrbench` CLI; a 3-round quick
+# sweep and a ring sweep of 8 rails): rows of plans fleet-quick and fleet-ring with the CLI's wall,
+# CPU and peak RSS (/usr/bin/time -v); no journal, ingest or dashboard figures there.
 # Then bench/scaling_report.py writes OUT/NAME.tsv (one row per N and plan), OUT/NAME.txt (the
 # table, and each figure's growth fitted per plan against the tests run: least squares of
 # ln(cost) on ln(tests), cost ~ a x tests^b, with the cost per test at the largest N) and
@@ -17,7 +21,8 @@
 #
 #   bench/scaling.sh --out DIR [--name scaling] [--nodes "64 256 1024 4096"]
 #                    [--plans "all-pairs ring"] [--all-pairs-max 1024] [--rails 8]
-#                    [--quick-rounds 3] [--postgres] [--no-dashboard] [--build DIR] [--work DIR]
+#                    [--quick-rounds 3] [--postgres] [--no-dashboard] [--fleet "64 256"]
+#                    [--build DIR] [--work DIR]
 # --all-pairs-max: above it all-pairs is not run (4,096 x 8 all-pairs is 134 M tests, a journal
 # of about 15 GB) and its row says so; the other plans run at every N.
 # Heavy at N = 1,024 all-pairs (minutes of both cores): run it under `flock /tmp/gdr-lab.lock`.
@@ -36,10 +41,10 @@ die() {
 }
 
 out="" name=scaling nodes="64 256 1024 4096" plans="all-pairs ring" all_pairs_max=1024 rails=8
-quick_rounds=3 postgres=0 dashboard=1 build=$repo/build work=""
+quick_rounds=3 postgres=0 dashboard=1 build=$repo/build work="" fleet=""
 while (($#)); do
   case $1 in
-    --out | --name | --nodes | --plans | --all-pairs-max | --rails | --quick-rounds | --build | --work)
+    --out | --name | --nodes | --plans | --all-pairs-max | --rails | --quick-rounds | --build | --work | --fleet)
       (($# >= 2)) || die "$1 needs a value (--help)"
       case $1 in
         --out) out=$2 ;;
@@ -51,6 +56,7 @@ while (($#)); do
         --quick-rounds) quick_rounds=$2 ;;
         --build) build=$2 ;;
         --work) work=$2 ;;
+        --fleet) fleet=$2 ;;
       esac
       shift 2 ;;
     --postgres) postgres=1; shift ;;
@@ -74,9 +80,14 @@ done
 for p in "${plan_list[@]}"; do
   [[ $p == all-pairs || $p == quick || $p == ring ]] || die "--plans: '$p' is not all-pairs, quick or ring"
 done
+read -ra fleet_list <<<"$fleet"
+for n in "${fleet_list[@]}"; do
+  if ! [[ $n =~ ^[1-9][0-9]*$ ]] || ((n < 2 || n > 4096)); then die "--fleet: '$n' is not a node count in 2..4096"; fi
+done
 bin=$build/bin
 need=("$bin/gdrbench-controller-bench" "$bin/gdrbench-server-bench")
 ((dashboard)) && need+=("$bin/gdrbench-server")
+((${#fleet_list[@]})) && need+=("$bin/gdrbench" "$build/tests/gdrbench-sim-fleet")
 for f in "${need[@]}"; do
   [[ -x $f ]] || die "build first: $f is missing (cmake --build build --target $(basename "$f"))"
 done
@@ -206,12 +217,34 @@ for p in "${plan_list[@]}"; do
   done
 done
 
+if ((${#fleet_list[@]})); then
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  log "the real fleet at ${fleet_list[*]} agents: bench/fleet_scale.sh (load $load)"
+  n=${fleet_list[*]} p=fleet note=""
+  step "bench/fleet_scale.sh" "$work/fleet" "$here/fleet_scale.sh" --sizes "${fleet_list[*]}" --build "$build" || true
+  # Its table: agents step wall_s cpu_s rss_mb threads fds sockets tests ok overhead...
+  for n in "${fleet_list[@]}"; do
+    for p in quick ring; do
+      read -r wall cpu rss tests ok < <(awk -v n="$n" -v p="$p" '$1 == n && $2 == p {print $3, $4, $5, $9, $10}' \
+        "$work/fleet.json" 2>/dev/null) || true
+      if [[ -n ${wall:-} ]]; then
+        row_note="real agents over mTLS, the gdrbench CLI; $ok of $tests tests OK"
+        emit "$n" "fleet-$p" 8 "$tests" - "$wall" "$cpu" "$rss" - - - - - - "$load" "$row_note"
+      else
+        emit "$n" "fleet-$p" 8 - - - - - - - - - - - "$load" "${note:-bench/fleet_scale.sh printed no $p row}"
+      fi
+      wall=""
+    done
+  done
+  cp "$work/fleet.json" "$out/$name.fleet.txt" 2>/dev/null || true
+fi
+
 cp "$tsv" "$out/$name.tsv"
 {
   echo "# command: ${command_line% }"
   echo "# bench/scaling.sh $started .. $(date -u +%FT%TZ), commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "# host: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-  echo "# nodes: $nodes; plans: $plans (all-pairs up to $all_pairs_max nodes); rails: $rails; quick rounds: $quick_rounds"
+  echo "# nodes: $nodes; plans: $plans (all-pairs up to $all_pairs_max nodes); rails: $rails; quick rounds: $quick_rounds${fleet:+; real fleet (bench/fleet_scale.sh): $fleet agents}"
 } >"$work/header.txt"
 /usr/bin/python3 "$here/scaling_report.py" "$out/$name.tsv" "$out/$name" "$work/header.txt"
 log "wrote $out/$name.txt, $out/$name.tsv and $out/$name.png"

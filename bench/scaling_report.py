@@ -102,14 +102,14 @@ def table(rows):
 
 
 def fit_lines(fs):
-    lines = ["figure             plan       rows  exponent b  cost a x tests^b   per test at the largest N"]
+    lines = ["figure             plan         rows  exponent b  cost a x tests^b   per test at the largest N"]
     for f in fs:
         if f["fit"]:
             a, b = f["fit"]
             ab = f"{b:10.3f}  {a:16.4g}"
         else:
             ab = f"{'-':>10}  {'- (one point)':>16}"
-        lines.append(f"{f['figure']:18} {f['plan']:10} {f['rows']:4}  {ab}   "
+        lines.append(f"{f['figure']:18} {f['plan']:12} {f['rows']:4}  {ab}   "
                      f"{f['per_test']:.4g} {f['unit']}/test (N={f['at_nodes']})")
     return lines
 
