@@ -164,7 +164,9 @@ def main(argv):
     with open(argv[2] + ".txt", "w") as f:
         f.write("\n".join(text) + "\n")
     host = next((h.lstrip("# ") for h in header if h.startswith("# host")), "")
-    title = "gdrbench's cost against the tests run (fake agents)" + ("\n" + host if host else "")
+    fleet = any(r["plan"].startswith("fleet-") for r in rows)
+    title = ("gdrbench's cost against the tests run (fake agents" +
+             ("; fleet-*: real agents over mTLS, the gdrbench CLI)" if fleet else ")") + ("\n" + host if host else ""))
     plot(rows, fs, argv[2] + ".png", title)
     print("\n".join(text))
 
