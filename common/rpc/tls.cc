@@ -92,9 +92,7 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
   return grpc::SslCredentials(opts);
 }
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
-                                                           const ClientTlsConfig& config,
-                                                           int max_receive_bytes) {
+absl::Status CheckAddress(const std::string& address, const ClientTlsConfig& config) {
   auto colon = address.rfind(':');
   uint32_t port = 0;
   if (address.empty() || colon == std::string::npos || colon == 0 ||
@@ -102,7 +100,22 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
     return absl::InvalidArgumentError(
         absl::StrCat(PeerName(config.peer), " address '", address, "' is not HOST:PORT"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
+                                                           const ClientTlsConfig& config,
+                                                           int max_receive_bytes) {
+  GDR_RETURN_IF_ERROR(CheckAddress(address, config));
   GDR_ASSIGN_OR_RETURN(auto creds, MakeChannelCredentials(config));
+  return MakeChannel(address, config, std::move(creds), max_receive_bytes);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
+                                                           const ClientTlsConfig& config,
+                                                           std::shared_ptr<grpc::ChannelCredentials> creds,
+                                                           int max_receive_bytes) {
+  GDR_RETURN_IF_ERROR(CheckAddress(address, config));
   grpc::ChannelArguments args;
   if (!config.server_name.empty()) args.SetSslTargetNameOverride(config.server_name);
   // Fail fast when nothing listens: operators get one line, not a long backoff.

@@ -51,12 +51,22 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
     const ClientTlsConfig& config);
 
+// INVALID_ARGUMENT naming the peer ("agent address 'h:' is not HOST:PORT")
+// when `address` has no port.
+absl::Status CheckAddress(const std::string& address, const ClientTlsConfig& config);
 // A channel to `address` ("host:port"), validated: INVALID_ARGUMENT naming
 // the peer ("agent address 'h:' is not HOST:PORT") when it has no port.
 // `max_receive_bytes` > 0: the largest response the channel takes (gRPC's
 // default: 4 MiB).
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
                                                            const ClientTlsConfig& config,
+                                                           int max_receive_bytes = 0);
+// The same with credentials made once (MakeChannelCredentials of `config`)
+// for many channels: the files are read and checked, and gRPC's TLS context
+// set up, once instead of once per channel.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
+                                                           const ClientTlsConfig& config,
+                                                           std::shared_ptr<grpc::ChannelCredentials> creds,
                                                            int max_receive_bytes = 0);
 
 }  // namespace gdrbench::rpc

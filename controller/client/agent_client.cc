@@ -8,19 +8,27 @@
 namespace gdrbench::controller {
 
 absl::StatusOr<std::unique_ptr<AgentClient>> AgentClient::Create(AgentClientConfig config) {
-  std::unique_ptr<AgentClient> c(new AgentClient(std::move(config)));
-  GDR_ASSIGN_OR_RETURN(c->channel_, rpc::MakeChannel(c->config_.address, c->config_.tls));
-  c->stub_ = v1::Agent::NewStub(c->channel_);
-  return c;
+  GDR_RETURN_IF_ERROR(rpc::CheckAddress(config.address, config.tls));
+  GDR_ASSIGN_OR_RETURN(auto channels, MakeAgentChannels(config.tls, 1));
+  return Create(std::move(config), std::move(channels));
+}
+
+absl::StatusOr<std::unique_ptr<AgentClient>> AgentClient::Create(AgentClientConfig config,
+                                                                 std::shared_ptr<AgentChannels> channels) {
+  // The address is checked now, not at the first call: a bad inventory line
+  // fails before anything runs.
+  GDR_RETURN_IF_ERROR(rpc::CheckAddress(config.address, config.tls));
+  return std::unique_ptr<AgentClient>(new AgentClient(std::move(config), std::move(channels)));
 }
 
 void AgentClient::Prepare(grpc::ClientContext& ctx, std::chrono::milliseconds timeout) const {
   ctx.set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
-absl::Status AgentClient::WaitConnected() {
+absl::StatusOr<AgentChannels::Lease> AgentClient::Connected() {
+  GDR_ASSIGN_OR_RETURN(AgentChannels::Lease lease, channels_->Acquire(config_.address));
   auto deadline = std::chrono::system_clock::now() + config_.connect_timeout;
-  if (channel_->WaitForConnected(deadline)) return absl::OkStatus();
+  if (lease->channel->WaitForConnected(deadline)) return lease;
   // A refused TLS handshake shows up here as well, without its reason: one
   // handshake of our own names it (foreign CA, expired, not yet valid, ...).
   absl::Status why = rpc::ProbeTls(config_.address, config_.tls, std::chrono::milliseconds(2000));
@@ -37,12 +45,12 @@ absl::Status AgentClient::WaitConnected() {
 }
 
 // Every unary RPC: connected, under rpc_timeout, its error named "<Method> on <address>".
-#define GDR_CALL(Method, req, resp)     \
-  GDR_RETURN_IF_ERROR(WaitConnected()); \
-  grpc::ClientContext ctx;              \
-  Prepare(ctx, config_.rpc_timeout);    \
-  GDR_RETURN_IF_ERROR(                  \
-      rpc::FromGrpc(stub_->Method(&ctx, req, resp), absl::StrCat(#Method, " on ", config_.address)))
+#define GDR_CALL(Method, req, resp)                                \
+  GDR_ASSIGN_OR_RETURN(AgentChannels::Lease channel, Connected()); \
+  grpc::ClientContext ctx;                                         \
+  Prepare(ctx, config_.rpc_timeout);                               \
+  GDR_RETURN_IF_ERROR(                                             \
+      rpc::FromGrpc(channel->stub->Method(&ctx, req, resp), absl::StrCat(#Method, " on ", config_.address)))
 
 // ... answered in a new message.
 #define GDR_UNARY(Method, Req, Resp, req) \
@@ -90,10 +98,10 @@ absl::StatusOr<v1::CloseTargetResponse> AgentClient::CloseTarget(const std::stri
 absl::Status AgentClient::RunWriteSweep(
     const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
     const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) {
-  GDR_RETURN_IF_ERROR(WaitConnected());
+  GDR_ASSIGN_OR_RETURN(AgentChannels::Lease channel, Connected());
   grpc::ClientContext ctx;
   Prepare(ctx, timeout);
-  auto reader = stub_->RunWriteSweep(&ctx, request);
+  auto reader = channel->stub->RunWriteSweep(&ctx, request);
   v1::RunWriteSweepResponse msg;
   uint64_t read = 0;
   while (reader->Read(&msg)) {

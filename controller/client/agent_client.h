@@ -1,5 +1,9 @@
 // A client of one agent: every RPC with a deadline, errors as absl::Status
-// whose message names the RPC and the agent's address.
+// whose message names the RPC and the agent's address. Its channel is taken
+// from an AgentChannels cache for each call and handed back after it (the
+// clients of a fleet share one cache, so the channels open at once follow
+// the calls in flight, not the fleet's size); a channel the cache closed is
+// reopened by the next call.
 // Thread safety: all methods may be called concurrently.
 #pragma once
 
@@ -11,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "common/rpc/tls.h"
 #include "common/sweep_limits.h"
+#include "controller/client/agent_channels.h"
 #include "gdrbench/v1/agent.grpc.pb.h"
 
 namespace gdrbench::controller {
@@ -25,7 +30,13 @@ struct AgentClientConfig {
 class AgentClient {
  public:
   // INVALID_ARGUMENT for a malformed address or TLS config. Does not connect.
+  // A cache of its own, of one channel, made from config.tls.
   static absl::StatusOr<std::unique_ptr<AgentClient>> Create(AgentClientConfig config);
+  // Channels from `channels` (made with config.tls: MakeAgentChannels);
+  // config.tls names the files in errors and serves the handshake that
+  // explains a refused connection.
+  static absl::StatusOr<std::unique_ptr<AgentClient>> Create(AgentClientConfig config,
+                                                             std::shared_ptr<AgentChannels> channels);
 
   const std::string& address() const { return config_.address; }
 
@@ -49,13 +60,14 @@ class AgentClient {
   absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& target_id);
 
  private:
-  explicit AgentClient(AgentClientConfig config) : config_(std::move(config)) {}
+  AgentClient(AgentClientConfig config, std::shared_ptr<AgentChannels> channels)
+      : config_(std::move(config)), channels_(std::move(channels)) {}
   void Prepare(grpc::ClientContext& ctx, std::chrono::milliseconds timeout) const;
-  absl::Status WaitConnected();
+  // The agent's channel, connected (opened first when the cache holds none).
+  absl::StatusOr<AgentChannels::Lease> Connected();
 
   AgentClientConfig config_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Agent::Stub> stub_;
+  std::shared_ptr<AgentChannels> channels_;
 };
 
 }  // namespace gdrbench::controller

@@ -9,4 +9,10 @@ absl::StatusOr<std::unique_ptr<GrpcAgentApi>> GrpcAgentApi::Create(AgentClientCo
   return std::unique_ptr<GrpcAgentApi>(new GrpcAgentApi(std::move(client)));
 }
 
+absl::StatusOr<std::unique_ptr<GrpcAgentApi>> GrpcAgentApi::Create(AgentClientConfig config,
+                                                                   std::shared_ptr<AgentChannels> channels) {
+  GDR_ASSIGN_OR_RETURN(auto client, AgentClient::Create(std::move(config), std::move(channels)));
+  return std::unique_ptr<GrpcAgentApi>(new GrpcAgentApi(std::move(client)));
+}
+
 }  // namespace gdrbench::controller::run

@@ -18,6 +18,10 @@ class GrpcAgentApi final : public AgentApi {
  public:
   // INVALID_ARGUMENT for a malformed address or TLS config; does not connect.
   static absl::StatusOr<std::unique_ptr<GrpcAgentApi>> Create(AgentClientConfig config);
+  // Its channels from `channels`, shared with the fleet's other agents
+  // (agent_client.h).
+  static absl::StatusOr<std::unique_ptr<GrpcAgentApi>> Create(AgentClientConfig config,
+                                                              std::shared_ptr<AgentChannels> channels);
 
   absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return client_->GetNodeInfo(); }
   absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& r) override {
