@@ -42,6 +42,12 @@ absl::StatusOr<run::Plan> MakeSweepPlan(const SweepConfig& c, std::vector<run::P
 
 // gRPC clients for the inventory's nodes, or the agents the caller gave.
 struct Agents {
+  Agents() = default;
+  Agents(Agents&&) = default;
+  Agents& operator=(Agents&&) = default;
+  ~Agents();  // logs how many channels were opened, and at most at once
+
+  std::shared_ptr<AgentChannels> channels;  // owned's, shared; null with the caller's agents
   std::vector<std::unique_ptr<run::GrpcAgentApi>> owned;
   std::vector<run::AgentApi*> api;
 };

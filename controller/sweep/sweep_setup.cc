@@ -11,6 +11,7 @@
 #include "controller/run/memory_kinds.h"
 #include "controller/run/probe.h"
 #include "controller/sweep/sweep_internal.h"
+#include "spdlog/spdlog.h"
 
 namespace gdrbench::controller::sweep {
 namespace internal {
@@ -134,6 +135,14 @@ absl::StatusOr<run::Plan> MakeSweepPlan(const SweepConfig& c, std::vector<run::P
   return plan;
 }
 
+Agents::~Agents() {
+  if (channels == nullptr) return;
+  const AgentChannels::Stats s = channels->stats();
+  spdlog::info(
+      "agent channels: {} opened for {} agents, at most {} open at once (bound {}), {} closed for room",
+      s.opened, owned.size(), s.most_open, channels->capacity(), s.closed);
+}
+
 absl::StatusOr<Agents> ConnectAgents(const SweepConfig& c, const inventory::Inventory& inv) {
   Agents a;
   if (!c.agents.empty()) {
@@ -141,13 +150,19 @@ absl::StatusOr<Agents> ConnectAgents(const SweepConfig& c, const inventory::Inve
     return a;
   }
   rpc::ClientTlsConfig tls = c.tls ? *c.tls : inv.has_tls ? inv.tls : rpc::ClientTlsConfig{};
+  // One cache for the fleet: the channels (fds, TLS connections) open at
+  // once follow c.parallel, not the number of agents.
+  auto channels = MakeAgentChannels(tls, ChannelBound(c.parallel));
+  if (!channels.ok())
+    return absl::InvalidArgumentError(absl::StrCat("agents' TLS: ", channels.status().message()));
+  a.channels = std::move(*channels);
   for (const auto& node : inv.nodes) {
     AgentClientConfig cfg;
     cfg.address = node.address;
     cfg.tls = tls;
     cfg.rpc_timeout = c.rpc_timeout;
     cfg.connect_timeout = c.connect_timeout;
-    auto api = run::GrpcAgentApi::Create(std::move(cfg));
+    auto api = run::GrpcAgentApi::Create(std::move(cfg), a.channels);
     if (!api.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("node ", node.name, ": ", api.status().message()));
     }
