@@ -153,8 +153,9 @@ absl::StatusOr<Agents> ConnectAgents(const SweepConfig& c, const inventory::Inve
   // One cache for the fleet: the channels (fds, TLS connections) open at
   // once follow c.parallel, not the number of agents.
   auto channels = MakeAgentChannels(tls, ChannelBound(c.parallel));
-  if (!channels.ok())
+  if (!channels.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("agents' TLS: ", channels.status().message()));
+  }
   a.channels = std::move(*channels);
   for (const auto& node : inv.nodes) {
     AgentClientConfig cfg;
