@@ -6,7 +6,7 @@
 
 namespace gdrbench::controller {
 
-size_t ChannelBound(uint32_t parallel) { return 2 * static_cast<size_t>(std::max<uint32_t>(parallel, 1)); }
+size_t ChannelBound(uint32_t parallel) { return 4 * static_cast<size_t>(std::max<uint32_t>(parallel, 1)); }
 
 absl::StatusOr<std::shared_ptr<AgentChannels>> MakeAgentChannels(const rpc::ClientTlsConfig& tls,
                                                                  size_t capacity) {

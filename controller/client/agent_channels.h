@@ -26,8 +26,11 @@ struct AgentChannel {
 using AgentChannels = ConnectionCache<AgentChannel>;
 
 // The channels a controller running `parallel` pair tests (or preflights)
-// at once holds: a test holds its two agents' channels through its calls
-// (the target's while the initiator's stream runs), a preflight one.
+// at once holds: 4 x parallel. A test holds its two agents' channels through
+// its calls (the target's while the initiator's stream runs), so 2 x
+// parallel are in use at most; as many again stay open for later rounds
+// (ConnectionCache's choice of which to close), since each reopening costs a
+// TLS handshake and, with gRPC 1.51, a new TLS context (several ms of CPU).
 size_t ChannelBound(uint32_t parallel);
 
 // At most `capacity` channels open at once, all with `tls`. INVALID_ARGUMENT

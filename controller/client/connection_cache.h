@@ -6,8 +6,14 @@
 // A caller takes a connection for one call with Acquire and holds the Lease
 // while the call runs (a stream: its whole length). A connection nobody
 // holds stays open, idle, for the next call to its peer; when a new one is
-// needed and `capacity` are open, the least recently used idle one is
-// closed. A connection in use is never closed under its caller: when every
+// needed and `capacity` are open, an idle one is closed: of those not used
+// within the last `capacity` acquisitions, the most recently used; when all
+// were, the least recently used. (A sweep visits every agent once a round,
+// in the same kind of order each round: least recently used would close
+// each agent's connection just before its next round needs it; this keeps
+// a stable set open across rounds, while the connections of the tests
+// running now and just before are kept as least recently used would keep
+// them.) A connection in use is never closed under its caller: when every
 // open one is in use, Acquire opens one more rather than wait (a caller
 // holding one lease may ask for a second, and waiting could deadlock), and
 // the excess is closed as soon as leases come back. So at most
@@ -53,6 +59,7 @@ class ConnectionCache {
     std::string key;
     std::unique_ptr<Connection> connection;
     uint32_t leases = 0;
+    uint64_t last_used = 0;                        // the acquisition count when last taken or handed back
     typename std::list<Entry*>::iterator idle_at;  // valid while leases == 0
   };
 
@@ -100,10 +107,12 @@ class ConnectionCache {
   // factory's.
   absl::StatusOr<Lease> Acquire(const std::string& key) {
     std::lock_guard<std::mutex> lock(mu_);
+    ++acquisitions_;
     auto it = entries_.find(key);
     if (it != entries_.end()) {
       Entry* e = it->second.get();
       if (e->leases++ == 0) idle_.erase(e->idle_at);
+      e->last_used = acquisitions_;
       return Lease(this, e);
     }
     EvictDownTo(capacity_ - 1);
@@ -113,6 +122,7 @@ class ConnectionCache {
     entry->key = key;
     entry->connection = std::move(*made);
     entry->leases = 1;
+    entry->last_used = acquisitions_;
     Entry* e = entry.get();
     entries_.emplace(key, std::move(entry));
     ++stats_.opened;
@@ -130,16 +140,32 @@ class ConnectionCache {
  private:
   void Return(Entry* e) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (--e->leases == 0) e->idle_at = idle_.insert(idle_.end(), e);  // most recently used last
+    if (--e->leases == 0) {
+      e->last_used = acquisitions_;
+      e->idle_at = idle_.insert(idle_.end(), e);  // most recently used last
+    }
     EvictDownTo(capacity_);
   }
 
-  // Closes idle connections, least recently used first, until at most
-  // `limit` are open or none is idle. Under mu_.
+  // The idle connection to close (idle_ not empty): the most recently used
+  // of those not used within the last capacity_ acquisitions, else the
+  // least recently used. idle_ is ordered by last_used, so the old ones are
+  // its front: the last of them is the one.
+  typename std::list<Entry*>::iterator Victim() {
+    for (auto it = idle_.end(); it != idle_.begin();) {
+      --it;
+      if ((*it)->last_used + capacity_ < acquisitions_) return it;
+    }
+    return idle_.begin();
+  }
+
+  // Closes idle connections (Victim) until at most `limit` are open or none
+  // is idle. Under mu_.
   void EvictDownTo(size_t limit) {
     while (entries_.size() > limit && !idle_.empty()) {
-      Entry* victim = idle_.front();
-      idle_.pop_front();
+      auto at = Victim();
+      Entry* victim = *at;
+      idle_.erase(at);
       entries_.erase(entries_.find(victim->key));  // not erase(key): the key lives in the entry
       ++stats_.closed;
     }
@@ -150,6 +176,7 @@ class ConnectionCache {
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
   std::list<Entry*> idle_;  // leases == 0, least recently used first
+  uint64_t acquisitions_ = 0;
   Stats stats_;
 };
 

@@ -128,10 +128,10 @@ TEST(AgentChannels, ABadAddressFailsWhenTheClientIsMadeNotAtItsFirstCall) {
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("'host-without-port' is not HOST:PORT"));
 }
 
-TEST(AgentChannels, TheBoundIsTwoChannelsPerParallelTest) {
-  EXPECT_EQ(ChannelBound(64), 128u);
-  EXPECT_EQ(ChannelBound(1), 2u);
-  EXPECT_EQ(ChannelBound(0), 2u);
+TEST(AgentChannels, TheBoundIsFourChannelsPerParallelTest) {
+  EXPECT_EQ(ChannelBound(64), 256u);
+  EXPECT_EQ(ChannelBound(1), 4u);
+  EXPECT_EQ(ChannelBound(0), 4u);
 }
 
 }  // namespace

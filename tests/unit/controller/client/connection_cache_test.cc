@@ -105,6 +105,28 @@ TEST(ConnectionCache, NeverClosesAConnectionInUseAndShrinksBackWhenItIsReturned)
   EXPECT_THAT(c.opened_keys, ElementsAre("a", "b", "x"));
 }
 
+// Rounds visit every peer, in the same order, with more peers than room,
+// each peer for a few calls in a row (a pair's tests on its rails): least
+// recently used would close each just before the next round needs it (an
+// opening per peer and round); the cache keeps a stable set open.
+TEST(ConnectionCache, RoundsOverMorePeersThanRoomKeepAStableSetOpen) {
+  CountedCache c(4);
+  const std::vector<std::string> peers = {"a", "b", "c", "d", "e", "f"};
+  for (int round = 0; round < 5; ++round) {
+    for (const auto& p : peers) {
+      for (int call = 0; call < 3; ++call) {
+        auto l = c.cache.Acquire(p);
+        ASSERT_TRUE(l.ok());
+      }
+    }
+  }
+  const auto s = c.cache.stats();
+  EXPECT_LE(s.most_open, 4u);
+  // 6 the first round, then 4 a round: the 2 that stay open are the stable
+  // set (4 less the peers used within the last 4 calls).
+  EXPECT_EQ(s.opened, 6u + 4 * 4) << "least recently used opens 30";
+}
+
 TEST(ConnectionCache, AFactoryErrorIsAcquiresAndLeavesNothingOpen) {
   CountedCache c(1);
   auto bad = c.cache.Acquire("bad");
