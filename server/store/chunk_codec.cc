@@ -36,24 +36,29 @@ absl::StatusOr<std::string> CompressChunk(std::string_view raw) {
 }
 
 absl::StatusOr<std::string> DecodeChunk(int64_t encoding, std::string data) {
+  return DecodeStored(encoding, std::move(data), "pair chunk");
+}
+
+absl::StatusOr<std::string> DecodeStored(int64_t encoding, std::string data, absl::string_view what) {
   if (encoding == static_cast<int64_t>(ChunkEncoding::kRaw)) return data;
   if (encoding != static_cast<int64_t>(ChunkEncoding::kZstd)) {
-    return absl::DataLossError(absl::StrCat("pair chunk: unknown encoding ", encoding, " (0 plain, 1 zstd)"));
+    return absl::DataLossError(absl::StrCat(what, ": unknown encoding ", encoding, " (0 plain, 1 zstd)"));
   }
   const unsigned long long size = ZSTD_getFrameContentSize(data.data(), data.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR) return absl::DataLossError("pair chunk: not a zstd frame");
-  if (size == ZSTD_CONTENTSIZE_UNKNOWN) return absl::DataLossError("pair chunk: a zstd frame without its size");
+  if (size == ZSTD_CONTENTSIZE_ERROR) return absl::DataLossError(absl::StrCat(what, ": not a zstd frame"));
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN)
+    return absl::DataLossError(absl::StrCat(what, ": a zstd frame without its size"));
   if (size > kMaxChunkBytes) {
-    return absl::DataLossError(absl::StrCat("pair chunk: its frame claims ", size, " bytes, more than the ",
+    return absl::DataLossError(absl::StrCat(what, ": its frame claims ", size, " bytes, more than the ",
                                             kMaxChunkBytes, " a stored chunk may have"));
   }
   thread_local std::unique_ptr<ZSTD_DCtx, FreeDCtx> ctx(ZSTD_createDCtx());
   if (!ctx) return absl::InternalError("zstd: cannot create a decompression context");
   std::string out(static_cast<size_t>(size), '\0');
   const size_t n = ZSTD_decompressDCtx(ctx.get(), out.data(), out.size(), data.data(), data.size());
-  if (ZSTD_isError(n)) return absl::DataLossError(absl::StrCat("pair chunk: ", ZSTD_getErrorName(n)));
+  if (ZSTD_isError(n)) return absl::DataLossError(absl::StrCat(what, ": ", ZSTD_getErrorName(n)));
   if (n != size) {
-    return absl::DataLossError(absl::StrCat("pair chunk: decompressed to ", n, " bytes, its frame says ", size));
+    return absl::DataLossError(absl::StrCat(what, ": decompressed to ", n, " bytes, its frame says ", size));
   }
   return out;
 }

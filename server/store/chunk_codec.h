@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace gdrbench::server::store {
 
@@ -30,5 +31,9 @@ absl::StatusOr<std::string> CompressChunk(std::string_view raw);
 // reason for an unknown encoding, a frame that is not zstd, is truncated,
 // claims more than kMaxChunkBytes or does not decompress to its size.
 absl::StatusOr<std::string> DecodeChunk(int64_t encoding, std::string data);
+
+// The same for any value kept this way (cell_block.h), the messages
+// starting with `what`.
+absl::StatusOr<std::string> DecodeStored(int64_t encoding, std::string data, absl::string_view what);
 
 }  // namespace gdrbench::server::store

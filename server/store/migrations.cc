@@ -144,6 +144,29 @@ CREATE TABLE link_noise (
 )@NOROWID@;
 )sql";
 
+// Version 6: a run's cells as blocks, one row per (run, rail, size, source)
+// (cell_block.h). Runs stored before keep their rows in cells, which the
+// store still reads; new runs write no rows there. A rowid table: its rows
+// are large, which WITHOUT ROWID tables are not made for
+// (https://www.sqlite.org/withoutrowid.html, section 4). The blocks are
+// compressed already: PostgreSQL keeps them out of line without trying to
+// compress them again (STORAGE EXTERNAL).
+constexpr std::string_view kV6 = R"sql(
+CREATE TABLE cell_blocks (
+  run BIGINT NOT NULL,
+  rail INTEGER NOT NULL,
+  size_bytes BIGINT NOT NULL,
+  src BIGINT NOT NULL,
+  cell_count INTEGER NOT NULL,
+  encoding SMALLINT NOT NULL,
+  data @BLOB@ NOT NULL,
+  PRIMARY KEY (run, rail, size_bytes, src)
+);
+)sql";
+constexpr std::string_view kV6PostgresOnly = R"sql(
+ALTER TABLE cell_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
+)sql";
+
 int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -168,6 +191,8 @@ const std::vector<Migration>& Migrations() {
     m.push_back({3, "heatmap matrices of the verdict sizes", Ddl(kV3, Dialect::kSqlite), Ddl(kV3, Dialect::kPostgres)});
     m.push_back({4, "pair chunks compressed (zstd)", Ddl(kV4, Dialect::kSqlite), Ddl(kV4, Dialect::kPostgres)});
     m.push_back({5, "per-link noise windows", Ddl(kV5, Dialect::kSqlite), Ddl(kV5, Dialect::kPostgres)});
+    m.push_back({6, "cells kept as one block per source", Ddl(kV6, Dialect::kSqlite),
+                 Ddl(kV6, Dialect::kPostgres) + std::string(kV6PostgresOnly)});
     return m;
   }();
   return all;
@@ -175,7 +200,9 @@ const std::vector<Migration>& Migrations() {
 
 int LatestSchemaVersion() { return Migrations().back().version; }
 
-absl::StatusOr<int> Migrate(SqlDb& db) {
+absl::StatusOr<int> Migrate(SqlDb& db) { return MigrateTo(db, LatestSchemaVersion()); }
+
+absl::StatusOr<int> MigrateTo(SqlDb& db, int version) {
   GDR_RETURN_IF_ERROR(db.Begin());
   if (db.dialect() == Dialect::kPostgres) {
     // One server migrates; the others wait here, then find nothing to do.
@@ -196,7 +223,7 @@ absl::StatusOr<int> Migrate(SqlDb& db) {
         LatestSchemaVersion(), "): run a newer server"));
   }
   for (const Migration& m : Migrations()) {
-    if (m.version <= *before) continue;
+    if (m.version <= *before || m.version > version) continue;
     absl::Status st = db.ExecScript(db.dialect() == Dialect::kSqlite ? m.sqlite : m.postgres);
     if (st.ok()) {
       st = db.Exec("INSERT INTO schema_migrations (version, name, applied_us) VALUES (?, ?, ?)",

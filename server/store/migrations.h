@@ -16,6 +16,7 @@
 //   run_pairs    (run, chunk, pair_count, data)    v1.PairChunk, serialized
 //                (version 4: + encoding; data zstd-compressed, chunk_codec.h)
 //   cells        (run, rail, size_bytes, src, dst, status, bw_avg_gbps,
+//                (written up to version 5; read for the runs stored then)
 //                 verdict, expected_gbps, baseline_gbps, reason NULL)
 //                 PRIMARY KEY (run, rail, size_bytes, src, dst):
 //                 a link across runs is one lookup per run; a node as source
@@ -27,6 +28,11 @@
 //                 (version 5) PRIMARY KEY (cluster, rail, size_bytes): each
 //                 link's window of recent passing readings of that matrix
 //                 (server/history/link_noise.h)
+//   cell_blocks  (run, rail, size_bytes, src, cell_count, encoding, data)
+//                (version 6) PRIMARY KEY (run, rail, size_bytes, src): a
+//                source's cells of one matrix in one compressed block
+//                (cell_block.h); a link across runs is still one lookup
+//                per run, a node as source one row per matrix
 // Errors: FAILED_PRECONDITION when the store is newer than this binary.
 #pragma once
 
@@ -50,5 +56,7 @@ int LatestSchemaVersion();
 
 // Brings `db` to the latest version. Returns the version it was at (0: new).
 absl::StatusOr<int> Migrate(SqlDb& db);
+// Brings `db` to `version` at most (tests make a store of an older server).
+absl::StatusOr<int> MigrateTo(SqlDb& db, int version);
 
 }  // namespace gdrbench::server::store

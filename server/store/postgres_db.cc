@@ -2,13 +2,11 @@
 
 #include <libpq-fe.h>
 
-#include <iterator>
 #include <cstdlib>
 #include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "fmt/format.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::server::store {
@@ -137,11 +135,9 @@ class PostgresDb final : public SqlDb {
     if (auto st = ExecScript("ROLLBACK"); !st.ok()) spdlog::warn("{}", std::string(st.message()));
   }
 
-  absl::StatusOr<std::unique_ptr<CellSink>> BulkCells() override;
-
   absl::Status Check(PGresult* r, std::string_view sql) {
     ExecStatusType s = PQresultStatus(r);
-    if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || s == PGRES_COPY_IN) return absl::OkStatus();
+    if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) return absl::OkStatus();
     std::string msg = absl::StrCat(name_, ": ", StatementHead(sql), ": ",
                                    r ? PQresultErrorMessage(r) : PQerrorMessage(c_));
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
@@ -153,78 +149,10 @@ class PostgresDb final : public SqlDb {
     return absl::InternalError(msg);
   }
 
-  PGconn* conn() { return c_; }
-
  private:
   PGconn* c_;
   std::string name_;
 };
-
-// COPY cells FROM STDIN in the text format, sent in ~1 MiB pieces.
-class CopyCellSink final : public CellSink {
- public:
-  explicit CopyCellSink(PostgresDb* db) : db_(db) { buf_.reserve(kFlush + 256); }
-  ~CopyCellSink() override {
-    if (!finished_) PQputCopyEnd(db_->conn(), "cancelled");
-  }
-  absl::Status Add(const CellRecord& c) override {
-    fmt::format_to(std::back_inserter(buf_), "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t", c.run,
-                   c.rail, c.size_bytes, c.src, c.dst, c.status, c.bw_avg_gbps, c.verdict,
-                   c.expected_gbps, c.baseline_gbps);
-    if (c.reason.empty()) {
-      buf_.append("\\N");
-    } else {
-      // COPY's text format: backslash escapes for the delimiter, newlines and itself.
-      for (char ch : c.reason) {
-        switch (ch) {
-          case '\\': buf_.append("\\\\"); break;
-          case '\t': buf_.append("\\t"); break;
-          case '\n': buf_.append("\\n"); break;
-          case '\r': buf_.append("\\r"); break;
-          default: buf_.push_back(ch);
-        }
-      }
-    }
-    buf_.push_back('\n');
-    if (buf_.size() >= kFlush) return Flush();
-    return absl::OkStatus();
-  }
-  absl::Status Finish() override {
-    if (auto st = Flush(); !st.ok()) return st;
-    finished_ = true;
-    if (PQputCopyEnd(db_->conn(), nullptr) != 1) return Error("COPY end");
-    Result r(PQgetResult(db_->conn()));
-    absl::Status st = db_->Check(r.get(), "COPY cells FROM STDIN");
-    while (PGresult* more = PQgetResult(db_->conn())) PQclear(more);
-    return st;
-  }
-
- private:
-  static constexpr size_t kFlush = 1 << 20;
-  absl::Status Flush() {
-    if (buf_.empty()) return absl::OkStatus();
-    if (PQputCopyData(db_->conn(), buf_.data(), static_cast<int>(buf_.size())) != 1) {
-      return Error("COPY data");
-    }
-    buf_.clear();
-    return absl::OkStatus();
-  }
-  absl::Status Error(const char* what) {
-    return absl::UnavailableError(
-        absl::StrCat(db_->name(), ": ", what, ": ", PQerrorMessage(db_->conn())));
-  }
-  PostgresDb* db_;
-  std::string buf_;
-  bool finished_ = false;
-};
-
-absl::StatusOr<std::unique_ptr<CellSink>> PostgresDb::BulkCells() {
-  Result r(PQexec(conn(),
-                  "COPY cells (run, rail, size_bytes, src, dst, status, bw_avg_gbps, verdict, "
-                  "expected_gbps, baseline_gbps, reason) FROM STDIN"));
-  if (auto st = Check(r.get(), "COPY cells FROM STDIN"); !st.ok()) return st;
-  return std::make_unique<CopyCellSink>(this);
-}
 
 }  // namespace
 

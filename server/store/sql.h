@@ -2,7 +2,7 @@
 // with parameters bound by position (`?` in the SQL text; the PostgreSQL
 // connection renumbers them $1..$n) and rows read by column index. The store
 // (store.h) is written once over this; each backend only connects,
-// binds, reads rows and bulk-loads cells.
+// binds and reads rows.
 //
 // Errors: INVALID_ARGUMENT for SQL the database refuses to prepare,
 // ALREADY_EXISTS for a unique-key violation, UNAVAILABLE when the database
@@ -42,7 +42,8 @@ class SqlRow {
   virtual std::string Bytes(int col) const = 0;  // a BLOB / BYTEA column
 };
 
-// One row of the cells table, as bulk-loaded.
+// One cell of a run (a row of the cells table before schema version 6, a
+// cell of a block since: cell_block.h).
 struct CellRecord {
   int64_t run = 0;
   uint32_t rail = 0;
@@ -56,15 +57,6 @@ struct CellRecord {
   double expected_gbps = 0;
   double baseline_gbps = 0;
   std::string reason;
-};
-
-// Appends rows to the cells table inside the open transaction.
-class CellSink {
- public:
-  virtual ~CellSink() = default;
-  virtual absl::Status Add(const CellRecord& cell) = 0;
-  // Everything added is in the table (before Commit).
-  virtual absl::Status Finish() = 0;
 };
 
 enum class Dialect { kSqlite, kPostgres };
@@ -84,8 +76,6 @@ class SqlDb {
   virtual absl::Status Begin() = 0;
   virtual absl::Status Commit() = 0;
   virtual void Rollback() = 0;  // logs a failure, never fails the caller
-  // Bulk load of cell rows (SQLite: a prepared INSERT; PostgreSQL: COPY).
-  virtual absl::StatusOr<std::unique_ptr<CellSink>> BulkCells() = 0;
   virtual std::string name() const = 0;  // "sqlite /var/lib/x.db", "postgresql host=..."
 };
 

@@ -112,8 +112,6 @@ class SqliteDb final : public SqlDb {
     if (auto st = ExecScript("ROLLBACK"); !st.ok()) spdlog::warn("{}", std::string(st.message()));
   }
 
-  absl::StatusOr<std::unique_ptr<CellSink>> BulkCells() override;
-
   absl::StatusOr<sqlite3_stmt*> Prepare(std::string_view sql) {
     std::string key(sql);
     auto it = cache_.find(key);
@@ -171,51 +169,6 @@ class SqliteDb final : public SqlDb {
   std::string path_;
   std::unordered_map<std::string, Statement> cache_;
 };
-
-class SqliteCellSink final : public CellSink {
- public:
-  SqliteCellSink(SqliteDb* db, sqlite3_stmt* s) : db_(db), s_(s) {}
-  absl::Status Add(const CellRecord& c) override {
-    sqlite3_reset(s_);
-    sqlite3_bind_int64(s_, 1, c.run);
-    sqlite3_bind_int64(s_, 2, c.rail);
-    sqlite3_bind_int64(s_, 3, static_cast<int64_t>(c.size_bytes));
-    sqlite3_bind_int64(s_, 4, c.src);
-    sqlite3_bind_int64(s_, 5, c.dst);
-    sqlite3_bind_int64(s_, 6, c.status);
-    sqlite3_bind_double(s_, 7, c.bw_avg_gbps);
-    sqlite3_bind_int64(s_, 8, c.verdict);
-    sqlite3_bind_double(s_, 9, c.expected_gbps);
-    sqlite3_bind_double(s_, 10, c.baseline_gbps);
-    if (c.reason.empty()) {
-      sqlite3_bind_null(s_, 11);
-    } else {
-      sqlite3_bind_text64(s_, 11, c.reason.data(), c.reason.size(), SQLITE_STATIC, SQLITE_UTF8);
-    }
-    int rc = sqlite3_step(s_);
-    if (rc != SQLITE_DONE) {
-      return db_->Error(rc, sqlite3_errstr(rc), kInsert);
-    }
-    return absl::OkStatus();
-  }
-  absl::Status Finish() override {
-    sqlite3_reset(s_);
-    return absl::OkStatus();
-  }
-  static constexpr std::string_view kInsert =
-      "INSERT INTO cells (run, rail, size_bytes, src, dst, status, bw_avg_gbps, verdict, "
-      "expected_gbps, baseline_gbps, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-
- private:
-  SqliteDb* db_;
-  sqlite3_stmt* s_;
-};
-
-absl::StatusOr<std::unique_ptr<CellSink>> SqliteDb::BulkCells() {
-  auto s = Prepare(SqliteCellSink::kInsert);
-  if (!s.ok()) return s.status();
-  return std::make_unique<SqliteCellSink>(this, *s);
-}
 
 }  // namespace
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "server/store/cell_block.h"
 #include "server/store/chunk_codec.h"
 #include "server/store/migrations.h"
 #include "server/store/postgres_db.h"
@@ -36,18 +38,33 @@ class Store::Writer final : public RunWriter {
   Writer(Store* s, Lease lease, std::unique_lock<std::mutex> lock, int64_t key)
       : s_(s), db_(std::move(lease)), lock_(std::move(lock)), key_(key) {}
   ~Writer() override {
-    sink_.reset();
     if (!committed_) db_->Rollback();
   }
   int64_t run_key() const override { return key_; }
 
   absl::Status AddCell(const CellRecord& cell) override {
-    if (!sink_) {
-      GDR_ASSIGN_OR_RETURN(sink_, db_->BulkCells());
+    if (!matrix_ || matrix_->first != cell.rail || matrix_->second != cell.size_bytes) {
+      GDR_RETURN_IF_ERROR(EndCells());
+      if (!written_.insert({cell.rail, cell.size_bytes}).second) {
+        return absl::InvalidArgumentError(absl::StrCat("cells of rail ", cell.rail, " size ", cell.size_bytes,
+                                                       " B came after another matrix's: a matrix's cells are "
+                                                       "written together"));
+      }
+      matrix_.emplace(cell.rail, cell.size_bytes);
     }
-    CellRecord c = cell;
-    c.run = key_;
-    return sink_->Add(c);
+    pending_.push_back({cell.src,
+                        {cell.dst,
+                         cell.status,
+                         cell.verdict,
+                         cell.bw_avg_gbps,
+                         cell.expected_gbps,
+                         cell.baseline_gbps,
+                         {}}});
+    if (!cell.reason.empty()) {
+      reason_at_.push_back({pending_.size() - 1, reasons_.size(), cell.reason.size()});
+      reasons_.append(cell.reason);
+    }
+    return absl::OkStatus();
   }
 
   absl::Status AddPairChunk(uint32_t pairs, std::string_view chunk) override {
@@ -112,17 +129,60 @@ class Store::Writer final : public RunWriter {
   }
 
  private:
+  // The open matrix's cells as blocks (cell_block.h): one row per source,
+  // its cells in destination order. Cells usually arrive in that order
+  // already; otherwise they are sorted here.
   absl::Status EndCells() {
-    if (!sink_) return absl::OkStatus();
-    absl::Status st = sink_->Finish();
-    sink_.reset();
-    return st;
+    if (!matrix_) return absl::OkStatus();
+    const auto [rail, size] = *matrix_;
+    matrix_.reset();
+    for (const auto& r : reason_at_) {
+      pending_[r.cell].second.reason = std::string_view(reasons_).substr(r.offset, r.bytes);
+    }
+    auto key = [](const std::pair<int64_t, BlockCell>& c) { return std::make_pair(c.first, c.second.dst); };
+    if (!std::is_sorted(pending_.begin(), pending_.end(),
+                        [&](const auto& a, const auto& b) { return key(a) < key(b); })) {
+      std::stable_sort(pending_.begin(), pending_.end(),
+                       [&](const auto& a, const auto& b) { return key(a) < key(b); });
+    }
+    std::vector<BlockCell> block;
+    for (size_t i = 0; i < pending_.size();) {
+      const int64_t src = pending_[i].first;
+      block.clear();
+      for (; i < pending_.size() && pending_[i].first == src; ++i) {
+        if (!block.empty() && block.back().dst == pending_[i].second.dst) {
+          return absl::AlreadyExistsError(absl::StrCat(db_->name(), ": the cell of rail ", rail, " size ",
+                                                       size, " B from node #", src, " to node #",
+                                                       block.back().dst, " was written twice"));
+        }
+        block.push_back(pending_[i].second);
+      }
+      GDR_ASSIGN_OR_RETURN(std::string data, EncodeCellBlock(block));
+      GDR_RETURN_IF_ERROR(
+          db_->Exec("INSERT INTO cell_blocks (run, rail, size_bytes, src, cell_count, encoding, data) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?)",
+                    {key_, int64_t{rail}, static_cast<int64_t>(size), src, static_cast<int64_t>(block.size()),
+                     static_cast<int64_t>(ChunkEncoding::kZstd), Blob{data}}));
+    }
+    pending_.clear();
+    reason_at_.clear();
+    reasons_.clear();
+    return absl::OkStatus();
   }
+  struct ReasonAt {
+    size_t cell, offset, bytes;
+  };
   Store* s_;
   Lease db_;
   std::unique_lock<std::mutex> lock_;
   int64_t key_;
-  std::unique_ptr<CellSink> sink_;
+  // The matrix being written: its cells (source, cell), their reasons kept
+  // apart so the vector moves no strings.
+  std::optional<std::pair<uint32_t, uint64_t>> matrix_;
+  std::set<std::pair<uint32_t, uint64_t>> written_;
+  std::vector<std::pair<int64_t, BlockCell>> pending_;
+  std::vector<ReasonAt> reason_at_;
+  std::string reasons_;
   uint32_t chunks_ = 0;
   bool committed_ = false;
 };

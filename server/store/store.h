@@ -1,8 +1,9 @@
 // The store: every run the server keeps, on SQLite (embedded, the default)
 // or PostgreSQL, through the one SqlDb seam (sql.h). A run is kept whole but
 // in pieces: a header (the v1.Run without pairs and matrix cells), its pair
-// results in chunks, and its cells as rows indexed for per-link and per-node
-// queries (schema: migrations.h). Node names are interned (nodes.id).
+// results in chunks, and its cells in one block per source node and matrix,
+// keyed for per-link and per-node queries (cell_block.h; schema:
+// migrations.h). Node names are interned (nodes.id).
 //
 // Open("PATH") is SQLite (created if missing, WAL); Open("postgresql://...")
 // or Open("postgres://...") is PostgreSQL. Both migrate the schema first.
@@ -68,7 +69,10 @@ class RunWriter {
  public:
   virtual ~RunWriter() = default;
   virtual int64_t run_key() const = 0;
-  virtual absl::Status AddCell(const CellRecord& cell) = 0;  // cell.run is filled in
+  // cell.run is filled in. A matrix's (rail, size) cells come together, in
+  // any order (INVALID_ARGUMENT for a matrix that comes back, ALREADY_EXISTS
+  // for a cell twice, found when the matrix ends).
+  virtual absl::Status AddCell(const CellRecord& cell) = 0;
   virtual absl::Status AddPairChunk(uint32_t pairs, std::string_view serialized_chunk) = 0;
   // A chunk already compressed as the store keeps it (chunk_codec.h, kZstd).
   virtual absl::Status AddStoredPairChunk(uint32_t pairs, std::string_view stored_chunk) = 0;
@@ -219,6 +223,12 @@ class Store {
   absl::Status LoadNodes(SqlDb& db);
   absl::Status ReadCellsOfMatrix(const CellQuery& q, const std::vector<int64_t>& sources,
                                  const std::function<absl::Status(const CellRecord&)>& fn);
+  // The blocks' part of ReadCellsOfMatrix (cell_block.h); at most `limit` cells (0: all).
+  absl::Status ReadBlocksOfMatrix(SqlDb& db, const CellQuery& q, const std::vector<int64_t>& sources,
+                                  uint32_t limit, const std::function<absl::Status(const CellRecord&)>& fn);
+  absl::StatusOr<std::vector<LinkPoint>> LinkTrendOfBlocks(SqlDb& db, const std::string& cluster, int64_t src,
+                                                           int64_t dst, uint32_t rail, uint64_t size_bytes,
+                                                           int64_t since_us, uint32_t limit);
 
   Connector connector_;
   std::string name_;

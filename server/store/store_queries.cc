@@ -1,9 +1,12 @@
 // The store's reads, baselines and retention (store.h).
 #include <algorithm>
+#include <iterator>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "server/store/cell_block.h"
 #include "server/store/chunk_codec.h"
 #include "server/store/store.h"
 #include "spdlog/spdlog.h"
@@ -318,7 +321,66 @@ absl::Status Store::ReadCellsOfMatrix(const CellQuery& q, const std::vector<int6
     params.push_back(int64_t{q.limit});
   }
   GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
-  return db->Query(sql, params, [&](const SqlRow& x) { return fn(ReadCell(x, 0)); });
+  // A run's cells are in one layout: rows (stored before schema version 6)
+  // or blocks; the other query finds nothing.
+  uint32_t got = 0;
+  GDR_RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
+    ++got;
+    return fn(ReadCell(x, 0));
+  }));
+  if (q.limit && got >= q.limit) return absl::OkStatus();
+  return ReadBlocksOfMatrix(*db, q, sources, q.limit ? q.limit - got : 0, fn);
+}
+
+absl::Status Store::ReadBlocksOfMatrix(SqlDb& db, const CellQuery& q, const std::vector<int64_t>& sources,
+                                       uint32_t limit,
+                                       const std::function<absl::Status(const CellRecord&)>& fn) {
+  std::vector<std::string> where = {"b.run = ?"};
+  std::vector<SqlValue> params = {q.run};
+  if (q.rail) {
+    where.push_back("b.rail = ?");
+    params.push_back(int64_t{*q.rail});
+  }
+  if (q.size_bytes) {
+    where.push_back("b.size_bytes = ?");
+    params.push_back(static_cast<int64_t>(q.size_bytes));
+  }
+  if (q.src >= 0) {
+    where.push_back("b.src = ?");
+    params.push_back(q.src);
+  } else if (!sources.empty()) {
+    where.push_back(absl::StrCat("b.src IN (", absl::StrJoin(sources, ","), ")"));
+  }
+  if (q.after) {
+    where.push_back("(b.rail, b.size_bytes, b.src) >= (?, ?, ?)");
+    params.push_back(int64_t{std::get<0>(*q.after)});
+    params.push_back(static_cast<int64_t>(std::get<1>(*q.after)));
+    params.push_back(std::get<2>(*q.after));
+  }
+  const std::string sql =
+      absl::StrCat("SELECT b.rail, b.size_bytes, b.src, b.encoding, b.data FROM cell_blocks b WHERE ",
+                   absl::StrJoin(where, " AND "), " ORDER BY b.rail, b.size_bytes, b.src");
+  uint32_t got = 0;
+  bool enough = false;
+  absl::Status st = db.Query(sql, params, [&](const SqlRow& x) {
+    CellRecord key;
+    key.run = q.run;
+    key.rail = static_cast<uint32_t>(x.Int(0));
+    key.size_bytes = static_cast<uint64_t>(x.Int(1));
+    key.src = x.Int(2);
+    return DecodeCellBlock(x.Int(3), x.Bytes(4), key, [&](const CellRecord& c) {
+      if (q.dst >= 0 && c.dst != q.dst) return absl::OkStatus();
+      if (q.verdict >= 0 && c.verdict != q.verdict) return absl::OkStatus();
+      if (q.after && std::make_tuple(c.rail, c.size_bytes, c.src, c.dst) <= *q.after) return absl::OkStatus();
+      GDR_RETURN_IF_ERROR(fn(c));
+      if (limit && ++got == limit) {
+        enough = true;
+        return absl::CancelledError("enough cells");  // stops the query; not an error
+      }
+      return absl::OkStatus();
+    });
+  });
+  return enough ? absl::OkStatus() : st;
 }
 
 absl::StatusOr<std::vector<NodeStatRow>> Store::ReadNodeStats(int64_t run_key) {
@@ -338,8 +400,10 @@ absl::StatusOr<std::vector<LinkPoint>> Store::LinkTrend(const std::string& clust
                                                         uint64_t size_bytes, int64_t since_us,
                                                         uint32_t limit) {
   // Per run one primary-key lookup; with size 0 the verdict size comes from
-  // the source's node_stats row of that run and rail.
-  std::string sql =
+  // the source's node_stats row of that run and rail. Runs stored before
+  // schema version 6 have cell rows, the others the source's block: both
+  // are read, newest first, and merged.
+  const std::string from_rows =
       size_bytes
           ? absl::StrCat("SELECT r.run_id, r.started_us, ", kCellCols,
                          " FROM runs r JOIN cells c ON c.run = r.id AND c.rail = ? AND "
@@ -362,11 +426,81 @@ absl::StatusOr<std::vector<LinkPoint>> Store::LinkTrend(const std::string& clust
   params.push_back(since_us);
   params.push_back(int64_t{limit});
   GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
-  std::vector<LinkPoint> out;
-  GDR_RETURN_IF_ERROR(db->Query(sql, params, [&](const SqlRow& x) {
-    out.push_back({x.Text(0), x.Int(1), ReadCell(x, 2)});
+  std::vector<LinkPoint> rows;
+  GDR_RETURN_IF_ERROR(db->Query(from_rows, params, [&](const SqlRow& x) {
+    rows.push_back({x.Text(0), x.Int(1), ReadCell(x, 2)});
     return absl::OkStatus();
   }));
+  GDR_ASSIGN_OR_RETURN(std::vector<LinkPoint> blocks,
+                       LinkTrendOfBlocks(*db, cluster, src, dst, rail, size_bytes, since_us, limit));
+  if (rows.empty()) return blocks;
+  if (blocks.empty()) return rows;
+  std::vector<LinkPoint> out;
+  auto newer = [](const LinkPoint& a, const LinkPoint& b) {
+    return std::make_pair(a.started_us, a.cell.run) > std::make_pair(b.started_us, b.cell.run);
+  };
+  std::merge(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()),
+             std::make_move_iterator(blocks.begin()), std::make_move_iterator(blocks.end()),
+             std::back_inserter(out), newer);
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+absl::StatusOr<std::vector<LinkPoint>> Store::LinkTrendOfBlocks(SqlDb& db, const std::string& cluster,
+                                                                int64_t src, int64_t dst, uint32_t rail,
+                                                                uint64_t size_bytes, int64_t since_us,
+                                                                uint32_t limit) {
+  const std::string join =
+      size_bytes ? "JOIN cell_blocks b ON b.run = r.id AND b.rail = ? AND b.size_bytes = ? AND b.src = ? "
+                 : "JOIN node_stats s ON s.run = r.id AND s.node = ? AND s.rail = ? "
+                   "JOIN cell_blocks b ON b.run = r.id AND b.rail = s.rail AND b.size_bytes = s.size_bytes "
+                   "AND b.src = s.node ";
+  std::vector<LinkPoint> out;
+  // A block without the link's cell (a matrix that left it out) gives no
+  // point: pages of runs are read until `limit` points or no more runs.
+  std::optional<std::pair<int64_t, int64_t>> after;
+  for (;;) {
+    std::vector<SqlValue> params;
+    if (size_bytes) {
+      params = {int64_t{rail}, static_cast<int64_t>(size_bytes), src};
+    } else {
+      params = {src, int64_t{rail}};
+    }
+    params.push_back(std::string_view(cluster));
+    params.push_back(since_us);
+    std::string page;
+    if (after) {
+      page = "AND (r.started_us < ? OR (r.started_us = ? AND r.id < ?)) ";
+      params.push_back(after->first);
+      params.push_back(after->first);
+      params.push_back(after->second);
+    }
+    const uint32_t want = limit - static_cast<uint32_t>(out.size());
+    params.push_back(int64_t{want});
+    const std::string sql = absl::StrCat(
+        "SELECT r.run_id, r.started_us, r.id, b.rail, b.size_bytes, b.encoding, b.data FROM runs r ", join,
+        "WHERE r.cluster = ? AND r.started_us >= ? ", page, "ORDER BY r.started_us DESC, r.id DESC LIMIT ?");
+    uint32_t runs = 0;
+    GDR_RETURN_IF_ERROR(db.Query(sql, params, [&](const SqlRow& x) {
+      ++runs;
+      after = {x.Int(1), x.Int(2)};
+      CellRecord key;
+      key.run = x.Int(2);
+      key.rail = static_cast<uint32_t>(x.Int(3));
+      key.size_bytes = static_cast<uint64_t>(x.Int(4));
+      key.src = src;
+      std::optional<CellRecord> found;
+      absl::Status st = DecodeCellBlock(x.Int(5), x.Bytes(6), key, [&](const CellRecord& c) {
+        if (c.dst < dst) return absl::OkStatus();
+        if (c.dst == dst) found = c;
+        return absl::CancelledError("past the link");  // blocks are in dst order
+      });
+      if (!st.ok() && !absl::IsCancelled(st)) return st;
+      if (found) out.push_back({x.Text(0), x.Int(1), *std::move(found)});
+      return absl::OkStatus();
+    }));
+    if (runs < want || out.size() >= limit) break;
+  }
   return out;
 }
 
@@ -482,7 +616,8 @@ absl::StatusOr<uint64_t> Store::DeleteRunsBefore(int64_t cutoff_us) {
       db->Rollback();
       continue;
     }
-    for (std::string table : {"cells", "node_stats", "run_pairs", "run_capacity", "run_matrix_blobs", "runs"}) {
+    for (std::string table :
+         {"cells", "cell_blocks", "node_stats", "run_pairs", "run_capacity", "run_matrix_blobs", "runs"}) {
       if (st.ok()) {
         st = db->Exec(absl::StrCat("DELETE FROM ", table, table == "runs" ? " WHERE id = ?" : " WHERE run = ?"),
                       {key});

@@ -86,13 +86,20 @@ std::string DbName(const std::string& test) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<store::Store>> OpenTestStore(const std::string& name) {
+absl::StatusOr<std::unique_ptr<store::SqlDb>> OpenEmptyTestDb(const std::string& name) {
   auto admin = store::OpenPostgres(pg->Url("postgres"));
   if (!admin.ok()) return admin.status();
   const std::string db = DbName(name);
   if (auto st = (*admin)->ExecScript(absl::StrCat("DROP DATABASE IF EXISTS ", db)); !st.ok()) return st;
   if (auto st = (*admin)->ExecScript(absl::StrCat("CREATE DATABASE ", db)); !st.ok()) return st;
-  return store::Store::Open(pg->Url(db));
+  return store::OpenPostgres(pg->Url(db));
+}
+
+absl::StatusOr<std::unique_ptr<store::Store>> OpenTestStore(const std::string& name) {
+  auto db = OpenEmptyTestDb(name);
+  if (!db.ok()) return db.status();
+  db->reset();
+  return store::Store::Open(pg->Url(DbName(name)));
 }
 
 absl::StatusOr<std::unique_ptr<store::Store>> ReopenTestStore(const std::string& name) {

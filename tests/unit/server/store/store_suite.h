@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server/store/sql.h"
 #include "server/store/store.h"
 
 namespace gdrbench::server::testing {
@@ -16,5 +17,8 @@ namespace gdrbench::server::testing {
 absl::StatusOr<std::unique_ptr<store::Store>> OpenTestStore(const std::string& name);
 // A second handle on the same store (a server restarted).
 absl::StatusOr<std::unique_ptr<store::Store>> ReopenTestStore(const std::string& name);
+// The test's database emptied, as a bare connection with no schema (a store
+// of an older server is made on it). Close every Store on it first.
+absl::StatusOr<std::unique_ptr<store::SqlDb>> OpenEmptyTestDb(const std::string& name);
 
 }  // namespace gdrbench::server::testing
