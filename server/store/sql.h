@@ -59,6 +59,26 @@ struct CellRecord {
   std::string reason;
 };
 
+// A column of a bulk load, with its type: PostgreSQL's binary COPY sends
+// each value in its column's own wire format (pg_copy.h).
+enum class ColumnType { kInt16, kInt32, kInt64, kFloat64, kText, kBytes };
+struct BulkColumn {
+  std::string_view name;
+  ColumnType type;
+};
+
+// Appends rows to one table inside the open transaction; no other statement
+// runs on the connection until Finish.
+class RowSink {
+ public:
+  virtual ~RowSink() = default;
+  // One value per column; INVALID_ARGUMENT when they do not fit the columns.
+  virtual absl::Status Add(absl::Span<const SqlValue> row) = 0;
+  // Everything added is in the table (before Commit); ALREADY_EXISTS for a
+  // unique-key violation.
+  virtual absl::Status Finish() = 0;
+};
+
 enum class Dialect { kSqlite, kPostgres };
 
 class SqlDb {
@@ -76,6 +96,11 @@ class SqlDb {
   virtual absl::Status Begin() = 0;
   virtual absl::Status Commit() = 0;
   virtual void Rollback() = 0;  // logs a failure, never fails the caller
+  // Bulk load of `table` (SQLite: a prepared INSERT per row; PostgreSQL:
+  // COPY ... FROM STDIN (FORMAT binary)). A sink dropped before Finish
+  // leaves the transaction to be rolled back.
+  virtual absl::StatusOr<std::unique_ptr<RowSink>> BulkRows(std::string_view table,
+                                                            absl::Span<const BulkColumn> columns) = 0;
   virtual std::string name() const = 0;  // "sqlite /var/lib/x.db", "postgresql host=..."
 };
 

@@ -112,6 +112,9 @@ class SqliteDb final : public SqlDb {
     if (auto st = ExecScript("ROLLBACK"); !st.ok()) spdlog::warn("{}", std::string(st.message()));
   }
 
+  absl::StatusOr<std::unique_ptr<RowSink>> BulkRows(std::string_view table,
+                                                    absl::Span<const BulkColumn> columns) override;
+
   absl::StatusOr<sqlite3_stmt*> Prepare(std::string_view sql) {
     std::string key(sql);
     auto it = cache_.find(key);
@@ -169,6 +172,39 @@ class SqliteDb final : public SqlDb {
   std::string path_;
   std::unordered_map<std::string, Statement> cache_;
 };
+
+// One INSERT, prepared once (the statement cache), per row: SQLite runs in
+// this process, so there is no round trip to save.
+class InsertSink final : public RowSink {
+ public:
+  InsertSink(SqliteDb* db, std::string sql, size_t columns)
+      : db_(db), sql_(std::move(sql)), columns_(columns) {}
+  absl::Status Add(absl::Span<const SqlValue> row) override {
+    if (row.size() != columns_) {
+      return absl::InvalidArgumentError(absl::StrCat(db_->name(), ": ", StatementHead(sql_), ": a row of ",
+                                                     row.size(), " values for ", columns_, " columns"));
+    }
+    return db_->Exec(sql_, row);
+  }
+  absl::Status Finish() override { return absl::OkStatus(); }
+
+ private:
+  SqliteDb* db_;
+  std::string sql_;
+  size_t columns_;
+};
+
+absl::StatusOr<std::unique_ptr<RowSink>> SqliteDb::BulkRows(std::string_view table,
+                                                            absl::Span<const BulkColumn> columns) {
+  std::string names, marks;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    absl::StrAppend(&names, i ? ", " : "", std::string(columns[i].name));
+    absl::StrAppend(&marks, i ? ", " : "", "?");
+  }
+  std::string sql = absl::StrCat("INSERT INTO ", std::string(table), " (", names, ") VALUES (", marks, ")");
+  if (auto st = Prepare(sql); !st.ok()) return st.status();
+  return std::make_unique<InsertSink>(this, std::move(sql), columns.size());
+}
 
 }  // namespace
 

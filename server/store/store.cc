@@ -38,6 +38,7 @@ class Store::Writer final : public RunWriter {
   Writer(Store* s, Lease lease, std::unique_lock<std::mutex> lock, int64_t key)
       : s_(s), db_(std::move(lease)), lock_(std::move(lock)), key_(key) {}
   ~Writer() override {
+    sink_.reset();  // ends a bulk load before the rollback
     if (!committed_) db_->Rollback();
   }
   int64_t run_key() const override { return key_; }
@@ -74,34 +75,47 @@ class Store::Writer final : public RunWriter {
 
   absl::Status AddStoredPairChunk(uint32_t pairs, std::string_view stored) override {
     GDR_RETURN_IF_ERROR(EndCells());
-    return db_->Exec("INSERT INTO run_pairs (run, chunk, pair_count, data, encoding) VALUES (?, ?, ?, ?, ?)",
-                     {key_, int64_t{chunks_++}, int64_t{pairs}, Blob{stored},
-                      static_cast<int64_t>(ChunkEncoding::kZstd)});
+    static constexpr BulkColumn kCols[] = {{"run", ColumnType::kInt64},
+                                           {"chunk", ColumnType::kInt32},
+                                           {"pair_count", ColumnType::kInt32},
+                                           {"data", ColumnType::kBytes},
+                                           {"encoding", ColumnType::kInt16}};
+    return Bulk(
+        "run_pairs", kCols,
+        {key_, int64_t{chunks_++}, int64_t{pairs}, Blob{stored}, static_cast<int64_t>(ChunkEncoding::kZstd)});
   }
 
   absl::Status AddNodeStat(const NodeStatRow& n) override {
     GDR_RETURN_IF_ERROR(EndCells());
-    return db_->Exec(
-        "INSERT INTO node_stats (run, node, rail, size_bytes, ok_cells, low_cells, failed_cells, "
-        "median_gbps, tx_median_gbps, rx_median_gbps) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    static constexpr BulkColumn kCols[] = {{"run", ColumnType::kInt64},
+                                           {"node", ColumnType::kInt64},
+                                           {"rail", ColumnType::kInt32},
+                                           {"size_bytes", ColumnType::kInt64},
+                                           {"ok_cells", ColumnType::kInt32},
+                                           {"low_cells", ColumnType::kInt32},
+                                           {"failed_cells", ColumnType::kInt32},
+                                           {"median_gbps", ColumnType::kFloat64},
+                                           {"tx_median_gbps", ColumnType::kFloat64},
+                                           {"rx_median_gbps", ColumnType::kFloat64}};
+    return Bulk(
+        "node_stats", kCols,
         {key_, n.node, int64_t{n.rail}, static_cast<int64_t>(n.size_bytes), int64_t{n.ok_cells},
-         int64_t{n.low_cells}, int64_t{n.failed_cells}, n.median_gbps, n.tx_median_gbps,
-         n.rx_median_gbps});
+         int64_t{n.low_cells}, int64_t{n.failed_cells}, n.median_gbps, n.tx_median_gbps, n.rx_median_gbps});
   }
 
   absl::Status SetCapacity(std::string_view serialized) override {
-    GDR_RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndWrites());
     return db_->Exec("INSERT INTO run_capacity (run, data) VALUES (?, ?)", {key_, Blob{serialized}});
   }
 
   absl::Status AddMatrixBlob(uint32_t rail, uint64_t size_bytes, std::string_view blob) override {
-    GDR_RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndWrites());
     return db_->Exec("INSERT INTO run_matrix_blobs (run, rail, size_bytes, data) VALUES (?, ?, ?, ?)",
                      {key_, int64_t{rail}, static_cast<int64_t>(size_bytes), Blob{blob}});
   }
 
   absl::Status SetLinkNoise(const LinkNoiseRow& n) override {
-    GDR_RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndWrites());
     // An upsert both dialects read the same way; an older run keeps the newer windows.
     return db_->Exec(
         "INSERT INTO link_noise (cluster, rail, size_bytes, newest_started_us, data) VALUES (?, ?, ?, ?, ?) "
@@ -112,7 +126,7 @@ class Store::Writer final : public RunWriter {
   }
 
   absl::Status Commit(const RunRow& r, const v1::Run& header) override {
-    GDR_RETURN_IF_ERROR(EndCells());
+    GDR_RETURN_IF_ERROR(EndWrites());
     std::string blob;
     if (!header.SerializeToString(&blob)) return absl::InternalError("cannot serialize the run header");
     GDR_RETURN_IF_ERROR(db_->Exec(
@@ -158,16 +172,41 @@ class Store::Writer final : public RunWriter {
         block.push_back(pending_[i].second);
       }
       GDR_ASSIGN_OR_RETURN(std::string data, EncodeCellBlock(block));
+      static constexpr BulkColumn kCols[] = {
+          {"run", ColumnType::kInt64}, {"rail", ColumnType::kInt32},       {"size_bytes", ColumnType::kInt64},
+          {"src", ColumnType::kInt64}, {"cell_count", ColumnType::kInt32}, {"encoding", ColumnType::kInt16},
+          {"data", ColumnType::kBytes}};
       GDR_RETURN_IF_ERROR(
-          db_->Exec("INSERT INTO cell_blocks (run, rail, size_bytes, src, cell_count, encoding, data) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?)",
-                    {key_, int64_t{rail}, static_cast<int64_t>(size), src, static_cast<int64_t>(block.size()),
-                     static_cast<int64_t>(ChunkEncoding::kZstd), Blob{data}}));
+          Bulk("cell_blocks", kCols,
+               {key_, int64_t{rail}, static_cast<int64_t>(size), src, static_cast<int64_t>(block.size()),
+                static_cast<int64_t>(ChunkEncoding::kZstd), Blob{data}}));
     }
     pending_.clear();
     reason_at_.clear();
     reasons_.clear();
     return absl::OkStatus();
+  }
+  // A row into `table` through the open bulk load of that table, opening
+  // it (and ending another table's) when needed.
+  absl::Status Bulk(std::string_view table, absl::Span<const BulkColumn> columns,
+                    std::initializer_list<SqlValue> row) {
+    if (!sink_ || sink_table_ != table) {
+      GDR_RETURN_IF_ERROR(EndBulk());
+      GDR_ASSIGN_OR_RETURN(sink_, db_->BulkRows(table, columns));
+      sink_table_ = table;
+    }
+    return sink_->Add(absl::MakeConstSpan(row.begin(), row.size()));
+  }
+  absl::Status EndBulk() {
+    if (!sink_) return absl::OkStatus();
+    absl::Status st = sink_->Finish();
+    sink_.reset();
+    return st;
+  }
+  // Before any other statement: the matrix's blocks, then the bulk load ended.
+  absl::Status EndWrites() {
+    GDR_RETURN_IF_ERROR(EndCells());
+    return EndBulk();
   }
   struct ReasonAt {
     size_t cell, offset, bytes;
@@ -183,6 +222,8 @@ class Store::Writer final : public RunWriter {
   std::vector<std::pair<int64_t, BlockCell>> pending_;
   std::vector<ReasonAt> reason_at_;
   std::string reasons_;
+  std::unique_ptr<RowSink> sink_;
+  std::string_view sink_table_;
   uint32_t chunks_ = 0;
   bool committed_ = false;
 };
