@@ -47,7 +47,9 @@ s, p = (json.load(open(f)) for f in sys.argv[1:3])
 print(f"{'figure':34} {'SQLite':>12} {'PostgreSQL':>12} {'PG/SQLite':>10}")
 for k in ("ingest_s", "ingest_header_s", "ingest_cells_s", "ingest_pairs_s", "ingest_finish_s",
           "ingest_cells_per_s", "max_rss_mb", "link_trend_ms", "link_trend_sized_ms",
-          "node_trend_ms", "list_runs_ms", "list_runs_cluster_ms", "big_run_node_as_src_cells_ms"):
+          "node_trend_ms", "list_runs_ms", "list_runs_cluster_ms", "big_run_node_as_src_cells_ms",
+          "big_run_node_as_dst_cells_ms"):
+    if k not in s or k not in p: continue
     print(f"{k:34} {s[k]:>12.3f} {p[k]:>12.3f} {p[k] / s[k] if s[k] else 0:>10.2f}")
 print(f"run: {s['nodes']} nodes x {s['rails']} rails = {s['cells']} cells, {s['pairs']} pairs "
       f"({s['pair_bytes'] / 1e6:.0f} MB of pair results); trend over {s['link_trend_points']} runs")
@@ -58,7 +60,8 @@ import json, os, sys
 w = sys.argv[1]
 print(f"{'after / before':34} {'SQLite':>12} {'PostgreSQL':>12}")
 for k in ("ingest_s", "ingest_header_s", "ingest_cells_s", "ingest_pairs_s", "ingest_finish_s",
-          "link_trend_ms", "node_trend_ms", "list_runs_ms"):
+          "link_trend_ms", "node_trend_ms", "list_runs_ms", "big_run_node_as_src_cells_ms",
+          "big_run_node_as_dst_cells_ms"):
     row = []
     for b in ("sqlite", "postgres"):
         new, old = (json.load(open(os.path.join(w, f"{b}{x}.json"))) for x in ("", "-before"))

@@ -210,6 +210,20 @@ int main(int argc, char** argv) {
       return absl::OkStatus();
     }), "node cells");
   });
+  // The same node as destination: every source's cells of each matrix.
+  size_t node_in_cells = 0;
+  const double big_node_dst_ms = MedianMs([&] {
+    gs::store::CellQuery q;
+    q.run = (*big)->key;
+    q.dst = *src;
+    node_in_cells = 0;
+    Die((*store)->ReadCells(q,
+                            [&](const gs::store::CellRecord&) {
+                              ++node_in_cells;
+                              return absl::OkStatus();
+                            }),
+        "node cells as destination");
+  });
   std::printf(
       "{\"backend\":\"%s\",\"mode\":\"%s\",\"nodes\":%u,\"rails\":%u,\"cells\":%llu,\"pairs\":%llu,\"pair_"
       "bytes\":%llu,\n"
@@ -219,11 +233,12 @@ int main(int argc, char** argv) {
       " \"trend_runs\":%u,\"trend_nodes\":%u,\"history_fill_s\":%.2f,\n"
       " \"link_trend_ms\":%.3f,\"link_trend_points\":%zu,\"link_trend_sized_ms\":%.3f,\n"
       " \"node_trend_ms\":%.3f,\"node_trend_points\":%zu,\"list_runs_ms\":%.3f,\"list_runs_cluster_ms\":%.3f,"
-      "\"listed\":%zu,\n \"big_run_node_as_src_cells_ms\":%.3f,\"big_run_node_cells\":%zu}\n",
+      "\"listed\":%zu,\n \"big_run_node_as_src_cells_ms\":%.3f,\"big_run_node_cells\":%zu,"
+      "\"big_run_node_as_dst_cells_ms\":%.3f,\"big_run_node_dst_cells\":%zu}\n",
       (*store)->name().c_str(), mode_name.c_str(), nodes, rails, static_cast<unsigned long long>(cells),
       static_cast<unsigned long long>(pairs), static_cast<unsigned long long>(pair_bytes), sweep_s, ingest_s,
       cells / ingest_s, MaxRssMb(), header_s, cells_s, pairs_s, finish_s, regressions.c_str(), trend_runs,
       trend_nodes, history_fill_s, link_ms, points, link_sized_ms, node_ms, node_points, list_ms,
-      list_cluster_ms, listed, big_node_ms, node_cells);
+      list_cluster_ms, listed, big_node_ms, node_cells, big_node_dst_ms, node_in_cells);
   return 0;
 }

@@ -67,12 +67,13 @@ absl::StatusOr<std::string> EncodeCellBlock(absl::Span<const BlockCell> cells) {
 }
 
 absl::Status DecodeCellBlock(int64_t encoding, std::string data, const CellRecord& key,
-                             const std::function<absl::Status(const CellRecord&)>& fn) {
+                             const std::function<absl::Status(const CellRecord&)>& fn, bool by_destination) {
   auto raw = DecodeStored(encoding, std::move(data), "cell block");
   if (!raw.ok()) return raw.status();
   auto lost = [&](absl::string_view why) {
     return absl::DataLossError(absl::StrCat("cell block of run #", key.run, " rail ", key.rail, " size ",
-                                            key.size_bytes, " source #", key.src, ": ", why));
+                                            key.size_bytes, by_destination ? " destination #" : " source #",
+                                            by_destination ? key.dst : key.src, ": ", why));
   };
   if (raw->size() < 4) return lost("shorter than its count");
   const char* at = raw->data();
@@ -95,7 +96,7 @@ absl::Status DecodeCellBlock(int64_t encoding, std::string data, const CellRecor
   const char* reason_at = raw->data() + fixed_end;
   CellRecord c = key;
   for (uint32_t i = 0; i < count; ++i) {
-    c.dst = Get<int64_t>(at);
+    (by_destination ? c.src : c.dst) = Get<int64_t>(at);
     c.status = Get<uint8_t>(at);
     c.verdict = Get<uint8_t>(at);
     const uint16_t reason = Get<uint16_t>(at);

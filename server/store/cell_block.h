@@ -48,7 +48,10 @@ absl::StatusOr<std::string> EncodeCellBlock(absl::Span<const BlockCell> cells);
 // rail, size, src. A non-OK return of fn stops and is returned. DATA_LOSS
 // naming the reason when the block is damaged (bad frame, counts or lengths
 // that do not add up).
+// A block of cell_blocks_in (by_destination): its cells' node field is the
+// source, the row's key the destination.
 absl::Status DecodeCellBlock(int64_t encoding, std::string data, const CellRecord& key,
-                             const std::function<absl::Status(const CellRecord&)>& fn);
+                             const std::function<absl::Status(const CellRecord&)>& fn,
+                             bool by_destination = false);
 
 }  // namespace gdrbench::server::store

@@ -145,7 +145,8 @@ CREATE TABLE link_noise (
 )sql";
 
 // Version 6: a run's cells as blocks, one row per (run, rail, size, source)
-// (cell_block.h). Runs stored before keep their rows in cells, which the
+// (cell_block.h), and the same cells again per destination, so that a node's
+// incoming cells are one row per matrix too. Runs stored before keep their rows in cells, which the
 // store still reads; new runs write no rows there. A rowid table: its rows
 // are large, which WITHOUT ROWID tables are not made for
 // (https://www.sqlite.org/withoutrowid.html, section 4). The blocks are
@@ -162,9 +163,20 @@ CREATE TABLE cell_blocks (
   data @BLOB@ NOT NULL,
   PRIMARY KEY (run, rail, size_bytes, src)
 );
+CREATE TABLE cell_blocks_in (
+  run BIGINT NOT NULL,
+  rail INTEGER NOT NULL,
+  size_bytes BIGINT NOT NULL,
+  dst BIGINT NOT NULL,
+  cell_count INTEGER NOT NULL,
+  encoding SMALLINT NOT NULL,
+  data @BLOB@ NOT NULL,
+  PRIMARY KEY (run, rail, size_bytes, dst)
+);
 )sql";
 constexpr std::string_view kV6PostgresOnly = R"sql(
 ALTER TABLE cell_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
+ALTER TABLE cell_blocks_in ALTER COLUMN data SET STORAGE EXTERNAL;
 )sql";
 
 int64_t NowUs() {

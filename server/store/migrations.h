@@ -33,6 +33,9 @@
 //                source's cells of one matrix in one compressed block
 //                (cell_block.h); a link across runs is still one lookup
 //                per run, a node as source one row per matrix
+//   cell_blocks_in (run, rail, size_bytes, dst, cell_count, encoding, data)
+//                (version 6) the same cells per destination: a node as
+//                destination is one row per matrix
 // Errors: FAILED_PRECONDITION when the store is newer than this binary.
 #pragma once
 

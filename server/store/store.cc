@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <unordered_map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -159,31 +160,58 @@ class Store::Writer final : public RunWriter {
       std::stable_sort(pending_.begin(), pending_.end(),
                        [&](const auto& a, const auto& b) { return key(a) < key(b); });
     }
-    std::vector<BlockCell> block;
-    for (size_t i = 0; i < pending_.size();) {
-      const int64_t src = pending_[i].first;
-      block.clear();
-      for (; i < pending_.size() && pending_[i].first == src; ++i) {
-        if (!block.empty() && block.back().dst == pending_[i].second.dst) {
-          return absl::AlreadyExistsError(absl::StrCat(db_->name(), ": the cell of rail ", rail, " size ",
-                                                       size, " B from node #", src, " to node #",
-                                                       block.back().dst, " was written twice"));
-        }
-        block.push_back(pending_[i].second);
+    for (size_t i = 1; i < pending_.size(); ++i) {
+      if (key(pending_[i - 1]) == key(pending_[i])) {
+        return absl::AlreadyExistsError(absl::StrCat(db_->name(), ": the cell of rail ", rail, " size ", size,
+                                                     " B from node #", pending_[i].first, " to node #",
+                                                     pending_[i].second.dst, " was written twice"));
       }
-      GDR_ASSIGN_OR_RETURN(std::string data, EncodeCellBlock(block));
-      static constexpr BulkColumn kCols[] = {
-          {"run", ColumnType::kInt64}, {"rail", ColumnType::kInt32},       {"size_bytes", ColumnType::kInt64},
-          {"src", ColumnType::kInt64}, {"cell_count", ColumnType::kInt32}, {"encoding", ColumnType::kInt16},
-          {"data", ColumnType::kBytes}};
-      GDR_RETURN_IF_ERROR(
-          Bulk("cell_blocks", kCols,
-               {key_, int64_t{rail}, static_cast<int64_t>(size), src, static_cast<int64_t>(block.size()),
-                static_cast<int64_t>(ChunkEncoding::kZstd), Blob{data}}));
     }
+    GDR_RETURN_IF_ERROR(WriteBlocks("cell_blocks", "src", rail, size, pending_));
+    // The same cells by destination, each destination's in source order: a
+    // counting sort (a matrix has few destinations and many cells).
+    std::unordered_map<int64_t, size_t> bucket;
+    std::vector<int64_t> dsts;
+    for (const auto& [src, c] : pending_) {
+      if (bucket.emplace(c.dst, 0).second) dsts.push_back(c.dst);
+    }
+    std::sort(dsts.begin(), dsts.end());
+    std::vector<size_t> at(dsts.size() + 1, 0);
+    for (size_t i = 0; i < dsts.size(); ++i) bucket[dsts[i]] = i;
+    for (const auto& [src, c] : pending_) ++at[bucket[c.dst] + 1];
+    for (size_t i = 1; i < at.size(); ++i) at[i] += at[i - 1];
+    std::vector<std::pair<int64_t, BlockCell>> incoming(pending_.size());
+    for (const auto& [src, c] : pending_) {
+      auto& slot = incoming[at[bucket[c.dst]]++];
+      slot = {c.dst, c};
+      slot.second.dst = src;  // the block's node field: the source
+    }
+    GDR_RETURN_IF_ERROR(WriteBlocks("cell_blocks_in", "dst", rail, size, incoming));
     pending_.clear();
     reason_at_.clear();
     reasons_.clear();
+    return absl::OkStatus();
+  }
+  // `cells` (key node, cell), ordered by key node then the cell's node, as
+  // one block per key node into `table` (cell_blocks by source,
+  // cell_blocks_in by destination).
+  absl::Status WriteBlocks(std::string_view table, std::string_view key_column, uint32_t rail, uint64_t size,
+                           const std::vector<std::pair<int64_t, BlockCell>>& cells) {
+    const BulkColumn columns[] = {{"run", ColumnType::kInt64},        {"rail", ColumnType::kInt32},
+                                  {"size_bytes", ColumnType::kInt64}, {key_column, ColumnType::kInt64},
+                                  {"cell_count", ColumnType::kInt32}, {"encoding", ColumnType::kInt16},
+                                  {"data", ColumnType::kBytes}};
+    std::vector<BlockCell> block;
+    for (size_t i = 0; i < cells.size();) {
+      const int64_t node = cells[i].first;
+      block.clear();
+      for (; i < cells.size() && cells[i].first == node; ++i) block.push_back(cells[i].second);
+      GDR_ASSIGN_OR_RETURN(std::string data, EncodeCellBlock(block));
+      GDR_RETURN_IF_ERROR(
+          Bulk(table, columns,
+               {key_, int64_t{rail}, static_cast<int64_t>(size), node, static_cast<int64_t>(block.size()),
+                static_cast<int64_t>(ChunkEncoding::kZstd), Blob{data}}));
+    }
     return absl::OkStatus();
   }
   // A row into `table` through the open bulk load of that table, opening

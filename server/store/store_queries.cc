@@ -335,6 +335,8 @@ absl::Status Store::ReadCellsOfMatrix(const CellQuery& q, const std::vector<int6
 absl::Status Store::ReadBlocksOfMatrix(SqlDb& db, const CellQuery& q, const std::vector<int64_t>& sources,
                                        uint32_t limit,
                                        const std::function<absl::Status(const CellRecord&)>& fn) {
+  // A node as destination (no source): its own blocks (cell_blocks_in).
+  const bool incoming = q.dst >= 0 && q.src < 0;
   std::vector<std::string> where = {"b.run = ?"};
   std::vector<SqlValue> params = {q.run};
   if (q.rail) {
@@ -345,21 +347,32 @@ absl::Status Store::ReadBlocksOfMatrix(SqlDb& db, const CellQuery& q, const std:
     where.push_back("b.size_bytes = ?");
     params.push_back(static_cast<int64_t>(q.size_bytes));
   }
-  if (q.src >= 0) {
+  if (incoming) {
+    where.push_back("b.dst = ?");
+    params.push_back(q.dst);
+  } else if (q.src >= 0) {
     where.push_back("b.src = ?");
     params.push_back(q.src);
   } else if (!sources.empty()) {
     where.push_back(absl::StrCat("b.src IN (", absl::StrJoin(sources, ","), ")"));
   }
-  if (q.after) {
+  if (q.after && incoming) {
+    where.push_back("(b.rail, b.size_bytes) >= (?, ?)");
+    params.push_back(int64_t{std::get<0>(*q.after)});
+    params.push_back(static_cast<int64_t>(std::get<1>(*q.after)));
+  } else if (q.after) {
     where.push_back("(b.rail, b.size_bytes, b.src) >= (?, ?, ?)");
     params.push_back(int64_t{std::get<0>(*q.after)});
     params.push_back(static_cast<int64_t>(std::get<1>(*q.after)));
     params.push_back(std::get<2>(*q.after));
   }
   const std::string sql =
-      absl::StrCat("SELECT b.rail, b.size_bytes, b.src, b.encoding, b.data FROM cell_blocks b WHERE ",
-                   absl::StrJoin(where, " AND "), " ORDER BY b.rail, b.size_bytes, b.src");
+      incoming
+          ? absl::StrCat(
+                "SELECT b.rail, b.size_bytes, b.dst, b.encoding, b.data FROM cell_blocks_in b WHERE ",
+                absl::StrJoin(where, " AND "), " ORDER BY b.rail, b.size_bytes")
+          : absl::StrCat("SELECT b.rail, b.size_bytes, b.src, b.encoding, b.data FROM cell_blocks b WHERE ",
+                         absl::StrJoin(where, " AND "), " ORDER BY b.rail, b.size_bytes, b.src");
   uint32_t got = 0;
   bool enough = false;
   absl::Status st = db.Query(sql, params, [&](const SqlRow& x) {
@@ -367,18 +380,22 @@ absl::Status Store::ReadBlocksOfMatrix(SqlDb& db, const CellQuery& q, const std:
     key.run = q.run;
     key.rail = static_cast<uint32_t>(x.Int(0));
     key.size_bytes = static_cast<uint64_t>(x.Int(1));
-    key.src = x.Int(2);
-    return DecodeCellBlock(x.Int(3), x.Bytes(4), key, [&](const CellRecord& c) {
-      if (q.dst >= 0 && c.dst != q.dst) return absl::OkStatus();
-      if (q.verdict >= 0 && c.verdict != q.verdict) return absl::OkStatus();
-      if (q.after && std::make_tuple(c.rail, c.size_bytes, c.src, c.dst) <= *q.after) return absl::OkStatus();
-      GDR_RETURN_IF_ERROR(fn(c));
-      if (limit && ++got == limit) {
-        enough = true;
-        return absl::CancelledError("enough cells");  // stops the query; not an error
-      }
-      return absl::OkStatus();
-    });
+    (incoming ? key.dst : key.src) = x.Int(2);
+    return DecodeCellBlock(
+        x.Int(3), x.Bytes(4), key,
+        [&](const CellRecord& c) {
+          if (q.dst >= 0 && c.dst != q.dst) return absl::OkStatus();
+          if (q.verdict >= 0 && c.verdict != q.verdict) return absl::OkStatus();
+          if (q.after && std::make_tuple(c.rail, c.size_bytes, c.src, c.dst) <= *q.after)
+            return absl::OkStatus();
+          GDR_RETURN_IF_ERROR(fn(c));
+          if (limit && ++got == limit) {
+            enough = true;
+            return absl::CancelledError("enough cells");  // stops the query; not an error
+          }
+          return absl::OkStatus();
+        },
+        incoming);
   });
   return enough ? absl::OkStatus() : st;
 }

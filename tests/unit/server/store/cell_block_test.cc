@@ -86,6 +86,34 @@ TEST(CellBlock, EveryValueComesBackBitForBit) {
   }
 }
 
+// A block of cell_blocks_in: the row's key is the destination, each cell's
+// node field its source.
+TEST(CellBlock, ADestinationsBlockNamesTheSources) {
+  auto data = EncodeCellBlock({{5, 1, 0, 1, 2, 3, ""}, {9, 1, 0, 4, 5, 6, "r"}});
+  ASSERT_TRUE(data.ok());
+  CellRecord key = KeyOf();
+  key.src = 0;
+  key.dst = 42;
+  std::vector<CellRecord> back;
+  ASSERT_TRUE(DecodeCellBlock(
+                  kZstd, *data, key,
+                  [&](const CellRecord& c) {
+                    back.push_back(c);
+                    return absl::OkStatus();
+                  },
+                  /*by_destination=*/true)
+                  .ok());
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].src, 5);
+  EXPECT_EQ(back[1].src, 9);
+  EXPECT_EQ(back[0].dst, 42);
+  EXPECT_EQ(back[1].dst, 42);
+  EXPECT_EQ(back[1].reason, "r");
+  absl::Status st = DecodeCellBlock(
+      kZstd, "x", key, [](const CellRecord&) { return absl::OkStatus(); }, true);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("not a zstd frame"));
+}
+
 TEST(CellBlock, AnEmptyBlockHasNoCells) {
   auto data = EncodeCellBlock({});
   ASSERT_TRUE(data.ok());
