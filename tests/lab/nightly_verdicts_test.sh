@@ -5,7 +5,7 @@
 # `gdrbench drain --server ... --dry-run` as a nightly job would run it.
 # 1. Five unshaped sweeps: no regression finding (from night 4 on each link is compared with its
 #    own history, --min-history 3), nothing to drain.
-# 2. node2<->node3 shaped (tc htb on both directions, deploy/lab/shape --to) to a fifth of the
+# 2. node2<->node3 shaped (tc htb on both directions, deploy/lab/shape --to) to a tenth of the
 #    rate that link measured in those five nights, then two sweeps: each blames that link (not
 #    node2 or node3), confirmed by a retest; the server finds that link, not a node, regressed
 #    against its history, "confirmed by a retest" (its cells read low, were measured again in
@@ -18,9 +18,11 @@
 # here needs a cell past max(60 %, 1.5 x its link's noise) below its history's median in its
 # first reading and again in its retest, and a low cell is 60 % below the fleet's median
 # (--fleet-min-drop 0.6); a blame drains only after two such runs in a row on the same
-# subject. The shaped link reads at most a fifth of its median whatever the host does (tc caps
-# it): 80 % below its history, and below the fleet's 40 % floor while the other links keep half
-# their rate. (The issue asks for half the rate: under this noise half is not outside it.) The
+# subject. The shaped link reads at most a tenth of its median whatever the host does (tc caps
+# it): 90 % below its history, and below the fleet's 40 % floor while the other links keep half
+# their rate. A fifth (80 % below) was not enough: one direction's five nights read 0.123-0.347
+# Gb/s beside the other tiers (noise 54.7 %, so 1.5 x noise = 82 %), and its shaped 0.0363 Gb/s
+# (81.4 % below) was not a regression (fresh-clone CI, 2026-12-06). (The issue asks for half the rate: under this noise half is not outside it.) The
 # five nights' readings of that link are printed, with its noise, so a failure says which it was.
 # Four nodes, not three: with three, the shaped link is half of each end's cells and drags the
 # fleet's reference (the median of the nodes' medians) and spread with it, so no cell reads low
@@ -97,7 +99,7 @@ PY
   grep -q "^run $run_id: no node to drain$" "$DP_DIR/drain$n.out" || lab_fail "night $n (unshaped) drains a node"
 done
 
-# The shaped link's rate: a fifth of the median of its two directions over the five nights.
+# The shaped link's rate: a tenth of the median of its two directions over the five nights.
 rate=$(python3 - "$DP_DIR"/night{1,2,3,4,5}/run.json <<'PY'
 import json, statistics, sys
 got = []
@@ -110,11 +112,11 @@ med = statistics.median(got)
 mad = statistics.median(abs(g - med) for g in got)
 print(f"  node2<->node3 over 5 nights: {', '.join(f'{g:.3f}' for g in got)} Gb/s; median {med:.3f}, "
       f"noise {100 * 1.4826 * mad / med:.1f} %", file=sys.stderr)
-print(max(1, int(med * 1000 / 5)))
+print(max(1, int(med * 1000 / 10)))
 PY
 ) || lab_fail "cannot read node2<->node3's rate"
 
-lab_log "node2 <-> node3 shaped to ${rate}mbit (a fifth of its rate)"
+lab_log "node2 <-> node3 shaped to ${rate}mbit (a tenth of its rate)"
 shape node2 --to node3 --rate "${rate}mbit" || lab_fail "shape --to failed"
 for n in 6 7; do
   lab_log "night $n (shaped)"
