@@ -17,8 +17,10 @@ source "$(dirname "$0")/sweep_lib.sh"
 nodes=(node1 node2 node3 node4 node5 node6)
 # One retry of a test that did not complete: an rxe flake (a retransmission the emulated NIC
 # loses) must not stand as a failed flow the isolation would pin on a cable.
+# Unshaped, a flow is low only 80 % below the fleet (--fleet-min-drop 0.8): beside the other
+# tiers an unshaped lab flow has read 71 % below the median (0.0414 against 0.1416 Gb/s).
 SW_FLAGS=(--insecure --sizes 64K --iterations "${SW_ITERATIONS:-150}" --warmup 10 --min-link-fraction 0
-  --fleet-min-drop 0.3 --progress json --retries 1 --qp-timeout 18)
+  --fleet-min-drop 0.8 --progress json --retries 1 --qp-timeout 18)
 sw_start_agents "${nodes[@]}"
 fabric show
 fabric topology "$DP_DIR/lldp" >/dev/null || lab_fail "fabric topology failed"
@@ -64,15 +66,18 @@ import json, sys, statistics
 run = json.load(open(sys.argv[1]))
 g = [s["bw_avg_gbps"] for p in run["pairs"] for s in p.get("sizes", []) if s.get("bw_avg_gbps")]
 m = statistics.median(g)
-print("%.4g" % m, max(8, min(32, int(m * 1000 / 4))))' "$DP_DIR/plain/run.json")
-echo "  unshaped median ${median} Gb/s; shaping at ${rate}mbit (a quarter of it, 8..32 mbit)"
+print("%.4g" % m, max(4, min(16, int(m * 1000 / 8))))' "$DP_DIR/plain/run.json")
+echo "  unshaped median ${median} Gb/s; shaping at ${rate}mbit (an eighth of it, 4..16 mbit)"
 # The lab's unshaped flows spread over 3-4x (one emulated core for every node), too wide for the
 # fleet-relative verdict to flag a flow among six; the shaped runs judge against the unshaped
-# median instead: low below 40 % of it (--link-gbps is ten times the median, the rate a flow
-# above which would be impossible, and --min-link-fraction 0.04 of it). A shaped cable queues (netem): --qp-timeout 18 (1 s per
+# median instead: low below 20 % of it (--link-gbps is ten times the median, the rate a flow
+# above which would be impossible, and --min-link-fraction 0.02 of it). A shaped flow reads at
+# most an eighth of the median (tc caps it); an unshaped one has read 29 % of it beside the
+# other tiers (fresh-clone CI, 2026-12-06: with a quarter and 40 % that flow was low and the
+# run blamed node4 beside node3). A shaped cable queues (netem): --qp-timeout 18 (1 s per
 # RC retry) keeps its flows slow rather than failed by the transport's retry limit.
 SW_FLAGS=(--insecure --sizes 64K --iterations "${SW_ITERATIONS:-150}" --warmup 10 --progress json --retries 1
-  --link-gbps "$(awk -v m="$median" 'BEGIN{print m * 10}')" --min-link-fraction 0.04 --mad-k 0 --qp-timeout 18)
+  --link-gbps "$(awk -v m="$median" 'BEGIN{print m * 10}')" --min-link-fraction 0.02 --mad-k 0 --qp-timeout 18)
 
 lab_log "2. cover sweep, the leaf1<->spine2 cable shaped"
 shape --cable leaf1:spine2 --rate "${rate}mbit" || lab_fail "shape --cable leaf1:spine2"
