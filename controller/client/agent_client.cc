@@ -8,16 +8,18 @@
 namespace gdrbench::controller {
 
 absl::StatusOr<std::unique_ptr<AgentClient>> AgentClient::Create(AgentClientConfig config) {
-  GDR_RETURN_IF_ERROR(rpc::CheckAddress(config.address, config.tls));
-  GDR_ASSIGN_OR_RETURN(auto channels, MakeAgentChannels(config.tls, 1));
-  return Create(std::move(config), std::move(channels));
+  return Create(std::move(config), nullptr);
 }
 
 absl::StatusOr<std::unique_ptr<AgentClient>> AgentClient::Create(AgentClientConfig config,
                                                                  std::shared_ptr<AgentChannels> channels) {
-  // The address is checked now, not at the first call: a bad inventory line
-  // fails before anything runs.
+  // The address is checked now, not at the first call, and before the
+  // credentials are read: a bad inventory line fails before anything runs,
+  // naming the address rather than a certificate file.
   GDR_RETURN_IF_ERROR(rpc::CheckAddress(config.address, config.tls));
+  if (channels == nullptr) {
+    GDR_ASSIGN_OR_RETURN(channels, MakeAgentChannels(config.tls, 1));
+  }
   return std::unique_ptr<AgentClient>(new AgentClient(std::move(config), std::move(channels)));
 }
 

@@ -34,7 +34,7 @@ class AgentClient {
   static absl::StatusOr<std::unique_ptr<AgentClient>> Create(AgentClientConfig config);
   // Channels from `channels` (made with config.tls: MakeAgentChannels);
   // config.tls names the files in errors and serves the handshake that
-  // explains a refused connection.
+  // explains a refused connection. Null `channels`: as the overload above.
   static absl::StatusOr<std::unique_ptr<AgentClient>> Create(AgentClientConfig config,
                                                              std::shared_ptr<AgentChannels> channels);
 

@@ -70,6 +70,15 @@ std::string Hostname(AgentClient& c) {
   return info.ok() ? info->hostname() : std::string(info.status().message());
 }
 
+// `c`'s agent is gone: its call fails UNAVAILABLE and names its address.
+void ExpectNamedUnreachable(AgentClient& c) {
+  auto dead = c.GetNodeInfo();
+  ASSERT_FALSE(dead.ok());
+  EXPECT_EQ(dead.status().code(), absl::StatusCode::kUnavailable) << dead.status();
+  EXPECT_THAT(std::string(dead.status().message()), HasSubstr(c.address()));
+  EXPECT_THAT(std::string(dead.status().message()), HasSubstr("unreachable"));
+}
+
 TEST(AgentChannels, AChannelClosedForRoomIsReopenedAndWorks) {
   auto a_server = Serve("a"), b_server = Serve("b");
   ASSERT_TRUE(a_server && b_server);
@@ -95,25 +104,17 @@ TEST(AgentChannels, AnAgentThatDiedIsNamedWhetherItsChannelWasKeptOrClosed) {
   ASSERT_TRUE(channels);
   auto a = Client(*a_server, channels), b = Client(*b_server, channels);
   ASSERT_TRUE(a && b);
-  const std::string a_address = a->address(), b_address = b->address();
   EXPECT_EQ(Hostname(*a), "a");
   EXPECT_EQ(Hostname(*b), "b");
   // b dies while its channel is the one kept.
   b_server->Shutdown(100);
   b_server.reset();
-  auto dead = b->GetNodeInfo();
-  ASSERT_FALSE(dead.ok());
-  EXPECT_EQ(dead.status().code(), absl::StatusCode::kUnavailable) << dead.status();
-  EXPECT_THAT(std::string(dead.status().message()), HasSubstr(b_address));
+  ExpectNamedUnreachable(*b);
   // a's channel was closed for b's; a dies, then is asked again: reopened,
   // and named.
   a_server->Shutdown(100);
   a_server.reset();
-  dead = a->GetNodeInfo();
-  ASSERT_FALSE(dead.ok());
-  EXPECT_EQ(dead.status().code(), absl::StatusCode::kUnavailable) << dead.status();
-  EXPECT_THAT(std::string(dead.status().message()), HasSubstr(a_address));
-  EXPECT_THAT(std::string(dead.status().message()), HasSubstr("unreachable"));
+  ExpectNamedUnreachable(*a);
 }
 
 TEST(AgentChannels, ABadAddressFailsWhenTheClientIsMadeNotAtItsFirstCall) {
@@ -126,6 +127,23 @@ TEST(AgentChannels, ABadAddressFailsWhenTheClientIsMadeNotAtItsFirstCall) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("'host-without-port' is not HOST:PORT"));
+}
+
+TEST(AgentChannels, AClientOfItsOwnNamesABadAddressBeforeItReadsTheCredentials) {
+  AgentClientConfig cfg;
+  cfg.address = "host-without-port";
+  cfg.tls.ca_file = "/nonexistent/ca.pem";
+  cfg.tls.cert_file = "/nonexistent/cert.pem";
+  cfg.tls.key_file = "/nonexistent/key.pem";
+  auto c = AgentClient::Create(cfg);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("'host-without-port' is not HOST:PORT"));
+  // With a good address the same credentials are read, and fail.
+  cfg.address = "127.0.0.1:1";
+  c = AgentClient::Create(cfg);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("/nonexistent/ca.pem"));
 }
 
 TEST(AgentChannels, TheBoundIsFourChannelsPerParallelTest) {
