@@ -199,31 +199,25 @@ int main(int argc, char** argv) {
   });
   // A link of the big run, across its one run, and one node's cells there.
   auto big = (*store)->FindRun("big-1");
-  size_t node_cells = 0;
-  const double big_node_ms = MedianMs([&] {
-    gs::store::CellQuery q;
-    q.run = (*big)->key;
-    q.src = *src;
-    node_cells = 0;
-    Die((*store)->ReadCells(q, [&](const gs::store::CellRecord&) {
-      ++node_cells;
-      return absl::OkStatus();
-    }), "node cells");
-  });
-  // The same node as destination: every source's cells of each matrix.
-  size_t node_in_cells = 0;
-  const double big_node_dst_ms = MedianMs([&] {
-    gs::store::CellQuery q;
-    q.run = (*big)->key;
-    q.dst = *src;
-    node_in_cells = 0;
-    Die((*store)->ReadCells(q,
-                            [&](const gs::store::CellRecord&) {
-                              ++node_in_cells;
-                              return absl::OkStatus();
-                            }),
-        "node cells as destination");
-  });
+  // One node's cells in it, as source (`field` = &CellQuery::src) or as
+  // destination (every source's cells of each matrix: &CellQuery::dst).
+  auto node_cells_ms = [&](int64_t gs::store::CellQuery::*field, size_t* count) {
+    return MedianMs([&] {
+      gs::store::CellQuery q;
+      q.run = (*big)->key;
+      q.*field = *src;
+      *count = 0;
+      Die((*store)->ReadCells(q,
+                              [&](const gs::store::CellRecord&) {
+                                ++*count;
+                                return absl::OkStatus();
+                              }),
+          "node cells");
+    });
+  };
+  size_t node_cells = 0, node_in_cells = 0;
+  const double big_node_ms = node_cells_ms(&gs::store::CellQuery::src, &node_cells);
+  const double big_node_dst_ms = node_cells_ms(&gs::store::CellQuery::dst, &node_in_cells);
   std::printf(
       "{\"backend\":\"%s\",\"mode\":\"%s\",\"nodes\":%u,\"rails\":%u,\"cells\":%llu,\"pairs\":%llu,\"pair_"
       "bytes\":%llu,\n"
