@@ -149,9 +149,12 @@ slurm::SlurmIdentity WhoAmI(const std::string& scontrol, const std::string& sacc
   constexpr auto kAsk = std::chrono::seconds(20);
   if (auto config = CaptureStdout({scontrol, "show", "config"}, kAsk); config.ok()) {
     id.slurm_user = slurm::ParseSlurmUser(*config);
+    id.accounting_storage = slurm::ShowConfigValue(*config, "AccountingStorageType");
   } else {
     id.slurm_user_unknown_why = std::string(config.status().message());
   }
+  // No accounting, no AdminLevel to ask sacctmgr for.
+  if (id.accounting_storage == slurm::kNoAccounting) return id;
   if (auto level = CaptureStdout({sacctmgr, "-nP", "show", "user", id.user, "format=AdminLevel"}, kAsk);
       level.ok()) {
     id.admin_level = std::string(absl::StripAsciiWhitespace(*level));

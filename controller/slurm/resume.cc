@@ -54,16 +54,20 @@ std::vector<std::string> ScontrolResumeArgv(const std::string& scontrol, const s
   return {scontrol, "update", "NodeName=" + node, "State=RESUME"};
 }
 
-std::string ParseSlurmUser(const std::string& show_config) {
+std::string ShowConfigValue(const std::string& show_config, const char* key) {
   for (absl::string_view line : absl::StrSplit(show_config, '\n')) {
     line = absl::StripLeadingAsciiWhitespace(line);
-    if (!absl::ConsumePrefix(&line, "SlurmUser")) continue;
+    if (!absl::ConsumePrefix(&line, key)) continue;
     line = absl::StripLeadingAsciiWhitespace(line);
-    if (!absl::ConsumePrefix(&line, "=")) continue;
-    line = absl::StripAsciiWhitespace(line);
-    return std::string(line.substr(0, line.find('(')));
+    if (!absl::ConsumePrefix(&line, "=")) continue;  // a longer key: "SlurmUserX", "SlurmdUser"
+    return std::string(absl::StripAsciiWhitespace(line));
   }
   return "";
+}
+
+std::string ParseSlurmUser(const std::string& show_config) {
+  std::string user = ShowConfigValue(show_config, "SlurmUser");
+  return user.substr(0, user.find('('));
 }
 
 absl::Status CheckAdminRights(const SlurmIdentity& id, const std::string& action) {
@@ -75,6 +79,14 @@ absl::Status CheckAdminRights(const SlurmIdentity& id, const std::string& action
       id.slurm_user.empty() ? "" : absl::StrCat(" (", id.slurm_user, ")"),
       " or a user with AdminLevel=Administrator change a node's state: run as one of them, or "
       "`sacctmgr modify user ", id.user, " set AdminLevel=Administrator`");
+  if (id.accounting_storage == kNoAccounting && !id.slurm_user.empty()) {
+    // AdminLevel lives in the accounting database (Slurm's "User
+    // Permissions" page): without one, nobody has it.
+    return absl::PermissionDeniedError(absl::StrCat(
+        id.user, " may not ", action, ": accounting is off (AccountingStorageType = ", kNoAccounting,
+        "), so no user has an AdminLevel and slurmctld lets only root and the SlurmUser (", id.slurm_user,
+        ") change a node's state: run as one of them"));
+  }
   if (id.slurm_user.empty() || id.admin_level.empty()) {
     const bool no_user = id.slurm_user.empty();
     const std::string& why = no_user ? id.slurm_user_unknown_why : id.admin_level_unknown_why;

@@ -54,15 +54,23 @@ struct SlurmIdentity {
   std::string admin_level;  // sacctmgr's AdminLevel ("None", "Operator", "Administrator"); empty: unknown
   std::string slurm_user_unknown_why;   // why scontrol gave none (its error), when known
   std::string admin_level_unknown_why;  // why sacctmgr gave none, when known
+  // `scontrol show config`'s AccountingStorageType ("accounting_storage/none",
+  // ".../slurmdbd"); empty: unknown. With none there is no user database, so
+  // no AdminLevel: only root and the SlurmUser may change a node's state.
+  std::string accounting_storage;
 };
 
-// "SlurmUser = slurm(64030)" in `scontrol show config` -> "slurm"; empty
-// when the line is missing.
+// `key`'s value in `scontrol show config` ("SlurmUser = slurm(64030)"):
+// "slurm(64030)"; empty when the line is missing.
+std::string ShowConfigValue(const std::string& show_config, const char* key);
+// Its SlurmUser's name: "slurm"; empty when the line is missing.
 std::string ParseSlurmUser(const std::string& show_config);
+inline constexpr char kNoAccounting[] = "accounting_storage/none";
 
 // OK for root, the SlurmUser, or AdminLevel=Administrator. Else
 // PERMISSION_DENIED with what is needed: definite when the SlurmUser and the
-// admin level are known, "cannot tell" (with the same remedy) when not.
+// admin level are known, or accounting is off (no AdminLevel can exist);
+// "cannot tell" (with the same remedy) when not.
 absl::Status CheckAdminRights(const SlurmIdentity& id, const std::string& action);
 
 }  // namespace gdrbench::controller::slurm

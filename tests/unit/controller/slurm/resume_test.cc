@@ -11,6 +11,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 DrainPlan Plan() {
   DrainPlan p;
@@ -78,6 +79,35 @@ TEST(Rights, OthersGetWhatIsNeeded) {
   st = CheckAdminRights({1000, "bench", "", ""}, "resume nodes");
   EXPECT_EQ(st.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(st.message(), HasSubstr("cannot tell whether bench may resume nodes"));
+}
+
+// `scontrol show config` lines as Slurm 22.05 prints them (a published
+// capture of a cluster without accounting: "AccountingStorageType   =
+// accounting_storage/none"; slurm.conf(5): that is the default). Slurm's
+// "User Permissions" page: AdminLevel is set "in the user's database
+// record", so without accounting nobody has one.
+TEST(Rights, WithoutAccountingOnlyRootAndTheSlurmUserMay) {
+  const std::string config =
+      "Configuration data as of 2022-05-26T10:41:42\n"
+      "AccountingStorageTRES   = cpu,mem,energy,node,billing,fs/disk,vmem,pages\n"
+      "AccountingStorageType   = accounting_storage/none\n"
+      "AccountingStorageUser   = root\n"
+      "SlurmUser               = slurm(64030)\n";
+  EXPECT_EQ(ShowConfigValue(config, "AccountingStorageType"), "accounting_storage/none");
+  EXPECT_EQ(ShowConfigValue(config, "AccountingStorage"), "");  // only whole keys
+  EXPECT_EQ(ShowConfigValue(config, "SlurmUser"), "slurm(64030)");
+  SlurmIdentity id{1000, "bench", ParseSlurmUser(config), ""};
+  id.accounting_storage = ShowConfigValue(config, "AccountingStorageType");
+  absl::Status st = CheckAdminRights(id, "drain nodes");
+  EXPECT_EQ(st.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(st.message(), HasSubstr("bench may not drain nodes: accounting is off (AccountingStorageType = "
+                                      "accounting_storage/none)"));
+  EXPECT_THAT(st.message(), HasSubstr("only root and the SlurmUser (slurm)"));
+  EXPECT_THAT(st.message(), Not(HasSubstr("cannot tell")));
+  EXPECT_THAT(st.message(), Not(HasSubstr("sacctmgr modify")));  // no AdminLevel to set
+  // The SlurmUser itself still may.
+  id.user = "slurm";
+  EXPECT_TRUE(CheckAdminRights(id, "drain nodes").ok());
 }
 
 TEST(Rights, CannotTellSaysWhatTheCommandAnswered) {
