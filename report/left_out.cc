@@ -52,6 +52,16 @@ const std::vector<Rule>& Rules() {
 
 }  // namespace
 
+LeftOutCause ClassifyLeftOut(const std::string& reason) {
+  for (const Rule& r : Rules()) {
+    if (std::any_of(r.any.begin(), r.any.end(),
+                    [&](const char* w) { return absl::StrContains(reason, w); })) {
+      return {r.cause, r.remedy, {}, ""};
+    }
+  }
+  return {"left out", "read each node's reason in the report", {}, ""};
+}
+
 std::vector<LeftOutCause> GroupLeftOut(const v1::Run& run) {
   std::vector<LeftOutCause> groups;
   std::map<std::string, size_t> by_cause;
@@ -59,17 +69,11 @@ std::vector<LeftOutCause> GroupLeftOut(const v1::Run& run) {
     const size_t colon = e.find(": ");
     const std::string node = colon == std::string::npos ? e : e.substr(0, colon);
     const std::string reason = colon == std::string::npos ? "" : e.substr(colon + 2);
-    const Rule* rule = nullptr;
-    for (const Rule& r : Rules()) {
-      if (std::any_of(r.any.begin(), r.any.end(), [&](const char* w) { return absl::StrContains(reason, w); })) {
-        rule = &r;
-        break;
-      }
-    }
-    const std::string cause = rule ? rule->cause : "left out";
-    auto [it, fresh] = by_cause.try_emplace(cause, groups.size());
+    LeftOutCause c = ClassifyLeftOut(reason);
+    auto [it, fresh] = by_cause.try_emplace(c.cause, groups.size());
     if (fresh) {
-      groups.push_back({cause, rule ? rule->remedy : "read each node's reason in the report", {}, e});
+      c.first = e;
+      groups.push_back(std::move(c));
     }
     groups[it->second].nodes.push_back(node);
   }

@@ -22,6 +22,11 @@ struct LeftOutCause {
   std::string first;     // the first node's whole reason, as recorded
 };
 
+// One node's reason ("agent unreachable: ...") read as GroupLeftOut reads
+// it: its cause and the remedy for that cause ("left out" and "read each
+// node's reason" when no rule knows it); nodes and first are left empty.
+LeftOutCause ClassifyLeftOut(const std::string& reason);
+
 // The run's excluded_nodes ("NODE: reason") grouped by cause, the largest
 // group first (ties: the order the nodes were left out).
 std::vector<LeftOutCause> GroupLeftOut(const v1::Run& run);

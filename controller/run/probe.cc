@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "controller/run/expectations.h"
 #include "controller/run/port_state.h"
+#include "report/left_out.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::controller::run {
@@ -64,8 +65,13 @@ void MarkUnreachable(const inventory::Node& in, const absl::Status& st, PlanNode
   c->set_id("agent_reachable");
   c->set_status(v1::CHECK_STATUS_FAIL);
   c->set_summary(std::string(st.message()));
-  c->set_remediation(absl::StrCat("start gdrbench-agent on ", in.name, " (", in.address,
-                                  ") and check the port and TLS settings"));
+  // The remedy for this cause (a timeout is not a certificate), as the
+  // run's left-out summary gives it.
+  const report::LeftOutCause cause = report::ClassifyLeftOut(pn.excluded_reason);
+  c->set_remediation(cause.cause == "left out"
+                         ? absl::StrCat("start gdrbench-agent on ", in.name, " (", in.address,
+                                        ") and check the port and TLS settings")
+                         : absl::StrCat(cause.remedy, " (", in.name, ", ", in.address, ")"));
   if (pn.rails.empty()) pn.rails.push_back({});
   pn.rail_gbps.assign(pn.rails.size(), in.link_gbps);
 }

@@ -7,11 +7,11 @@
 
 namespace gdrbench::controller::run {
 
-#define RETURN_IF_DOWN()                                                          \
-  rpcs_.fetch_add(1, std::memory_order_relaxed);                                  \
-  if (down_) {                                                                    \
-    return absl::UnavailableError(absl::StrCat("agent fake", index_,              \
-                                               ":1 unreachable: connection refused")); \
+#define RETURN_IF_DOWN()                                                                                     \
+  rpcs_.fetch_add(1, std::memory_order_relaxed);                                                             \
+  if (down_) {                                                                                               \
+    if (!down_why_.ok()) return down_why_;                                                                   \
+    return absl::UnavailableError(absl::StrCat("agent fake", index_, ":1 unreachable: connection refused")); \
   }
 
 class FakeCluster::Agent final : public AgentApi {
@@ -155,6 +155,7 @@ class FakeCluster::Agent final : public AgentApi {
   std::atomic<int64_t> open_{0};
   std::atomic<uint64_t> rpcs_{0};
   bool down_ = false;
+  absl::Status down_why_;  // what a down agent answers; OK: "connection refused"
   absl::Status open_error_;
   v1::CheckStatus preflight_ = v1::CHECK_STATUS_PASS;
   std::function<void(v1::NodeInfo&)> edit_;
@@ -197,7 +198,10 @@ std::vector<AgentApi*> FakeCluster::agents() {
   return out;
 }
 
-void FakeCluster::SetDown(uint32_t node, bool down) { agents_[node]->down_ = down; }
+void FakeCluster::SetDown(uint32_t node, bool down, absl::Status why) {
+  agents_[node]->down_ = down;
+  agents_[node]->down_why_ = std::move(why);
+}
 void FakeCluster::SetOpenTargetError(uint32_t node, absl::Status status) {
   agents_[node]->open_error_ = std::move(status);
 }

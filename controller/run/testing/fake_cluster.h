@@ -35,7 +35,9 @@ class FakeCluster {
   // "gpu:0", ...): --memory lists measure each kind (default 1).
   using MemoryFactor = std::function<double(uint32_t src, uint32_t dst, const std::string& memory)>;
   void SetMemoryFactor(MemoryFactor factor) { memory_factor_ = std::move(factor); }
-  void SetDown(uint32_t node, bool down);
+  // A down agent answers every call with `why` (default: UNAVAILABLE,
+  // "connection refused").
+  void SetDown(uint32_t node, bool down, absl::Status why = absl::OkStatus());
   void SetOpenTargetError(uint32_t node, absl::Status status);
   void SetPreflight(uint32_t node, v1::CheckStatus status);
   // Edits what node's GetNodeInfo answers (hostname, versions, GPUs, ports);

@@ -18,6 +18,7 @@ namespace gdrbench::controller::run {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 inventory::Inventory Inv(uint32_t n) {
   inventory::Inventory inv;
@@ -98,6 +99,31 @@ TEST(Probe, LeavesOutPreflightFailuresUnlessForced) {
   auto forced = ProbeNodes(Inv(4), c.agents(), force);
   EXPECT_FALSE(forced.nodes[2].excluded);
   EXPECT_TRUE(forced.nodes[3].excluded);  // force cannot reach a dead agent
+}
+
+// The agent_reachable check's remedy is the one for its cause: a refused
+// connection is an agent to start, a timeout is not a certificate. The
+// timeout's words are AgentClient::Connected's (agent_client.cc).
+TEST(Probe, AnUnreachableAgentsRemedyIsTheOneForItsCause) {
+  FakeCluster c(3, 1, 100);
+  c.SetDown(1, true);
+  c.SetDown(
+      2, true,
+      absl::UnavailableError("agent fake2:1 unreachable: gRPC made no connection within 3000 ms, though "
+                             "this controller's own connection to it succeeded right after: timed out, "
+                             "the agent or this host is overloaded (lower --parallel, or check the "
+                             "agent's load)"));
+  auto probe = ProbeNodes(Inv(3), c.agents(), {});
+  auto remedy = [&](uint32_t node) {
+    for (const auto& check : probe.preflight[node].checks()) {
+      if (check.id() == "agent_reachable") return check.remediation();
+    }
+    return std::string("no agent_reachable check");
+  };
+  EXPECT_THAT(remedy(1), HasSubstr("start gdrbench-agent"));
+  EXPECT_THAT(remedy(2), HasSubstr("not overloaded"));
+  EXPECT_THAT(remedy(2), Not(HasSubstr("TLS")));
+  EXPECT_THAT(remedy(2), HasSubstr("fake2"));
 }
 
 TEST(Runner, AllPairsFillsEveryCellAndClosesEveryTarget) {
