@@ -179,6 +179,31 @@ ALTER TABLE cell_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
 ALTER TABLE cell_blocks_in ALTER COLUMN data SET STORAGE EXTERNAL;
 )sql";
 
+// Version 7: live runs (issue 30, server/history/live_runs.h): a sweep's
+// finished tests staged while it runs, in chunks keyed by the journal index
+// of their first test; deleted when the final run is stored or an operator
+// abandons the live run.
+constexpr std::string_view kV7 = R"sql(
+CREATE TABLE live_runs (
+  run_id TEXT PRIMARY KEY,
+  cluster TEXT NOT NULL,
+  opened_by TEXT NOT NULL,
+  opened_us BIGINT NOT NULL,
+  updated_us BIGINT NOT NULL,
+  next_test BIGINT NOT NULL,
+  cell_count BIGINT NOT NULL,
+  byte_count BIGINT NOT NULL,
+  plan @BLOB@ NOT NULL
+);
+CREATE TABLE live_chunks (
+  run_id TEXT NOT NULL,
+  first_test BIGINT NOT NULL,
+  test_count INTEGER NOT NULL,
+  data @BLOB@ NOT NULL,
+  PRIMARY KEY (run_id, first_test)
+);
+)sql";
+
 int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -205,6 +230,8 @@ const std::vector<Migration>& Migrations() {
     m.push_back({5, "per-link noise windows", Ddl(kV5, Dialect::kSqlite), Ddl(kV5, Dialect::kPostgres)});
     m.push_back({6, "cells kept as one block per source", Ddl(kV6, Dialect::kSqlite),
                  Ddl(kV6, Dialect::kPostgres) + std::string(kV6PostgresOnly)});
+    m.push_back({7, "live runs: tests staged while a sweep runs", Ddl(kV7, Dialect::kSqlite),
+                 Ddl(kV7, Dialect::kPostgres)});
     return m;
   }();
   return all;

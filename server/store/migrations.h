@@ -36,6 +36,11 @@
 //   cell_blocks_in (run, rail, size_bytes, dst, cell_count, encoding, data)
 //                (version 6) the same cells per destination: a node as
 //                destination is one row per matrix
+//   live_runs    (run_id PRIMARY KEY, cluster, opened_by, opened_us,
+//                 updated_us, next_test, cell_count, byte_count, plan)
+//                (version 7) a sweep streaming its tests (issue 30)
+//   live_chunks  (run_id, first_test, test_count, data) PRIMARY KEY
+//                (run_id, first_test): its tests, without a gap
 // Errors: FAILED_PRECONDITION when the store is newer than this binary.
 #pragma once
 

@@ -136,6 +136,25 @@ struct ClusterRow {
   std::string baseline_run_id;
 };
 
+// A live run (issue 30; server/history/live_runs.h): a sweep's finished
+// tests, staged while it runs, in chunks without a gap from test 0 on.
+struct LiveRunRow {
+  std::string run_id;
+  std::string cluster;
+  std::string opened_by;
+  int64_t opened_us = 0, updated_us = 0;
+  uint64_t next_test = 0;  // tests stored: 0 .. next_test - 1
+  uint64_t cells = 0;
+  uint64_t bytes = 0;  // of its chunks' data
+  std::string plan;    // a serialized v1.LivePlan
+};
+
+struct LiveChunkRow {
+  uint64_t first_test = 0;
+  uint32_t tests = 0;
+  std::string data;  // a serialized v1.LiveChunk (run_id and first_test left out)
+};
+
 class Store {
  public:
   using Connector = std::function<absl::StatusOr<std::unique_ptr<SqlDb>>()>;
@@ -199,6 +218,25 @@ class Store {
 
   // --- retention: deletes runs started before `cutoff_us` except baselines.
   absl::StatusOr<uint64_t> DeleteRunsBefore(int64_t cutoff_us);
+
+  // --- live runs (store_live.cc). Each write is its own transaction, durable
+  // when it returns.
+  // Creates the live run, or returns the one stored with this id (whatever
+  // `row` says). RESOURCE_EXHAUSTED when `max_open` live runs are open.
+  absl::StatusOr<LiveRunRow> OpenLiveRun(const LiveRunRow& row, uint32_t max_open);
+  absl::StatusOr<std::optional<LiveRunRow>> FindLiveRun(const std::string& run_id);
+  // Oldest first.
+  absl::StatusOr<std::vector<LiveRunRow>> ListLiveRuns();
+  // Stores the chunk when `first_test` is the run's next_test (then next_test
+  // grows by `tests`); anything else is left alone. Returns next_test after.
+  // NOT_FOUND for a live run that is not open.
+  absl::StatusOr<uint64_t> AppendLiveChunk(const std::string& run_id, uint64_t first_test, uint32_t tests,
+                                           uint64_t cells, std::string_view data);
+  // The chunks holding tests from `from_test` on, in order, at most `limit`.
+  absl::Status ReadLiveChunks(const std::string& run_id, uint64_t from_test, uint32_t limit,
+                              const std::function<absl::Status(const LiveChunkRow&)>& fn);
+  // Deletes the live run and its chunks; false when none was open.
+  absl::StatusOr<bool> DeleteLiveRun(const std::string& run_id);
 
  private:
   // A pooled connection, handed back when the lease ends.
