@@ -71,7 +71,7 @@ grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
   }
   if (!st.ok()) return rpc::ToGrpc(st);
   if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "upload cancelled: nothing stored");
-  auto r = ingest->Finish();
+  auto r = h_.FinishUpload(*ingest);
   if (r.ok()) spdlog::info("upload of {} by {}{}", r->run_id(), who->name, r->already_stored() ? ": already stored" : "");
   return Reply(std::move(r), resp);
 }

@@ -95,7 +95,12 @@ v1::RunSummary ToSummary(const store::RunRow& r) {
 }
 
 Handler::Handler(store::Store& store, sweeps::SweepManager& sweeps, HandlerOptions options)
-    : store_(store), sweeps_(sweeps), options_(options) {}
+    : store_(store), sweeps_(sweeps), options_(options), live_(store, [&] {
+        history::LiveOptions live = options.live;
+        live.max_nodes = std::min(live.max_nodes, options.ingest.max_nodes);
+        live.max_cells = std::min(live.max_cells, options.ingest.max_cells);
+        return live;
+      }()) {}
 
 absl::Status Handler::DrainRefusal() const {
   if (!draining_) return absl::OkStatus();

@@ -18,6 +18,7 @@
 #include "gdrbench/v1/controller.pb.h"
 #include "server/api/auth.h"
 #include "server/history/ingest.h"
+#include "server/history/live_runs.h"
 #include "server/history/names.h"
 #include "server/store/store.h"
 #include "server/sweeps/sweep_manager.h"
@@ -27,6 +28,7 @@ namespace gdrbench::server::api {
 struct HandlerOptions {
   history::IngestOptions ingest;     // tolerance, limits
   uint64_t max_full_cells = 1 << 20; // GetRun FULL refuses bigger runs
+  history::LiveOptions live;         // live runs' limits (max_nodes, max_cells: ingest's)
 };
 
 class Handler {
@@ -34,8 +36,19 @@ class Handler {
   Handler(store::Store& store, sweeps::SweepManager& sweeps, HandlerOptions options);
 
   std::unique_ptr<history::Ingester> NewUpload();
+  // An upload's end: ingest->Finish(), and once the run is stored its live
+  // run (if any) is closed (handler_live.cc).
+  absl::StatusOr<v1::UploadRunResponse> FinishUpload(history::Ingester& ingest);
   // A whole run at once (HTTP JSON upload, server-run sweeps).
   absl::StatusOr<v1::UploadRunResponse> StoreRun(const v1::Run& run);
+
+  // Live runs (history/live_runs.h).
+  absl::StatusOr<v1::LiveRun> OpenLiveRun(const v1::OpenLiveRunRequest& req, const Principal& who);
+  absl::StatusOr<v1::LiveAck> AppendLiveRun(const v1::LiveChunk& chunk);
+  absl::StatusOr<v1::LiveRun> GetLiveRun(const v1::GetLiveRunRequest& req);
+  absl::StatusOr<v1::ListLiveRunsResponse> ListLiveRuns(const v1::ListLiveRunsRequest& req);
+  absl::StatusOr<v1::ListLiveCellsResponse> ListLiveCells(const v1::ListLiveCellsRequest& req);
+  absl::StatusOr<v1::LiveRun> AbandonLiveRun(const v1::AbandonLiveRunRequest& req);
 
   absl::StatusOr<v1::Run> GetRun(const v1::GetRunRequest& req);
   absl::Status ExportRun(const v1::ExportRunRequest& req,
@@ -75,6 +88,7 @@ class Handler {
   store::Store& store_;
   sweeps::SweepManager& sweeps_;
   HandlerOptions options_;
+  history::LiveRuns live_;
   std::atomic<bool> draining_{false};
 };
 

@@ -152,7 +152,7 @@ absl::StatusOr<v1::UploadRunResponse> IngestRun(Handler& h, RunJsonStream& body)
   std::unique_ptr<history::Ingester> ingest = h.NewUpload();
   absl::Status fed = body.Replay(
       [&](const v1::RunChunk& c) { return c.has_header() ? ingest->Begin(c.header()) : ingest->Add(c); });
-  return fed.ok() ? ingest->Finish() : absl::StatusOr<v1::UploadRunResponse>(fed);
+  return fed.ok() ? h.FinishUpload(*ingest) : absl::StatusOr<v1::UploadRunResponse>(fed);
 }
 
 void AddRunRoutes(const RouteContext& c) {
@@ -220,6 +220,34 @@ void AddRunRoutes(const RouteContext& c) {
     if (!r.ok()) return SendError(res, r.status());
     SendList(res, h.CompareRuns(*r));
   }));
+}
+
+// Live runs (history/live_runs.h): a sweep's cells while it runs. The
+// controller writes over gRPC; HTTP lists, reads and abandons them.
+void AddLiveRunRoutes(const RouteContext& c) {
+  GatedServer& svr = c.svr;
+  Handler& h = c.h;
+  auto guard = c.Guard();
+  svr.Get("/api/v1/live-runs", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+            auto r = Request<v1::ListLiveRunsRequest>(req);
+            if (!r.ok()) return SendError(res, r.status());
+            SendList(res, h.ListLiveRuns(*r));
+          }));
+  svr.Get(R"(/api/v1/live-runs/([^/]+))", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+            auto r = Request<v1::GetLiveRunRequest>(req, {{"run_id", req.matches[1]}});
+            if (!r.ok()) return SendError(res, r.status());
+            Send(res, h.GetLiveRun(*r));
+          }));
+  svr.Get(R"(/api/v1/live-runs/([^/]+)/cells)", guard(Role::kRead, [&h](Req req, Res res, const Principal&) {
+            auto r = Request<v1::ListLiveCellsRequest>(req, {{"run_id", req.matches[1]}});
+            if (!r.ok()) return SendError(res, r.status());
+            SendList(res, h.ListLiveCells(*r));
+          }));
+  svr.Delete(R"(/api/v1/live-runs/([^/]+))", guard(Role::kWrite, [&h](Req req, Res res, const Principal&) {
+               auto r = Request<v1::AbandonLiveRunRequest>(req, {{"run_id", req.matches[1]}});
+               if (!r.ok()) return SendError(res, r.status());
+               Send(res, h.AbandonLiveRun(*r));
+             }));
 }
 
 void AddClusterRoutes(const RouteContext& c) {
@@ -348,6 +376,7 @@ void AddApiRoutes(GatedServer& svr, Handler& h, const Authorizer& auth, metrics:
   }));
 
   AddRunRoutes(c);
+  AddLiveRunRoutes(c);
   AddClusterRoutes(c);
   AddSweepRoutes(c);
   svr.set_exception_handler([](Req, Res res, std::exception_ptr) {

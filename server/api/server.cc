@@ -50,12 +50,14 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(Server
                                                   config.persist_runs);
   s->service_ = std::make_unique<GrpcControllerService>(*s->handler_, s->auth_,
                                                         std::chrono::seconds(config.upload_idle_seconds));
+  s->live_service_ = std::make_unique<GrpcLiveRunsService>(*s->handler_, s->auth_);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config.grpc_listen, creds, &s->grpc_port_);
   builder.RegisterService(s->service_.get());
+  builder.RegisterService(s->live_service_.get());
   builder.SetMaxReceiveMessageSize(64 << 20);  // a RunChunk is ~0.5 MB; a whole small run as JSON is HTTP's
   builder.SetMaxSendMessageSize(64 << 20);
   s->grpc_ = builder.BuildAndStart();

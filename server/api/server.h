@@ -15,6 +15,7 @@
 #include "common/rpc/server_tls.h"
 #include "common/rpc/tls.h"
 #include "server/api/auth.h"
+#include "server/api/grpc_live_service.h"
 #include "server/api/grpc_service.h"
 #include "server/api/handler.h"
 #include "server/api/http_server.h"
@@ -82,6 +83,7 @@ class ControllerServer {
   std::unique_ptr<Handler> handler_;
   std::unique_ptr<metrics::Exporter> exporter_;
   std::unique_ptr<GrpcControllerService> service_;
+  std::unique_ptr<GrpcLiveRunsService> live_service_;
   std::unique_ptr<grpc::Server> grpc_;
   std::unique_ptr<HttpServer> http_;
   int grpc_port_ = 0;
