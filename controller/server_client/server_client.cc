@@ -29,7 +29,7 @@ absl::StatusOr<std::unique_ptr<ServerClient>> ServerClient::Create(const ServerC
   }
   // GetLinkReferences answers with a rail's whole matrix (about 40 MB at 1,024 nodes).
   GDR_ASSIGN_OR_RETURN(auto channel, rpc::MakeChannel(c.address, c.tls, 256 << 20));
-  return std::unique_ptr<ServerClient>(new ServerClient(c, v1::Controller::NewStub(channel), std::move(token)));
+  return std::unique_ptr<ServerClient>(new ServerClient(c, channel, std::move(token)));
 }
 
 absl::Status ServerClient::Failed(const grpc::Status& gs, const char* method) const {
@@ -81,15 +81,16 @@ absl::StatusOr<v1::UploadRunResponse> ServerClient::Upload(const v1::Run& run) {
   return resp;
 }
 
-#define GDR_UNARY(Method, Req, Resp)                          \
+#define GDR_UNARY_ON(stub, Method, Req, Resp)                 \
   absl::StatusOr<Resp> ServerClient::Method(const Req& req) { \
     grpc::ClientContext ctx;                                  \
     Prepare(&ctx, config_.timeout_ms);                        \
     Resp resp;                                                \
-    grpc::Status gs = stub_->Method(&ctx, req, &resp);        \
+    grpc::Status gs = stub->Method(&ctx, req, &resp);         \
     if (!gs.ok()) return Failed(gs, #Method);                 \
     return resp;                                              \
   }
+#define GDR_UNARY(Method, Req, Resp) GDR_UNARY_ON(stub_, Method, Req, Resp)
 GDR_UNARY(ListRuns, v1::ListRunsRequest, v1::ListRunsResponse)
 GDR_UNARY(GetRun, v1::GetRunRequest, v1::Run)
 GDR_UNARY(CompareRuns, v1::CompareRunsRequest, v1::CompareRunsResponse)
@@ -98,6 +99,10 @@ GDR_UNARY(GetBaseline, v1::GetBaselineRequest, v1::BaselineInfo)
 GDR_UNARY(GetCapacityReport, v1::GetCapacityReportRequest, v1::CapacityReport)
 GDR_UNARY(ListClusters, v1::ListClustersRequest, v1::ListClustersResponse)
 GDR_UNARY(GetLinkReferences, v1::GetLinkReferencesRequest, v1::LinkReferences)
+GDR_UNARY_ON(live_stub_, OpenLiveRun, v1::OpenLiveRunRequest, v1::LiveRun)
+GDR_UNARY_ON(live_stub_, AppendLiveRun, v1::LiveChunk, v1::LiveAck)
+GDR_UNARY_ON(live_stub_, GetLiveRun, v1::GetLiveRunRequest, v1::LiveRun)
 #undef GDR_UNARY
+#undef GDR_UNARY_ON
 
 }  // namespace gdrbench::controller

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/rpc/tls.h"
 #include "gdrbench/v1/controller.grpc.pb.h"
+#include "gdrbench/v1/live.grpc.pb.h"
 
 namespace gdrbench::controller {
 
@@ -38,17 +39,25 @@ class ServerClient {
   absl::StatusOr<v1::CapacityReport> GetCapacityReport(const v1::GetCapacityReportRequest& req);
   absl::StatusOr<v1::ListClustersResponse> ListClusters(const v1::ListClustersRequest& req);
   absl::StatusOr<v1::LinkReferences> GetLinkReferences(const v1::GetLinkReferencesRequest& req);
+  // Live runs (gdrbench.v1.LiveRuns on the same channel; live_upload.h).
+  absl::StatusOr<v1::LiveRun> OpenLiveRun(const v1::OpenLiveRunRequest& req);
+  absl::StatusOr<v1::LiveAck> AppendLiveRun(const v1::LiveChunk& req);
+  absl::StatusOr<v1::LiveRun> GetLiveRun(const v1::GetLiveRunRequest& req);
   const std::string& address() const { return config_.address; }
 
  private:
-  ServerClient(ServerClientConfig c, std::unique_ptr<v1::Controller::Stub> stub, std::string token)
-      : config_(std::move(c)), stub_(std::move(stub)), token_(std::move(token)) {}
+  ServerClient(ServerClientConfig c, const std::shared_ptr<grpc::Channel>& channel, std::string token)
+      : config_(std::move(c)),
+        stub_(v1::Controller::NewStub(channel)),
+        live_stub_(v1::LiveRuns::NewStub(channel)),
+        token_(std::move(token)) {}
   void Prepare(grpc::ClientContext* ctx, int timeout_ms) const;
   // A failed call as one line naming the server and, for a TLS mismatch, a
   // missing or refused token, the --server-* flag that fixes it.
   absl::Status Failed(const grpc::Status& gs, const char* method) const;
   ServerClientConfig config_;
   std::unique_ptr<v1::Controller::Stub> stub_;
+  std::unique_ptr<v1::LiveRuns::Stub> live_stub_;
   std::string token_;
 };
 
