@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -23,6 +25,7 @@
 #include "controller/cli/sweep_output.h"
 #include "controller/inventory/inventory.h"
 #include "controller/report/report.h"
+#include "controller/server_client/live_upload.h"
 #include "controller/sweep/spec.h"
 #include "controller/sweep/sweep.h"
 #include "controller/topology/load.h"
@@ -264,7 +267,9 @@ class CancelOnSignals {
 
 // The sweep, its reports and its summary on stdout; `*out` gets the run
 // (for --server) when it finished.
-int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::Run>* out) {
+// `extend`, when set, adds to the hooks (the live upload to --server).
+int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::Run>* out,
+          const std::function<void(sweep::SweepHooks&)>& extend = {}) {
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec) return PrintError(absl::InternalError(absl::StrCat("--out ", o.out, ": ", ec.message())));
@@ -291,6 +296,7 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
   hooks.on_result = [&](const v1::PairResult& r) { progress.Result(r); };
   // Between passes (after the first pass's progress finished): lines of their own.
   hooks.on_note = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  if (extend) extend(hooks);
   if (std::string qos = sweep::DescribeQos(c, sweep::kFlagNames); !qos.empty()) {
     std::fprintf(stderr, "qos: %s\n", qos.c_str());
   }
@@ -368,8 +374,38 @@ int SweepCommand(const SweepOptions& o) {
       return server->GetLinkReferences(req);
     };
   }
+  // With --server, the finished tests go to the server while the sweep runs
+  // (controller/server_client/live_upload.h), from the journal, on a client
+  // of their own; the final upload below closes the live run.
+  std::unique_ptr<ServerClient> live_client;
+  std::unique_ptr<LiveApi> live_api;
+  std::unique_ptr<LiveUploader> live;
+  auto extend = [&](sweep::SweepHooks& h) {
+    if (o.server.address.empty() || config->journal_path.empty()) return;
+    auto client = ServerClient::Create(o.server);
+    if (!client.ok()) return;  // the final upload says why
+    live_client = *std::move(client);
+    live_api = LiveApiOf(*live_client);
+    h.on_start = [&, prev = h.on_start](const sweep::SweepStart& s) {
+      if (prev) prev(s);
+      LiveUploadOptions lo;
+      lo.cluster = o.cluster;
+      live = std::make_unique<LiveUploader>(*live_api, config->journal_path, lo);
+    };
+    h.on_result = [&, prev = h.on_result](const v1::PairResult& r) {
+      if (prev) prev(r);
+      if (live) live->Notify();
+    };
+  };
   std::optional<v1::Run> run;
-  const int rc = Sweep(o, *config, &run);
+  const int rc = Sweep(o, *config, &run, extend);
+  if (live) {
+    LiveUploadReport lr = live->Finish(std::chrono::seconds(10));
+    std::fprintf(stderr, "%s%s\n", lr.Describe().c_str(),
+                 run || lr.stored ? ""
+                                  : "; the run stays in progress on the server (GET /api/v1/live-runs) until "
+                                    "`gdrbench sweep --resume` finishes it");
+  }
   if (o.server.address.empty() || !run) return rc;
   return UploadAfterSweep(o.server, o.cluster, o.out, std::move(*run), rc);
 }
