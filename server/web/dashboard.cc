@@ -139,7 +139,7 @@ absl::Status ParseUint(Req req, const char* name, uint64_t max, uint64_t* out, b
 void MountPages(httplib::Server& svr, const api::Authorizer& auth) {
   svr.Get("/", [](Req, Res res) { res.set_redirect("/ui/runs"); });
   svr.Get("/ui/?", [](Req, Res res) { res.set_redirect("/ui/runs"); });
-  svr.Get(R"(/ui/(runs|runs/[^/]+|sweeps/[^/]+|node|link|compare|capacity))",
+  svr.Get(R"(/ui/(runs|runs/[^/]+|sweeps/[^/]+|live/[^/]+|node|link|compare|capacity))",
           PageRoute(auth, [&auth](Req req, Res res, const api::Principal& who) {
             const Page* page = FindPage(req.matches[1]);
             res.set_content(RenderPage(*page, who, auth.open()), "text/html; charset=utf-8");

@@ -15,6 +15,7 @@ const std::vector<Page>& Pages() {
       {"runs", "Runs", {"app.js", "runs.js"}},
       {"run", "Run", {"matrix_data.js", "heatmap.js", "app.js", "run.js"}},
       {"sweep", "Sweep", {"app.js", "sweep.js"}},
+      {"live", "Live run", {"matrix_data.js", "app.js", "live.js"}},
       {"node", "Node", {"vendor/chart.min.js", "app.js", "history.js"}},
       {"link", "Link", {"vendor/chart.min.js", "app.js", "history.js"}},
       {"compare", "Compare runs", {"matrix_data.js", "heatmap.js", "app.js", "compare.js"}},
@@ -38,6 +39,7 @@ const Page* FindPage(const std::string& path) {
   std::string name = path;
   if (absl::StartsWith(name, "runs/")) name = "run";
   if (absl::StartsWith(name, "sweeps/")) name = "sweep";
+  if (absl::StartsWith(name, "live/")) name = "live";
   for (const auto& p : Pages()) {
     if (p.name == name) return &p;
   }

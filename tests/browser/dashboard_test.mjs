@@ -40,7 +40,7 @@ const reportHtml = path.join(opt.work, 'report.html');
 const seeded = await run(path.join(opt['tests-bin'], 'gdrbench-fake-history'), ['--server', server.grpc, '--insecure',
   '--token-file', path.join(opt.work, 'write.token'), '--cluster', 'fab', '--nodes', '8', '--rails', '2', '--runs', '30',
   '--days', '30', '--nodes-per-leaf', '4', '--degrade', '1,6,0,0.96,0.60', '--preflight-fail', '3', '--baseline-first',
-  '--report-html', reportHtml]);
+  '--report-html', reportHtml, '--live-tests', '20']);
 const runIds = seeded.trim().split('\n').filter((l) => /^fab-\d+ /.test(l)).map((l) => l.split(' ')[0]);
 c.eq(runIds.length, 30, '30 runs stored through UploadRun');
 console.log('  (seeded in ' + ((Date.now() - t0) / 1000).toFixed(1) + ' s)');
@@ -82,6 +82,20 @@ try {
   c.ok((await page.textContent('#run-now')).length > 0, 'the run-now box says why', await page.textContent('#run-now'));
   let s = await shot(page, opt.shots, 'runs');
   c.ok(countPixels(s.png, null, notWhite) > 20000, 'runs screenshot is not blank');
+
+  // 2b. A live run (issue 30: a sweep streaming its tests, 20 of them landed):
+  // listed in progress, and its page shows every cell that landed.
+  c.ok((await page.textContent('#live-runs')).includes('fab-live'), 'runs page: the live run is listed in progress');
+  const landed = (await apiRead('/api/v1/live-runs/fab-live/cells?page_size=10000')).cells || [];
+  await page.goto(H + '/ui/live/fab-live');
+  await page.waitForSelector('body[data-ready=true]');
+  c.ok(landed.length >= 20, 'the live run holds the cells of its 20 tests', landed.length);
+  c.eq(await page.getAttribute('body', 'data-cells'), String(landed.length), 'live page: every cell that landed');
+  c.ok(await page.locator('.live-matrix').count() >= 1, 'live page: a matrix per rail and size');
+  c.ok((await page.textContent('#live-facts')).includes('20 / '), 'live page: 20 tests of the plan landed',
+    await page.textContent('#live-facts'));
+  s = await shot(page, opt.shots, 'live');
+  c.ok(countPixels(s.png, null, notWhite) > 20000, 'live screenshot is not blank');
 
   // 3. A read token cannot start a run, whatever the page does.
   const post = await page.evaluate(async () => {

@@ -64,6 +64,20 @@
     return box;
   }
 
+  // Runs a `gdrbench sweep --server` is streaming (issue 30), with their live view.
+  async function liveRuns() {
+    const box = el('div', { id: 'live-runs' });
+    const r = await gdr.json('/api/v1/live-runs');
+    const runs = (r.runs || []).filter((x) => !state.cluster || (x.plan && x.plan.cluster) === state.cluster);
+    if (!runs.length) return box;
+    box.append(el('h2', { text: 'Runs in progress (streamed by gdrbench sweep --server)' }),
+      gdr.table(['run', 'cluster', 'tests landed', 'opened by', 'updated'], runs.map((x) => [
+        el('a', { href: '/ui/live/' + encodeURIComponent(x.runId), text: x.runId }), (x.plan && x.plan.cluster) || '',
+        gdr.num(x.nextTest) + (x.plan && Number(x.plan.testsPlanned) ? ' / ' + gdr.num(x.plan.testsPlanned) : ''),
+        x.openedBy || '', gdr.ago(x.updatedAt)])));
+    return box;
+  }
+
   let nextToken = '';
   const tableBox = el('div', { id: 'runs' });
   const more = el('button', { type: 'button', class: 'no-print', text: 'older runs', onclick: () => loadRuns(false) });
@@ -101,7 +115,7 @@
   (async function () {
     try {
       const clusters = (await gdr.json('/api/v1/clusters')).clusters || [];
-      gdr.show(el('h1', { text: 'Runs' }), filters(clusters), runNow(clusters), await sweeps(), el('h2', { text: 'Stored runs, newest first' }), tableBox, more);
+      gdr.show(el('h1', { text: 'Runs' }), filters(clusters), runNow(clusters), await sweeps(), await liveRuns(), el('h2', { text: 'Stored runs, newest first' }), tableBox, more);
       await loadRuns(true);
       document.body.dataset.ready = 'true';
     } catch (err) {

@@ -96,6 +96,11 @@ int main(int argc, char** argv) {
   app.add_flag("--baseline-first", baseline_first, "make the first run the cluster's baseline");
   app.add_option("--run-prefix", prefix, "run ids PREFIX-NNN (default: the cluster)");
   app.add_option("--report-html", reports, "write the last run's report.html (the sweep's own HTML report) here");
+  uint32_t live_tests = 0;
+  app.add_option(
+      "--live-tests", live_tests,
+      "then one more run, PREFIX-live, left in progress on the server (a live run, issue 30) with its "
+      "first N tests");
   CLI11_PARSE(app, argc, argv);
   if (server.empty() == db.empty()) {
     std::fprintf(stderr, "gdrbench-fake-history: give --server or --db\n");
@@ -185,6 +190,48 @@ int main(int argc, char** argv) {
       out << gdrbench::controller::report::RenderHtml(run);
       if (!out.flush()) return Die(absl::InternalError(absl::StrCat("cannot write ", reports)), "report.html");
     }
+  }
+  if (live_tests > 0 && client) {
+    // A sweep still running: its first tests streamed as `gdrbench sweep
+    // --server` sends them (controller/server_client/live_upload.h).
+    gdrbench::server::testing::FakeRunSpec spec;
+    spec.nodes = nodes;
+    spec.rails = rails;
+    spec.sizes = sizes;
+    spec.cluster = cluster;
+    spec.run_id = prefix + "-live";
+    v1::Run run = gdrbench::server::testing::FakeRun(spec);
+    v1::OpenLiveRunRequest open;
+    open.set_run_id(spec.run_id);
+    v1::LivePlan* plan = open.mutable_plan();
+    plan->set_cluster(cluster);
+    plan->set_mode("all-pairs");
+    for (uint32_t i = 0; i < nodes; ++i) plan->add_nodes("node" + std::to_string(i));
+    plan->set_rails(rails);
+    for (uint64_t b : sizes) plan->add_sizes_bytes(b);
+    plan->set_tests_planned(static_cast<uint64_t>(run.pairs_size()));
+    if (auto r = client->OpenLiveRun(open); !r.ok()) return Die(r.status(), "open the live run");
+    v1::LiveChunk chunk;
+    chunk.set_run_id(spec.run_id);
+    for (int i = 0; i < run.pairs_size() && static_cast<uint32_t>(i) < live_tests; ++i) {
+      const v1::PairResult& p = run.pairs(i);
+      v1::LiveTest* t = chunk.add_tests();
+      t->set_src(static_cast<uint32_t>(std::stoul(p.src().node().substr(4))));
+      t->set_dst(static_cast<uint32_t>(std::stoul(p.dst().node().substr(4))));
+      t->set_rail(p.rail());
+      t->set_round(p.round());
+      t->set_status(p.status());
+      for (const auto& sz : p.sizes()) {
+        v1::LiveCell* c = t->add_cells();
+        c->set_size_bytes(sz.size_bytes());
+        c->set_status(sz.status());
+        c->set_bw_avg_gbps(sz.bw_avg_gbps());
+      }
+    }
+    auto ack = client->AppendLiveRun(chunk);
+    if (!ack.ok()) return Die(ack.status(), "append to the live run");
+    std::printf("%s live tests=%llu\n", spec.run_id.c_str(),
+                static_cast<unsigned long long>(ack->next_test()));
   }
   return 0;
 }
