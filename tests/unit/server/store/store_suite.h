@@ -1,4 +1,5 @@
-// The store test suite (store_suite_test.cc) runs on each backend: the unit
+// The store test suite (store_suite_test.cc, store_blocks_suite_test.cc,
+// live_runs_suite_test.cc) runs on each backend: the unit
 // tier links it with sqlite_store_factory.cc (a file in a temporary folder),
 // the integration tier with tests/integration/postgres_store_factory.cc (a
 // real PostgreSQL 15 server the test starts). Each test gets an empty store.
