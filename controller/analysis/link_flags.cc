@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/analysis/matrix.h"
 
 namespace gdrbench::controller::analysis {
 namespace {
@@ -172,6 +173,42 @@ size_t FlagLinks(const v1::VerdictPolicy& policy, v1::Run* run) {
     }
   }
   run->set_summary(absl::StrCat(run->summary(), SummaryOfFlags(labels)));
+  return labels.size();
+}
+
+size_t FlagLinks(const v1::VerdictPolicy& policy, std::vector<v1::PairResult>* pairs, MatrixSet* matrices,
+                 std::string* summary) {
+  std::map<std::tuple<uint32_t, uint32_t, std::string, std::string>, std::string> flags;
+  std::vector<Flagged> labels;
+  for (v1::PairResult& p : *pairs) {
+    const Found f = FindFlags(p, policy);
+    p.set_link_flag(FlagText(f));
+    if (p.link_flag().empty()) continue;
+    labels.push_back({Label(p), !f.flapped.empty() || !f.erred.empty(), f.worst_share});
+    flags[{p.rail(), p.has_dst_rail() ? p.dst_rail() : p.rail(), p.src().node(), p.dst().node()}] =
+        p.link_flag();
+  }
+  if (labels.empty()) return 0;
+  // The cells FlagLinks(policy, run) reaches through the run's matrices,
+  // reached through their compact form: the same reasons.
+  for (Matrix* m : matrices->matrices()) {
+    for (const auto& [key, flag] : flags) {
+      const auto& [rail, dst_rail, src_name, dst_name] = key;
+      if (m->rail != rail || m->target_rail() != dst_rail) continue;
+      const int s = matrices->NodeIndex(src_name), d = matrices->NodeIndex(dst_name);
+      if (s < 0 || d < 0) continue;
+      const Cell& c = m->at(static_cast<uint32_t>(s), static_cast<uint32_t>(d));
+      if (!c.present()) continue;
+      const uint32_t index = static_cast<uint32_t>(s) * m->n + static_cast<uint32_t>(d);
+      if (c.verdict == Verdict::kPass) {
+        m->reasons[index] = absl::StrCat("pass, but ", flag);
+      } else if (c.verdict == Verdict::kLow) {
+        std::string& reason = m->reasons[index];
+        reason = reason.empty() ? flag : absl::StrCat(reason, "; ", flag);
+      }
+    }
+  }
+  absl::StrAppend(summary, SummaryOfFlags(labels));
   return labels.size();
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "gdrbench/v1/run.pb.h"
 
@@ -40,5 +41,16 @@ std::string LinkFlag(const v1::PairResult& pair, const v1::VerdictPolicy& policy
 // fabric many tests retransmit a little, and a list reads as many alarms.
 // Returns the number of flagged tests.
 size_t FlagLinks(const v1::VerdictPolicy& policy, v1::Run* run);
+
+class MatrixSet;
+// The same for a run kept as compact matrices (its pairs streamed from the
+// journal): `pairs` are the run's pairs in its order, or only those whose
+// LinkFlag is not empty (the others change nothing); each gets its
+// link_flag, the matrices' cell reasons and `summary` change as
+// FlagLinks(policy, run) changes the run's. Pairs with memory_halves are not
+// handled here (their halves stay unflagged): a --memory list run keeps its
+// pairs and uses FlagLinks(policy, run).
+size_t FlagLinks(const v1::VerdictPolicy& policy, std::vector<v1::PairResult>* pairs, MatrixSet* matrices,
+                 std::string* summary);
 
 }  // namespace gdrbench::controller::analysis

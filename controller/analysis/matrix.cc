@@ -1,6 +1,7 @@
 #include "controller/analysis/matrix.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace gdrbench::controller::analysis {
 
@@ -226,28 +227,49 @@ void FillStats(const Matrix& m, const std::vector<std::string>& nodes, v1::Bandw
   *out->mutable_fleet() = Stats(all, all_bad, all_low);
 }
 
-v1::BandwidthMatrix ToProto(const Matrix& m, const std::vector<std::string>& nodes) {
+bool AppendCells(const Matrix& m, size_t* cursor, size_t max_cells,
+                 google::protobuf::RepeatedPtrField<v1::MatrixCell>* out) {
+  const size_t total = size_t{m.n} * m.n;
+  size_t added = 0;
+  size_t k = *cursor;
+  for (; k < total && added < max_cells; ++k) {
+    const Cell& c = m.cells[k];
+    if (!c.present()) continue;
+    const uint32_t i = static_cast<uint32_t>(k / m.n), j = static_cast<uint32_t>(k % m.n);
+    auto* pc = out->Add();
+    pc->set_src(i);
+    pc->set_dst(j);
+    pc->set_status(c.status);
+    pc->set_bw_avg_gbps(c.gbps);
+    pc->set_verdict(VerdictName(c.verdict));
+    pc->set_expected_gbps(c.expected_gbps);
+    pc->set_baseline_gbps(c.baseline_gbps);
+    if (m.retested.count(i * m.n + j)) pc->set_retested(true);
+    auto it = m.reasons.find(i * m.n + j);
+    if (it != m.reasons.end()) pc->set_reason(it->second);
+    ++added;
+  }
+  // Past the last present cell: done, so no empty chunk follows a full one.
+  while (k < total && !m.cells[k].present()) ++k;
+  *cursor = k;
+  return k < total;
+}
+
+size_t PresentCells(const Matrix& m) {
+  size_t n = 0;
+  for (const Cell& c : m.cells) n += c.present();
+  return n;
+}
+
+v1::BandwidthMatrix ToProto(const Matrix& m, const std::vector<std::string>& nodes, bool with_cells) {
   v1::BandwidthMatrix out;
   out.set_rail(m.rail);
   if (m.cross_rail()) out.set_dst_rail(m.target_rail());
   out.set_size_bytes(m.size_bytes);
   for (const auto& n : nodes) out.add_nodes(n);
-  for (uint32_t i = 0; i < m.n; ++i) {
-    for (uint32_t j = 0; j < m.n; ++j) {
-      const Cell& c = m.at(i, j);
-      if (!c.present()) continue;
-      auto* pc = out.add_cells();
-      pc->set_src(i);
-      pc->set_dst(j);
-      pc->set_status(c.status);
-      pc->set_bw_avg_gbps(c.gbps);
-      pc->set_verdict(VerdictName(c.verdict));
-      pc->set_expected_gbps(c.expected_gbps);
-      pc->set_baseline_gbps(c.baseline_gbps);
-      if (m.retested.count(i * m.n + j)) pc->set_retested(true);
-      auto it = m.reasons.find(i * m.n + j);
-      if (it != m.reasons.end()) pc->set_reason(it->second);
-    }
+  if (with_cells) {
+    size_t cursor = 0;
+    AppendCells(m, &cursor, SIZE_MAX, out.mutable_cells());
   }
   FillStats(m, nodes, &out);
   return out;

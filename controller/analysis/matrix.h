@@ -125,7 +125,19 @@ class MatrixSet {
 v1::AxisStats Stats(const std::vector<float>& values, uint32_t bad, uint32_t low);
 void FillStats(const Matrix& m, const std::vector<std::string>& nodes, v1::BandwidthMatrix* out);
 
-// The v1 message for one matrix: present cells only, with stats.
-v1::BandwidthMatrix ToProto(const Matrix& m, const std::vector<std::string>& nodes);
+// The v1 message for one matrix: present cells only (row by row), with
+// stats. with_cells = false: everything but the cells (a run streamed in
+// pieces renders them with AppendCells).
+v1::BandwidthMatrix ToProto(const Matrix& m, const std::vector<std::string>& nodes, bool with_cells = true);
+
+// Appends the v1 messages of at most `max_cells` present cells of `m` to
+// `out`, in ToProto's order, from the cell index `*cursor` (start at 0);
+// advances `*cursor` past them. Returns whether present cells are left.
+// A 1024-node matrix renders chunk by chunk without its million messages
+// in memory at once.
+bool AppendCells(const Matrix& m, size_t* cursor, size_t max_cells,
+                 google::protobuf::RepeatedPtrField<v1::MatrixCell>* out);
+// The cells ToProto renders.
+size_t PresentCells(const Matrix& m);
 
 }  // namespace gdrbench::controller::analysis

@@ -241,9 +241,9 @@ Outcome Judge(MatrixSet& set, const v1::VerdictPolicy& policy, const Baseline* b
   return out;
 }
 
-void FillRun(MatrixSet& set, const Outcome& outcome, v1::Run* run) {
+void FillRun(MatrixSet& set, const Outcome& outcome, v1::Run* run, bool with_cells) {
   run->clear_matrices();
-  for (const Matrix* m : set.matrices()) *run->add_matrices() = ToProto(*m, set.nodes());
+  for (const Matrix* m : set.matrices()) *run->add_matrices() = ToProto(*m, set.nodes(), with_cells);
   run->clear_blame();
   for (const auto& b : outcome.blame) *run->add_blame() = b;
   run->set_passed(outcome.passed);

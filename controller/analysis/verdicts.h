@@ -108,6 +108,8 @@ Outcome Judge(MatrixSet& matrices, const v1::VerdictPolicy& policy, const Baseli
               const std::vector<std::string>& excluded);
 
 // Copies the matrices (all sizes), blame, pass/fail and summary into `run`.
-void FillRun(MatrixSet& matrices, const Outcome& outcome, v1::Run* run);
+// with_cells = false: the matrices without their cells (ToProto), for a run
+// whose cells are rendered from `matrices` chunk by chunk.
+void FillRun(MatrixSet& matrices, const Outcome& outcome, v1::Run* run, bool with_cells = true);
 
 }  // namespace gdrbench::controller::analysis

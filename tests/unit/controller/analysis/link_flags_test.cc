@@ -144,6 +144,51 @@ TEST(LinkFlags, FlagLinksMarksThePassCellAndCountsInTheSummary) {
   EXPECT_TRUE(run.passed());  // a flag is not a failure
 }
 
+// A run streamed from its journal (controller/sweep/streamed_run.h) keeps
+// compact matrices and only its flagged pairs: the same flags, cell reasons
+// (a pass cell's and a low cell's) and summary as the whole run's.
+TEST(LinkFlags, CompactMatricesGetTheReasonsAndSummaryOfTheWholeRun) {
+  std::vector<v1::PairResult> pairs = {Pair(Quiet("rxe1"), Rxe(812)), Pair(Quiet("rxe2"), Quiet("rxe1")),
+                                       Pair(Rxe(900), Quiet("rxe2"))};
+  pairs[1].mutable_src()->set_node("node02");
+  pairs[1].mutable_dst()->set_node("node01");
+  pairs[2].mutable_src()->set_node("node02");
+  pairs[2].mutable_dst()->set_node("node03");
+  MatrixSet set({"node01", "node02", "node03"});
+  for (auto& p : pairs) {
+    v1::SizeResult* s = p.add_sizes();
+    s->set_size_bytes(65536);
+    s->set_status(v1::RESULT_STATUS_OK);
+    s->set_bw_avg_gbps(&p == &pairs[2] ? 30 : 95);
+    p.set_expected_gbps(100);
+    set.Add(p);
+  }
+  Judge(set, DefaultPolicy(), nullptr, {});
+  Matrix& m = *set.matrices()[0];
+  m.reasons[1 * 3 + 2] = "below 90 % of the link";  // the low cell's own reason
+  m.at(1, 2).verdict = Verdict::kLow;
+
+  v1::Run run;
+  run.set_summary("FAIL: 2/3 cells pass");
+  for (const auto& p : pairs) *run.add_pairs() = p;
+  *run.add_matrices() = ToProto(m, set.nodes());
+  EXPECT_EQ(FlagLinks(DefaultPolicy(), &run), 2u);
+
+  std::vector<v1::PairResult> flagged = {pairs[0], pairs[2]};  // the ones LinkFlag names
+  std::string summary = "FAIL: 2/3 cells pass";
+  EXPECT_EQ(FlagLinks(DefaultPolicy(), &flagged, &set, &summary), 2u);
+  EXPECT_EQ(summary, run.summary());
+  EXPECT_EQ(flagged[0].link_flag(), run.pairs(0).link_flag());
+  EXPECT_EQ(flagged[1].link_flag(), run.pairs(2).link_flag());
+  const v1::BandwidthMatrix compact = ToProto(*set.matrices()[0], set.nodes());
+  ASSERT_EQ(compact.cells_size(), run.matrices(0).cells_size());
+  for (int i = 0; i < compact.cells_size(); ++i) {
+    EXPECT_EQ(compact.cells(i).reason(), run.matrices(0).cells(i).reason()) << i;
+  }
+  EXPECT_THAT(compact.cells(0).reason(), HasSubstr("pass, but the link retransmitted"));
+  EXPECT_THAT(compact.cells(2).reason(), HasSubstr("below 90 % of the link; the link retransmitted"));
+}
+
 TEST(LinkFlags, AMemoryKindsHalfIsFlaggedOnItsOwnCounters) {
   v1::Run run;
   run.set_summary("PASS: 1/1 cells pass");
