@@ -5,6 +5,7 @@
 #include <optional>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -226,13 +227,23 @@ v1::Run AssembleRun(const SweepConfig& c, const Journal& journal, const run::Pla
   for (const auto& info : probe.infos)
     *result.add_nodes() = run::ForRunRecord(info);  // aligned with preflight
   for (const auto& rep : probe.preflight) *result.add_preflight() = rep;
-  result.mutable_pairs()->Reserve(static_cast<int>(collect.pairs().size()));
-  for (auto& p : collect.pairs()) *result.add_pairs() = std::move(p);
-  collect.pairs().clear();
+  if (!collect.streamed()) {
+    result.mutable_pairs()->Reserve(static_cast<int>(collect.pairs().size()));
+    for (auto& p : collect.pairs()) *result.add_pairs() = std::move(p);
+    collect.pairs().clear();
+  }
   for (const auto& e : excluded) result.add_excluded_nodes(e);
   *result.mutable_policy() = c.policy;
-  analysis::FillRun(collect.matrices(), outcome, &result);
-  analysis::FlagLinks(c.policy, &result);
+  analysis::FillRun(collect.matrices(), outcome, &result, !collect.streamed());
+  if (collect.streamed()) {
+    // The flagged pairs' reasons into the compact matrices, which render
+    // the cells later (StreamedRun).
+    std::string summary = result.summary();
+    analysis::FlagLinks(c.policy, &collect.pairs(), &collect.matrices(), &summary);
+    result.set_summary(summary);
+  } else {
+    analysis::FlagLinks(c.policy, &result);
+  }
   if (plan.schedule_options.mode == schedule::Mode::kIncast) analysis::FillIncast(&result);
   if (plan.fabric != nullptr) FillCoverage(c, plan, collect, reads, &result);
   return result;
@@ -240,7 +251,22 @@ v1::Run AssembleRun(const SweepConfig& c, const Journal& journal, const run::Pla
 
 }  // namespace
 
-absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) {
+namespace {
+
+// Why a run cannot be streamed from its journal (its analysis or its
+// record needs every pair in memory); "" when it can.
+std::string NotStreamable(const SweepConfig& c, const run::Plan& plan) {
+  if (c.journal_path.empty()) return "no journal to read its pairs back from";
+  if (plan.schedule_options.mode == schedule::Mode::kIncast) {
+    return "--mode incast groups every pair by its target (analysis/incast.h)";
+  }
+  if (absl::StrContains(plan.memory, ',')) {
+    return "a --memory list judges each pair's memory halves (analysis/gdr.h)";
+  }
+  return "";
+}
+
+absl::StatusOr<StreamedRun> RunSweepImpl(const SweepConfig& c, const SweepHooks& hooks, bool stream) {
   GDR_ASSIGN_OR_RETURN(Resolved r, internal::Resolve(c));
   GDR_ASSIGN_OR_RETURN(std::unique_ptr<analysis::Baseline> baseline, LoadBaseline(c));
   GDR_ASSIGN_OR_RETURN(Agents agents, internal::ConnectAgents(c, r.inventory));
@@ -256,6 +282,13 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
   // resume takes the header's.
   if (!c.resume && plan.params.seed() == 0) plan.params.set_seed(DrawSeed());
   Collector collect(plan, c, hooks);
+  if (stream) {
+    const std::string why = NotStreamable(c, plan);
+    collect.set_streamed(why.empty());
+    if (!why.empty()) {
+      spdlog::warn("run kept whole in memory, not streamed from its journal: {}", why);
+    }
+  }
   GDR_ASSIGN_OR_RETURN(Journal journal, internal::OpenJournal(c, plan, collect));
   if (c.resume && journal.header.params().seed() != 0) plan.params.set_seed(journal.header.params().seed());
   collect.set_journal(journal.writer.get());
@@ -345,6 +378,7 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
     internal::ApplyIsolation(*isolation, unjudged, &outcome, &isolated);
     analysis::Summarize(excluded, &outcome);  // the summary's blame is the isolation's now
   }
+  const bool streamed = collect.streamed();
   v1::Run result = AssembleRun(c, journal, plan, probe, collect, switches, excluded, outcome);
   if (isolation) {
     result.mutable_coverage()->MergeFrom(isolated);
@@ -356,7 +390,21 @@ absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) 
                                           : absl::StrCat(", ", isolation->unresolved.size(), " unresolved")));
     }
   }
-  return result;
+  if (!streamed) return StreamedRun::Whole(std::move(result));
+  return StreamedRun::FromJournal(std::move(result),
+                                  std::make_shared<analysis::MatrixSet>(std::move(collect.matrices())),
+                                  journal.writer->path(), c.keep_pairs, c.policy);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Run> RunSweep(const SweepConfig& c, const SweepHooks& hooks) {
+  GDR_ASSIGN_OR_RETURN(StreamedRun run, RunSweepImpl(c, hooks, false));
+  return std::move(*run.mutable_header());
+}
+
+absl::StatusOr<StreamedRun> RunSweepStreamed(const SweepConfig& c, const SweepHooks& hooks) {
+  return RunSweepImpl(c, hooks, true);
 }
 
 }  // namespace gdrbench::controller::sweep

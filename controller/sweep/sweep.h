@@ -77,6 +77,7 @@
 #include "controller/sweep/fabric_plan.h"
 #include "controller/sweep/params.h"
 #include "controller/sweep/regressed.h"
+#include "controller/sweep/streamed_run.h"
 #include "gdrbench/v1/controller.pb.h"
 #include "gdrbench/v1/preflight.pb.h"
 #include "gdrbench/v1/run.pb.h"
@@ -179,7 +180,8 @@ struct SweepConfig {
   std::string run_id;        // empty = "YYYYmmdd-HHMMSS-xxxx" (UTC); ignored on resume
   // false: Run.pairs stays empty (at 1024 nodes x 8 rails it is 8.4 M
   // messages); the matrices, blame and summary are complete either way, and
-  // hooks.on_result sees every pair.
+  // hooks.on_result sees every pair. RunSweepStreamed reads them back from
+  // the journal instead of holding them.
   bool keep_pairs = true;
   // Set: the estimate (and the default sweep timeout) from an earlier run.
   std::optional<MeasuredCost> measured;
@@ -221,6 +223,16 @@ struct SweepHooks {
 };
 
 absl::StatusOr<v1::Run> RunSweep(const SweepConfig& config, const SweepHooks& hooks = {});
+
+// The same sweep, its run held as a StreamedRun (streamed_run.h): the
+// header, the compact matrices and the journal, not every PairResult and
+// MatrixCell (a 1024 x 8 run in a few hundred MB instead of gigabytes);
+// with keep_pairs only the pairs the link counters flag stay in memory
+// while it runs. Its run.json, chunks and Materialize() are those of
+// RunSweep's run. Kept whole instead, and said in a warning in the log:
+// a config without journal_path, --mode incast and --memory lists (their
+// analysis reads every pair). Errors as RunSweep.
+absl::StatusOr<StreamedRun> RunSweepStreamed(const SweepConfig& config, const SweepHooks& hooks = {});
 
 // The plan from the inventory alone, contacting no agent (a dry run): nodes
 // without rails in the inventory get one rail with an empty NIC ("auto").

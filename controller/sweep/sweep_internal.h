@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "controller/analysis/link_flags.h"
 #include "controller/analysis/matrix.h"
 #include "controller/run/grpc_agent_api.h"
 #include "controller/run/journal.h"
@@ -91,7 +92,7 @@ class Collector {
       for (const v1::SizeResult& size : r.sizes()) payload += size.size_bytes() * size.iterations();
       coverage_.Measured(t, payload);
     }
-    if (config_.keep_pairs) pairs_.push_back(r);
+    if (Keep(r)) pairs_.push_back(r);
     if (hooks_.on_result) hooks_.on_result(r);
     return absl::OkStatus();
   }
@@ -105,13 +106,24 @@ class Collector {
       coverage_.Measured(t, 0);  // measured before this process read the switch counters
     }
   }
-  void KeepResumed(const v1::PairResult& r) { pairs_.push_back(r); }
+  void KeepResumed(const v1::PairResult& r) {
+    if (Keep(r)) pairs_.push_back(r);
+  }
+  // A run streamed from the journal (StreamedRun) keeps, of its pairs, only
+  // those its link counters flag (analysis::FlagLinks needs them for the
+  // matrices' reasons and the summary): a few, not every pair.
+  void set_streamed(bool streamed) { streamed_ = streamed; }
+  bool streamed() const { return streamed_; }
 
   analysis::MatrixSet& matrices() { return matrices_; }
   std::vector<v1::PairResult>& pairs() { return pairs_; }
   const CoverageTally& coverage() const { return coverage_; }
 
  private:
+  bool Keep(const v1::PairResult& r) const {
+    if (!config_.keep_pairs) return false;
+    return !streamed_ || !analysis::LinkFlag(r, config_.policy).empty();
+  }
   static std::vector<std::string> Names(const run::Plan& plan) {
     std::vector<std::string> names;
     for (const auto& n : plan.nodes) names.push_back(n.name);
@@ -124,6 +136,7 @@ class Collector {
   analysis::MatrixSet matrices_;
   CoverageTally coverage_;
   std::vector<v1::PairResult> pairs_;
+  bool streamed_ = false;
 };
 
 // The journal of this run: a new one, or the interrupted one reopened.
