@@ -66,11 +66,16 @@ void ServerClient::Prepare(grpc::ClientContext* ctx, int timeout_ms) const {
 }
 
 absl::StatusOr<v1::UploadRunResponse> ServerClient::Upload(const v1::Run& run) {
+  return Upload([&run](const ChunkFn& fn) { return gdrbench::report::ForEachRunChunk(run, {}, fn); });
+}
+
+absl::StatusOr<v1::UploadRunResponse> ServerClient::Upload(
+    const std::function<absl::Status(const ChunkFn&)>& source) {
   grpc::ClientContext ctx;
   Prepare(&ctx, config_.timeout_ms * 10);
   v1::UploadRunResponse resp;
   auto writer = stub_->UploadRun(&ctx, &resp);
-  absl::Status st = gdrbench::report::ForEachRunChunk(run, {}, [&](const v1::RunChunk& c) {
+  absl::Status st = source([&](const v1::RunChunk& c) {
     if (!writer->Write(c)) return absl::UnavailableError("the server closed the upload");
     return absl::OkStatus();
   });

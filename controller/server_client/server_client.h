@@ -7,6 +7,7 @@
 // Thread safety: one call at a time per client.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,12 @@ class ServerClient {
   static absl::StatusOr<std::unique_ptr<ServerClient>> Create(const ServerClientConfig& config);
 
   absl::StatusOr<v1::UploadRunResponse> Upload(const v1::Run& run);
+  // The same upload from a source of chunks (header, cells, pairs: what
+  // report::ForEachRunChunk makes of a run), so the run need not be in
+  // memory whole: `source` calls its argument once per chunk, in order, and
+  // returns the first error it returns (or its own).
+  using ChunkFn = std::function<absl::Status(const v1::RunChunk&)>;
+  absl::StatusOr<v1::UploadRunResponse> Upload(const std::function<absl::Status(const ChunkFn&)>& source);
   absl::StatusOr<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& req);
   absl::StatusOr<v1::Run> GetRun(const v1::GetRunRequest& req);
   absl::StatusOr<v1::CompareRunsResponse> CompareRuns(const v1::CompareRunsRequest& req);
