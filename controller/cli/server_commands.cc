@@ -17,6 +17,7 @@
 #include "controller/cli/commands.h"
 #include "controller/cli/exit_codes.h"
 #include "controller/cli/flag_names.h"
+#include "controller/cli/sweep_output.h"
 #include "controller/report/report.h"
 #include "controller/run/journal.h"
 #include "report/capacity_report.h"
@@ -276,10 +277,18 @@ absl::StatusOr<v1::Run> LoadRunOrJournal(const std::string& path) {
 
 absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server, v1::Run run,
                                                 const std::string& cluster) {
+  sweep::StreamedRun whole = sweep::StreamedRun::Whole(std::move(run));
+  return UploadRun(server, &whole, cluster);
+}
+
+absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server, sweep::StreamedRun* run,
+                                                const std::string& cluster) {
   GDR_ASSIGN_OR_RETURN(auto c, ServerClient::Create(server));
-  if (!cluster.empty()) run.set_cluster(cluster);
-  run.clear_regressions();  // the server's to compute
-  GDR_ASSIGN_OR_RETURN(v1::UploadRunResponse r, c->Upload(run));
+  if (!cluster.empty()) run->mutable_header()->set_cluster(cluster);
+  run->mutable_header()->clear_regressions();  // the server's to compute
+  GDR_ASSIGN_OR_RETURN(v1::UploadRunResponse r, c->Upload([run](const ServerClient::ChunkFn& fn) {
+    return run->ForEachRunChunk({}, fn);
+  }));
   if (r.already_stored()) {
     // Nothing is stored again: say where the run is, not this upload's counts.
     v1::GetRunRequest get;
@@ -301,9 +310,9 @@ absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server
 }
 
 int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluster, const std::string& dir,
-                     v1::Run run, int rc) {
+                     sweep::StreamedRun sweep_run, int rc) {
   const std::string path = (std::filesystem::path(dir) / "run.json").string();
-  auto r = UploadRun(server, run, cluster);
+  auto r = UploadRun(server, &sweep_run, cluster);
   if (!r.ok()) {
     PrintError(absl::Status(r.status().code(),
                             absl::StrCat(r.status().message(), "; the run is kept in ", path,
@@ -311,6 +320,7 @@ int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluste
                                          server.address)));
     return kExitError;
   }
+  v1::Run& run = *sweep_run.mutable_header();
   if (!cluster.empty()) run.set_cluster(cluster);
   *run.mutable_regressions() = r->regressions();
   // The server's streaks, so `gdrbench drain --run DIR/run.json` (the Slurm recipe) acts on a
@@ -318,7 +328,7 @@ int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluste
   if (r->blame_streaks_size() == run.blame_size()) {
     for (int i = 0; i < run.blame_size(); ++i) run.mutable_blame(i)->set_streak(r->blame_streaks(i));
   }
-  if (auto w = report::WriteReports(run, dir); !w.ok()) return PrintError(w.status());
+  if (auto w = WriteSweepReports(sweep_run, dir); !w.ok()) return PrintError(w.status());
   return rc;
 }
 

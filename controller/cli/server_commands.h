@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "controller/server_client/server_client.h"
+#include "controller/sweep/streamed_run.h"
 #include "gdrbench/v1/run.pb.h"
 
 namespace gdrbench::controller::cli {
@@ -45,13 +46,17 @@ void AddServerSubcommands(CLI::App& app, ServerOptions& options, std::function<i
 // response so the caller can add the regressions to its reports.
 absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server, v1::Run run,
                                                 const std::string& cluster);
+// The same for a sweep's run held as a StreamedRun: its chunks streamed
+// from the compact matrices and the journal; `run`'s cluster is set.
+absl::StatusOr<v1::UploadRunResponse> UploadRun(const ServerClientConfig& server, sweep::StreamedRun* run,
+                                                const std::string& cluster);
 
 // After `gdrbench sweep --server`: stores the sweep's `run` (its reports
 // already in DIR), then writes the reports again with the regressions the
-// server found. Returns `rc` (the sweep's exit code), or 1 when the upload
-// failed (the run stays in DIR/run.json).
+// server found (WriteSweepReports). Returns `rc` (the sweep's exit code), or
+// 1 when the upload failed (the run stays in DIR/run.json).
 int UploadAfterSweep(const ServerClientConfig& server, const std::string& cluster, const std::string& dir,
-                     v1::Run run, int rc);
+                     sweep::StreamedRun run, int rc);
 
 // A run from a run.json or, for a sweep that never finished, from its
 // journal (its finished tests judged with the default verdict policy).

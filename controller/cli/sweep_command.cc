@@ -268,7 +268,7 @@ class CancelOnSignals {
 // The sweep, its reports and its summary on stdout; `*out` gets the run
 // (for --server) when it finished.
 // `extend`, when set, adds to the hooks (the live upload to --server).
-int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::Run>* out,
+int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<sweep::StreamedRun>* out,
           const std::function<void(sweep::SweepHooks&)>& extend = {}) {
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
@@ -300,29 +300,42 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
   if (std::string qos = sweep::DescribeQos(c, sweep::kFlagNames); !qos.empty()) {
     std::fprintf(stderr, "qos: %s\n", qos.c_str());
   }
-  absl::StatusOr<v1::Run> result = [&] {
+  absl::StatusOr<sweep::StreamedRun> streamed = [&] {
     CancelOnSignals signals(&cancel);
-    return sweep::RunSweep(c, hooks);
+    return sweep::RunSweepStreamed(c, hooks);
   }();
   if (shown == sweep::Phase::kTests || shown == sweep::Phase::kRetest) progress.Finish();
-  if (!result.ok()) {
-    if (absl::IsCancelled(result.status())) {
+  if (!streamed.ok()) {
+    const absl::Status& status = streamed.status();
+    if (absl::IsCancelled(status)) {
       // A journal is written from the first test on: cancelled before it (in
       // the probe), there is nothing to resume.
       std::error_code exists_ec;
       const bool resumable = !c.journal_path.empty() && std::filesystem::exists(c.journal_path, exists_ec);
       PrintError(absl::CancelledError(absl::StrCat(
-          result.status().message(),
-          resumable ? absl::StrCat(": continue with --resume ", c.journal_path)
-                    : std::string(": no test ran, nothing to resume; run the sweep again"))));
+          status.message(), resumable
+                                ? absl::StrCat(": continue with --resume ", c.journal_path)
+                                : std::string(": no test ran, nothing to resume; run the sweep again"))));
       return g_signal != 0 ? 128 + g_signal : kExitError;
     }
-    return PrintError(result.status());
+    return PrintError(status);
   }
-  auto written = report::WriteReports(*result, o.out);
+  auto written = WriteSweepReports(*streamed, o.out);
   if (!written.ok()) return PrintError(written.status());
 
-  std::fputs(report::RenderMatrixText(*result).c_str(), stdout);
+  // The run's header: everything but its pairs and matrix cells when streamed.
+  const v1::Run* result = &streamed->header();
+  if (!streamed->streamed()) {
+    std::fputs(report::RenderMatrixText(*result).c_str(), stdout);
+  } else if (streamed->cells() <= kWholeReportMaxCells) {
+    auto whole = streamed->Materialize();
+    if (!whole.ok()) return PrintError(whole.status());
+    std::fputs(report::RenderMatrixText(*whole).c_str(), stdout);
+  } else {
+    std::printf("matrices: %d with %zu cells, in %s (printed here up to %zu cells)\n",
+                result->matrices_size(), streamed->cells(),
+                (std::filesystem::path(o.out) / "run.json").c_str(), kWholeReportMaxCells);
+  }
   for (const auto& b : result->blame()) {
     std::printf("blame %s: %s\n", analysis::BlameLabel(b).c_str(), b.reason().c_str());
   }
@@ -337,7 +350,7 @@ int Sweep(const SweepOptions& o, const sweep::SweepConfig& c, std::optional<v1::
         result->excluded_nodes().empty() ? std::string("no reason recorded") : result->excluded_nodes(0),
         result->excluded_nodes_size() > 1 ? ", ..." : "", ")")));
   }
-  *out = std::move(*result);
+  *out = *std::move(streamed);
   return rc;
 }
 
@@ -397,7 +410,7 @@ int SweepCommand(const SweepOptions& o) {
       if (live) live->Notify();
     };
   };
-  std::optional<v1::Run> run;
+  std::optional<sweep::StreamedRun> run;
   const int rc = Sweep(o, *config, &run, extend);
   if (live) {
     LiveUploadReport lr = live->Finish(std::chrono::seconds(10));

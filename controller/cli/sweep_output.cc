@@ -1,10 +1,15 @@
 #include "controller/cli/sweep_output.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status.h"
+#include "controller/report/report.h"
 #include "report/lane.h"
 #include "report/report_util.h"
 
@@ -182,6 +187,41 @@ void ProgressPrinter::Update(const run::Progress& p) {
 
 void ProgressPrinter::Finish() {
   if (style_ == Style::kBar && drew_) std::fputc('\n', out_);
+}
+
+absl::StatusOr<std::vector<std::string>> WriteSweepReports(const sweep::StreamedRun& run,
+                                                           const std::string& dir) {
+  if (!run.streamed()) return report::WriteReports(run.header(), dir);
+  const size_t cells = run.cells();
+  if (cells <= kWholeReportMaxCells) {
+    GDR_ASSIGN_OR_RETURN(v1::Run whole, run.Materialize());
+    return report::WriteReports(whole, dir);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("--out ", dir, ": ", ec.message()));
+  // As report::WriteReports: a temporary name renamed, so a reader never
+  // sees half a run.json.
+  const std::string path = (std::filesystem::path(dir) / "run.json").string();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return ErrnoToStatus(errno, absl::StrCat("report ", tmp));
+    if (absl::Status st = run.WriteJson(out); !st.ok()) {
+      return absl::Status(st.code(), absl::StrCat("report ", tmp, ": ", st.message()));
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("report ", path, ": rename: ", ec.message()));
+  // An earlier run's reports would read as this run's.
+  for (const char* name : {"pairs.csv", "summary.md", "report.html", "junit.xml"}) {
+    std::filesystem::remove(std::filesystem::path(dir) / name, ec);
+  }
+  std::fprintf(stderr,
+               "reports: run.json written streamed; pairs.csv, summary.md, report.html and junit.xml are not "
+               "written for a run of %zu matrix cells (over %zu they need the whole run in memory)\n",
+               cells, kWholeReportMaxCells);
+  return std::vector<std::string>{path};
 }
 
 }  // namespace gdrbench::controller::cli

@@ -1,13 +1,16 @@
-// Internal to `gdrbench sweep`: printing the plan and the progress.
+// Internal to `gdrbench sweep`: printing the plan and the progress, writing
+// the reports of a run held as a StreamedRun.
 #pragma once
 
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "controller/run/plan.h"
 #include "controller/run/runner.h"
 #include "controller/schedule/schedule.h"
+#include "controller/sweep/streamed_run.h"
 #include "gdrbench/v1/run.pb.h"
 
 namespace gdrbench::controller::cli {
@@ -19,6 +22,21 @@ void PrintPlanJson(const run::Plan& plan, const schedule::EstimateParams& est, c
                    std::FILE* out);
 
 std::string JsonEscape(const std::string& s);
+
+// A run of at most this many matrix cells is made whole in memory for the
+// reports that read every cell and pair (pairs.csv, summary.md, report.html,
+// junit.xml, the text matrix on stdout): a few hundred MB at most.
+inline constexpr size_t kWholeReportMaxCells = 100000;
+
+// The reports of a sweep into `dir`: run.json always, streamed (the
+// matrices' cells chunk by chunk, the pairs read back from the journal: the
+// bytes report::RenderJson renders of the whole run); when the run has at
+// most kWholeReportMaxCells cells (or is held whole), every report
+// (report::WriteReports). A larger run gets run.json alone and one line on
+// stderr saying which reports were not written and why. Returns the paths
+// written; errors as report::WriteReports.
+absl::StatusOr<std::vector<std::string>> WriteSweepReports(const sweep::StreamedRun& run,
+                                                           const std::string& dir);
 
 // The most rails any node of the plan has.
 size_t RailCount(const run::Plan& plan);
