@@ -8,7 +8,8 @@
 //                             [--mode all-pairs|quick|ring] [--quick-rounds 3]
 //                             [--journal /tmp/j.bin | --no-journal] [--parallel 2]
 //                             [--read-back] [--keep-journal] [--read-only]
-//                             [--sweep-library [--keep-pairs]]
+//                             [--sweep-library [--keep-pairs] [--streamed
+//                              [--run-json PATH] [--upload-chunks]]]
 // Prints one JSON object. --read-back: the journal is then read as a resume
 // without kept pairs reads it (StreamJournal's on_measured: each record's
 // indices, round and rates into fresh matrices and the finished tests'
@@ -19,6 +20,12 @@
 // the whole workflow as `gdrbench sweep` runs it (sweep::RunSweep: preflight,
 // plan, journal, tests, retests, verdicts, the v1::Run), --keep-pairs as the
 // CLI keeps them (SweepConfig::keep_pairs), printing its time and peak RSS.
+// --streamed: sweep::RunSweepStreamed, as `gdrbench sweep` runs it (the run
+// held as its header, compact matrices and journal); --run-json PATH then
+// writes run.json as the CLI does (StreamedRun::WriteJson: cells chunk by
+// chunk, pairs read back from the journal) and --upload-chunks makes every
+// chunk an upload to gdrbench-server sends (serialized, not sent), each
+// timed with the peak RSS after it.
 // --mode: the runner's plan (all-pairs by default; bench/scaling.sh runs
 // quick or ring where an all-pairs journal would not fit); not with
 // --sweep-library.
@@ -28,6 +35,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "CLI/CLI.hpp"
 #include "controller/analysis/verdicts.h"
@@ -108,8 +116,75 @@ absl::StatusOr<ReadBack> ReadJournalBack(const std::string& path) {
 }
 
 // The sweep library over the fake cluster (--sweep-library).
+struct StreamedOptions {
+  bool on = false;
+  std::string run_json;
+  bool upload_chunks = false;
+};
+
+// --streamed: the sweep as the CLI runs it, then its run.json and upload
+// chunks rendered piece by piece.
+int SweepStreamed(const gdrbench::controller::sweep::SweepConfig& c, const StreamedOptions& so) {
+  namespace sweep = gdrbench::controller::sweep;
+  auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = CpuSeconds();
+  auto result = sweep::RunSweepStreamed(c);
+  const double wall = Since(t0), cpu = CpuSeconds() - cpu0;
+  if (!result.ok()) {
+    std::fprintf(stderr, "sweep: %s\n", std::string(result.status().message()).c_str());
+    return 1;
+  }
+  const long sweep_rss = MaxRssMb();
+  double json_s = 0, chunks_s = 0;
+  long json_rss = 0, chunks_rss = 0;
+  uint64_t json_bytes = 0, chunk_bytes = 0, chunks = 0;
+  if (!so.run_json.empty()) {
+    auto t1 = std::chrono::steady_clock::now();
+    std::ofstream out(so.run_json, std::ios::binary | std::ios::trunc);
+    absl::Status st = result->WriteJson(out);
+    out.close();
+    if (!st.ok()) {
+      std::fprintf(stderr, "run.json: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+    json_s = Since(t1);
+    json_rss = MaxRssMb();
+    json_bytes = std::filesystem::file_size(so.run_json);
+  }
+  if (so.upload_chunks) {
+    auto t2 = std::chrono::steady_clock::now();
+    std::string wire;
+    absl::Status st = result->ForEachRunChunk({}, [&](const v1::RunChunk& chunk) {
+      wire.clear();
+      chunk.SerializeToString(&wire);
+      chunk_bytes += wire.size();
+      ++chunks;
+      return absl::OkStatus();
+    });
+    if (!st.ok()) {
+      std::fprintf(stderr, "chunks: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+    chunks_s = Since(t2);
+    chunks_rss = MaxRssMb();
+  }
+  std::printf(
+      "{\"mode\":\"sweep-library-streamed\",\"nodes\":%zu,\"keep_pairs\":%s,\"streamed\":%s,"
+      "\"matrices\":%d,\"cells\":%zu,\"wall_s\":%.3f,\"cpu_s\":%.3f,\"sweep_max_rss_mb\":%ld,\n"
+      " \"run_json_s\":%.3f,\"run_json_bytes\":%llu,\"run_json_max_rss_mb\":%ld,"
+      "\"upload_chunks\":%llu,\"upload_bytes\":%llu,\"upload_chunks_s\":%.3f,\"upload_max_rss_mb\":%ld,"
+      "\"max_rss_mb\":%ld,\"summary\":\"%.60s\"}\n",
+      c.inventory.nodes.size(), c.keep_pairs ? "true" : "false", result->streamed() ? "true" : "false",
+      result->header().matrices_size(), result->cells(), wall, cpu, sweep_rss, json_s,
+      static_cast<unsigned long long>(json_bytes), json_rss, static_cast<unsigned long long>(chunks),
+      static_cast<unsigned long long>(chunk_bytes), chunks_s, chunks_rss, MaxRssMb(),
+      result->header().summary().c_str());
+  return 0;
+}
+
 int SweepLibrary(run::FakeCluster& cluster, const gdrbench::controller::inventory::Inventory& inv,
-                 uint32_t parallel, bool keep_pairs, const std::string& journal_path) {
+                 uint32_t parallel, bool keep_pairs, const std::string& journal_path,
+                 const StreamedOptions& streamed) {
   namespace sweep = gdrbench::controller::sweep;
   sweep::SweepConfig c;
   c.inventory = inv;
@@ -120,6 +195,7 @@ int SweepLibrary(run::FakeCluster& cluster, const gdrbench::controller::inventor
   c.parallel = parallel;
   c.keep_pairs = keep_pairs;
   c.journal_path = journal_path;
+  if (streamed.on) return SweepStreamed(c, streamed);
   auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = CpuSeconds();
   auto result = sweep::RunSweep(c);
@@ -165,6 +241,11 @@ int main(int argc, char** argv) {
   bool keep_journal = false, read_only = false, sweep_library = false, keep_pairs = false;
   app.add_flag("--sweep-library", sweep_library, "the whole sweep::RunSweep workflow instead of the runner alone");
   app.add_flag("--keep-pairs", keep_pairs, "--sweep-library: keep every PairResult (as `gdrbench sweep` does)");
+  StreamedOptions streamed;
+  app.add_flag("--streamed", streamed.on,
+               "--sweep-library: sweep::RunSweepStreamed, as `gdrbench sweep` runs it");
+  app.add_option("--run-json", streamed.run_json, "--streamed: write the run.json here (streamed)");
+  app.add_flag("--upload-chunks", streamed.upload_chunks, "--streamed: serialize every upload chunk");
   app.add_flag("--keep-journal", keep_journal, "leave the journal file (for --read-only)");
   app.add_flag("--read-only", read_only, "no run: read back the --journal an earlier run kept");
   CLI11_PARSE(app, argc, argv);
@@ -203,7 +284,7 @@ int main(int argc, char** argv) {
   }
 
   if (sweep_library) {
-    const int rc = SweepLibrary(cluster, inv, parallel, keep_pairs, no_journal ? "" : journal_path);
+    const int rc = SweepLibrary(cluster, inv, parallel, keep_pairs, no_journal ? "" : journal_path, streamed);
     if (!no_journal && !keep_journal) std::filesystem::remove(journal_path);
     return rc;
   }
