@@ -205,6 +205,9 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   for (const auto& z : p.sizes()) bound += kFieldOverhead + SizeBound(z);
   for (const auto& z : p.reverse_sizes()) bound += kFieldOverhead + SizeBound(z);
   if (p.has_summary()) bound += SummaryBound(p.summary());
+  // ByteSizeLong also caches the sizes Writer::Message writes.
+  if (p.has_src_counters()) bound += kFieldOverhead + p.src_counters().ByteSizeLong();
+  if (p.has_dst_counters()) bound += kFieldOverhead + p.dst_counters().ByteSizeLong();
   const size_t at = out->size();
   out->resize(at + bound);
   Writer w{out->data() + at};
@@ -235,6 +238,8 @@ absl::Status AppendTest(const v1::PairResult& p, uint32_t src, uint32_t dst, dou
   if (p.dst().registration() != src_reg) {
     w.String(v1::JournalTest::kDstRegistrationFieldNumber, p.dst().registration());
   }
+  if (p.has_src_counters()) w.Message(v1::JournalTest::kSrcCountersFieldNumber, p.src_counters());
+  if (p.has_dst_counters()) w.Message(v1::JournalTest::kDstCountersFieldNumber, p.dst_counters());
   out->resize(static_cast<size_t>(w.p - out->data()));
   return absl::OkStatus();
 }
@@ -328,6 +333,16 @@ absl::Status ToPairResult(const v1::JournalTest& t, const v1::JournalPlan& plan,
   s->set_registration(t.has_src_registration() ? t.src_registration() : sum.registration());
   out->mutable_dst()->set_memory_kind(t.has_dst_memory_kind() ? t.dst_memory_kind() : s->memory_kind());
   out->mutable_dst()->set_registration(t.has_dst_registration() ? t.dst_registration() : s->registration());
+  if (t.has_src_counters()) {
+    *out->mutable_src_counters() = t.src_counters();
+  } else {
+    out->clear_src_counters();
+  }
+  if (t.has_dst_counters()) {
+    *out->mutable_dst_counters() = t.dst_counters();
+  } else {
+    out->clear_dst_counters();
+  }
   return absl::OkStatus();
 }
 

@@ -114,6 +114,14 @@ v1::PairResult FullResult(const Plan& plan, uint32_t src, uint32_t dst, uint32_t
   r.mutable_started_at()->set_seconds(1796127340);
   r.mutable_started_at()->set_nanos(772716738);
   r.set_duration_ns(-1);  // odd but representable: it must survive as written
+  // The ports' counters (link flags): a run.json written from the journal
+  // carries them (controller/sweep/streamed_run.h).
+  r.mutable_src_counters()->set_device("nic0");
+  r.mutable_src_counters()->set_packets(28000);
+  v1::CounterChange* c = r.mutable_dst_counters()->add_changes();
+  c->set_name("hw_counters/rcvd_seq_err");
+  c->set_kind(v1::COUNTER_KIND_RETRANSMIT);
+  c->set_delta(812);
   return r;
 }
 
