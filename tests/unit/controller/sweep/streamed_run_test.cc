@@ -75,6 +75,12 @@ void ClearTimes(Message* m) {
   }
 }
 
+// Removes the streamed run's journal when a test ends (each test reads it
+// until then).
+struct RemoveJournal {
+  ~RemoveJournal() { std::filesystem::remove(TmpPath("streamed.journal")); }
+};
+
 struct Both {
   v1::Run whole;         // RunSweep's
   StreamedRun streamed;  // RunSweepStreamed's
@@ -118,6 +124,7 @@ std::string Json(const v1::Run& run) {
 class StreamedRunTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
 
 TEST_P(StreamedRunTest, RunJsonHasTheBytesOfTheWholeRunInMemory) {
+  RemoveJournal remove;
   const auto [keep_pairs, bidirectional] = GetParam();
   Both b = RunBoth(keep_pairs, bidirectional);
   ASSERT_TRUE(b.streamed.streamed());
@@ -152,6 +159,7 @@ INSTANTIATE_TEST_SUITE_P(KeptPairsAndDirections, StreamedRunTest,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool()));
 
 TEST(StreamedRun, UploadChunksAreTheChunksOfTheWholeRun) {
+  RemoveJournal remove;
   Both b = RunBoth(true, false);
   const gdrbench::report::ChunkSizes sizes{7, 5};
   std::vector<v1::RunChunk> streamed, whole;
@@ -191,6 +199,7 @@ TEST(StreamedRun, WithoutAJournalTheRunIsKeptWhole) {
 }
 
 TEST(StreamedRun, AJournalThatVanishedIsAnErrorNotAnEmptyRun) {
+  RemoveJournal remove;
   Both b = RunBoth(true, false);
   std::filesystem::remove(TmpPath("streamed.journal"));
   std::ostringstream out;
