@@ -86,8 +86,8 @@ using Open = v1::OpenTargetRequest;
 using Sweep = v1::RunWriteSweepRequest;
 using Params = v1::SweepParams;
 
-void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
-              const PairTestOptions& o, v1::OpenTargetRequest* open) {
+void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirectional, const PairTestOptions& o,
+              std::chrono::milliseconds lease, v1::OpenTargetRequest* open) {
   AssignField<&Open::device, &Open::mutable_device>(open, target.device);
   open->set_port_num(0);
   AssignField<&Open::bind_address, &Open::mutable_bind_address>(open, target.bind_address);
@@ -98,8 +98,29 @@ void FillOpen(const PairSide& target, const v1::SweepParams& p, bool bidirection
   SetParams(p, o.params_id, &requests.open_params_id, open->mutable_params());
   AssignField<&Params::memory, &Params::mutable_memory>(open->mutable_params(), target.memory);
   open->mutable_params()->set_bidirectional(bidirectional);
-  auto lease = o.lease.count() > 0 ? o.lease : o.sweep_timeout + std::chrono::seconds(60);
   open->set_lease_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(lease).count());
+}
+
+// A target opened at once holds its test only.
+std::chrono::milliseconds Lease(const PairTestOptions& o) {
+  return o.lease.count() > 0 ? o.lease : o.sweep_timeout + std::chrono::seconds(60);
+}
+
+// The pattern seed of a test's target and initiator.
+uint64_t OpenSeed(const v1::SweepParams& p, const PairTestOptions& o) {
+  return p.verify() ? VerifySeed(p, o) : p.seed();
+}
+
+// OpenTarget through this thread's request, held for `lease`.
+absl::Status OpenTargetCall(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
+                            const PairTestOptions& o, std::chrono::milliseconds lease, uint64_t seed,
+                            v1::OpenTargetResponse* opened) {
+  v1::OpenTargetRequest& open = requests.open;
+  FillOpen(target, p, bidirectional, o, lease, &open);
+  // Each test verifies a pattern of its own (set after the params, which
+  // are kept between tests of one plan).
+  open.mutable_params()->set_seed(seed);
+  return target.agent->OpenTarget(open, opened);
 }
 
 // The initiator's request for the target `opened` answered.
@@ -239,6 +260,33 @@ void CloseTargetStep(const PairSide& target, const v1::OpenTargetResponse& opene
 absl::Status RunPairTest(const PairSide& initiator, const PairSide& target, const v1::SweepParams& p,
                          bool bidirectional, const PairTestOptions& o, v1::PairResult* r,
                          absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
+  return RunPairTest(initiator, target, p, bidirectional, o, r, on_answer, nullptr);
+}
+
+std::chrono::milliseconds PreparedLease(const PairTestOptions& o) {
+  return o.lease.count() > 0 ? o.lease : 2 * o.sweep_timeout + std::chrono::seconds(60);
+}
+
+void OpenPairTarget(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
+                    const PairTestOptions& o, PreparedTarget* prepared,
+                    absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
+  prepared->seed = OpenSeed(p, o);
+  prepared->status =
+      OpenTargetCall(target, p, bidirectional, o, PreparedLease(o), prepared->seed, &prepared->opened);
+  on_answer(true, prepared->status);
+}
+
+void ClosePreparedTarget(const PairSide& target, const PreparedTarget& prepared,
+                         absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
+  if (!prepared.status.ok()) return;
+  v1::PairResult unused;
+  CloseTargetStep(target, prepared.opened, on_answer, &unused);
+}
+
+absl::Status RunPairTest(const PairSide& initiator, const PairSide& target, const v1::SweepParams& p,
+                         bool bidirectional, const PairTestOptions& o, v1::PairResult* r,
+                         absl::FunctionRef<void(bool target, const absl::Status&)> on_answer,
+                         PreparedTarget* prepared) {
   const int64_t t0 = NowNs();
   SetStarted(r);
   // A retry's counters are its own: none are kept from an attempt before.
@@ -252,25 +300,32 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target, cons
     if (!st.ok() && first_error.ok()) first_error = st;
   };
 
-  v1::OpenTargetRequest& open = requests.open;
-  v1::RunWriteSweepRequest& sweep = requests.sweep;
-  FillOpen(target, p, bidirectional, o, &open);
-  // Each test verifies a pattern of its own (set after the params, which
-  // are kept between tests of one plan).
-  const uint64_t seed = p.verify() ? VerifySeed(p, o) : p.seed();
-  open.mutable_params()->set_seed(seed);
+  // The answer is this thread's when opened here (agent_api.h: OpenTarget
+  // fills it), the preparer's when opened ahead (its answer was seen then).
+  thread_local v1::OpenTargetResponse opened_here;
+  const v1::OpenTargetResponse* opened_at = &opened_here;
+  uint64_t seed = 0;
+  absl::Status open_st;
+  if (prepared != nullptr) {
+    seed = prepared->seed;
+    open_st = prepared->status;
+    opened_at = &prepared->opened;
+    if (!open_st.ok()) first_error = open_st;
+  } else {
+    seed = OpenSeed(p, o);
+    open_st = OpenTargetCall(target, p, bidirectional, o, Lease(o), seed, &opened_here);
+    answer(true, open_st);
+  }
   if (p.verify()) r->set_verify_seed(seed);
-  // The answer too is this thread's (agent_api.h: OpenTarget fills it).
-  thread_local v1::OpenTargetResponse opened;
-  const absl::Status open_st = target.agent->OpenTarget(open, &opened);
-  answer(true, open_st);
   if (!open_st.ok()) {
     Fail(r, v1::RESULT_STATUS_ERROR, AgentError("OpenTarget", target.name, open_st.message()));
     finish();
     return first_error;
   }
+  const v1::OpenTargetResponse& opened = *opened_at;
   Assign(r->mutable_dst()->mutable_memory_kind(), opened.memory_kind());
   Assign(r->mutable_dst()->mutable_registration(), opened.registration());
+  v1::RunWriteSweepRequest& sweep = requests.sweep;
   FillSweep(initiator, p, bidirectional, o, opened, &sweep);
   sweep.mutable_params()->set_seed(seed);
   Stream stream{AnswerBounds(p, r->expected_gbps()), absl::OkStatus()};
@@ -399,13 +454,91 @@ bool AgentPairTester::IsDown(uint32_t node, std::string* why) {
   return true;
 }
 
-void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
+namespace {
+
+// Why `kind` cannot run on this pair: a GPU kind on a rail without a GPU ("": it can).
+std::string KindUnavailable(const Plan& plan, const schedule::Test& t, absl::string_view kind) {
+  if (!absl::StartsWith(kind, "gpu")) return "";
+  const uint32_t dst_rail = t.TargetRail();
+  for (const auto& [n, rail] :
+       {std::pair{&plan.nodes[t.src], t.rail}, std::pair{&plan.nodes[t.dst], dst_rail}}) {
+    if (rail >= n->rails.size() || !n->rails[rail].gpu) {
+      return absl::StrCat(kind, " memory: rail ", rail, " of node ", n->name,
+                          " has no GPU (give rails as {nic, gpu} in the inventory)");
+    }
+  }
+  return "";
+}
+
+// AgentPairTester's set-up ahead: the target opened, and the memory string
+// its side names.
+struct AgentPrepared final : PreparedTest {
+  PreparedTarget target;
+  std::string memory;
+};
+
+}  // namespace
+
+PairTestOptions AgentPairTester::TestOptions(const PairTestSpec& spec) const {
+  const Plan& plan = *spec.plan;
+  PairTestOptions o = options_.test;
+  o.params_id = plan.id;  // every kind's test runs the plan's params
+  if (plan.params.verify()) o.verify_seed = TestSeed(plan.params.seed(), spec.test, spec.round, spec.attempt);
+  return o;
+}
+
+std::unique_ptr<PreparedTest> AgentPairTester::Prepare(const PairTestSpec& spec) {
+  const Plan& plan = *spec.plan;
+  const auto& t = spec.test;
+  // A list of kinds opens a target per kind, one after another: not ahead.
+  if (plan.memory.find(',') != std::string::npos) return nullptr;
+  const PlanNode& src = plan.nodes[t.src];
+  const PlanNode& dst = plan.nodes[t.dst];
+  const uint32_t dst_rail = t.TargetRail();
+  std::string why;
+  if (src.excluded || dst.excluded || IsDown(t.dst, &why) || IsDown(t.src, &why) ||
+      t.rail >= src.rails.size() || dst_rail >= dst.rails.size() ||
+      !KindUnavailable(plan, t, plan.memory).empty()) {
+    return nullptr;  // Run says why, without an RPC
+  }
+  auto prepared = std::make_unique<AgentPrepared>();
+  prepared->memory = EndpointMemory(dst, dst_rail, plan.memory);
+  PairSide target{agents_[t.dst], dst.name, dst.rails[dst_rail].nic, {}, prepared->memory};
+  OpenPairTarget(target, plan.params, t.bidirectional, TestOptions(spec), &prepared->target,
+                 [&](bool, const absl::Status& st) { NoteAnswer(t.dst, st); });
+  return prepared;
+}
+
+void AgentPairTester::Discard(const PairTestSpec& spec, std::unique_ptr<PreparedTest> prepared) {
+  auto* p = dynamic_cast<AgentPrepared*>(prepared.get());
+  if (p == nullptr || !p->target.status.ok()) return;
+  const auto& t = spec.test;
+  const PlanNode& dst = spec.plan->nodes[t.dst];
+  PairSide target{agents_[t.dst], dst.name, dst.rails[t.TargetRail()].nic, {}, p->memory};
+  ClosePreparedTarget(target, p->target, [&](bool, const absl::Status& st) { NoteAnswer(t.dst, st); });
+}
+
+void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) { RunWith(spec, nullptr, r); }
+
+void AgentPairTester::RunPrepared(const PairTestSpec& spec, std::unique_ptr<PreparedTest> prepared,
+                                  v1::PairResult* r) {
+  auto* p = dynamic_cast<AgentPrepared*>(prepared.get());
+  RunWith(spec, p != nullptr ? &p->target : nullptr, r);
+}
+
+void AgentPairTester::RunWith(const PairTestSpec& spec, PreparedTarget* prepared, v1::PairResult* r) {
   const Plan& plan = *spec.plan;
   const auto& t = spec.test;
   const PlanNode& src = plan.nodes[t.src];
   const PlanNode& dst = plan.nodes[t.dst];
+  const uint32_t dst_rail = t.TargetRail();
+  PairSide initiator{agents_[t.src], src.name, src.rails[t.rail].nic, {}, r->src().memory()};
+  PairSide target{agents_[t.dst], dst.name, dst.rails[dst_rail].nic, {}, r->dst().memory()};
+  auto on_answer = [&](bool is_target, const absl::Status& st) { NoteAnswer(is_target ? t.dst : t.src, st); };
   std::string why;
   if (IsDown(t.dst, &why) || IsDown(t.src, &why)) {
+    // An agent taken as down since its target was opened ahead: released all the same.
+    if (prepared != nullptr) ClosePreparedTarget(target, *prepared, on_answer);
     const bool target_down = health_[t.dst].down.load();
     Fail(r, v1::RESULT_STATUS_ERROR,
          absl::StrCat(target_down ? "target " : "initiator ", target_down ? dst.name : src.name,
@@ -414,43 +547,30 @@ void AgentPairTester::Run(const PairTestSpec& spec, v1::PairResult* r) {
     r->set_duration_ns(0);
     return;
   }
-  PairSide initiator{agents_[t.src], src.name, src.rails[t.rail].nic, {}, r->src().memory()};
-  const uint32_t dst_rail = t.TargetRail();
-  PairSide target{agents_[t.dst], dst.name, dst.rails[dst_rail].nic, {}, r->dst().memory()};
-  auto on_answer = [&](bool is_target, const absl::Status& st) { NoteAnswer(is_target ? t.dst : t.src, st); };
-  PairTestOptions o = options_.test;
-  o.params_id = plan.id;  // every kind's test runs the plan's params
-  if (plan.params.verify()) o.verify_seed = TestSeed(plan.params.seed(), t, spec.round, spec.attempt);
-  // Why `kind` cannot run on this pair: a GPU kind on a rail without a GPU.
-  auto unavailable = [&](absl::string_view kind) -> std::string {
-    if (!absl::StartsWith(kind, "gpu")) return "";
-    for (const auto& [n, rail] : {std::pair{&src, t.rail}, std::pair{&dst, dst_rail}}) {
-      if (rail >= n->rails.size() || !n->rails[rail].gpu) {
-        return absl::StrCat(kind, " memory: rail ", rail, " of node ", n->name,
-                            " has no GPU (give rails as {nic, gpu} in the inventory)");
-      }
-    }
-    return "";
-  };
+  const PairTestOptions o = TestOptions(spec);
   if (plan.memory.find(',') == std::string::npos) {
     // One kind (the usual sweep): FillIdentity gave each end its memory, so
     // nothing is split, copied or allocated (this runs once per test,
     // millions of times in a large sweep). As RunPairTestPerKind for a list
     // of one.
-    if (std::string no_kind = unavailable(plan.memory); !no_kind.empty()) {
+    if (std::string no_kind = KindUnavailable(plan, t, plan.memory); !no_kind.empty()) {
+      if (prepared != nullptr) ClosePreparedTarget(target, *prepared, on_answer);
       Fail(r, v1::RESULT_STATUS_ERROR, std::move(no_kind));
       return;
     }
-    (void)RunPairTest(initiator, target, plan.params, t.bidirectional, o, r, on_answer);
+    (void)RunPairTest(initiator, target, plan.params, t.bidirectional, o, r, on_answer, prepared);
     return;
   }
   // --memory host,gpu: every kind once, back to back (memory_kinds.h). Each
   // end's memory is its own rail's (cross-rail: the target's is dst_rail's).
+  // Prepare opens nothing ahead for these.
+  if (prepared != nullptr) ClosePreparedTarget(target, *prepared, on_answer);
   absl::InlinedVector<KindSides, 2> kinds;
   auto listed = SplitMemoryKinds(plan.memory);
   // MakePlan's callers checked the list; were it bad, the agents refuse it.
   for (const std::string& kind : listed.ok() ? *listed : std::vector<std::string>{plan.memory}) {
-    kinds.push_back(KindSides{EndpointMemory(src, t.rail, kind), EndpointMemory(dst, dst_rail, kind), unavailable(kind)});
+    kinds.push_back(KindSides{EndpointMemory(src, t.rail, kind), EndpointMemory(dst, dst_rail, kind),
+                              KindUnavailable(plan, t, kind)});
   }
   (void)RunPairTestPerKind(initiator, target, kinds, plan.params, t.bidirectional, o, r, on_answer);
 }

@@ -83,11 +83,52 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
                          const PairTestOptions& options, v1::PairResult* result,
                          absl::FunctionRef<void(bool target, const absl::Status&)> on_answer);
 
+// A target opened ahead of its test's data phase (the runner opens the next
+// round's while this round's data moves: runner.h). `status` is OpenTarget's
+// answer; when it is OK the agent holds the target until RunPairTest with it
+// or ClosePreparedTarget closes it (or its lease ends).
+struct PreparedTarget {
+  absl::Status status = absl::UnknownError("not opened");
+  v1::OpenTargetResponse opened;
+  uint64_t seed = 0;  // the pattern seed OpenTarget was given
+};
+
+// The lease of a target opened ahead: it waits up to one test (the test whose
+// data phase it overlaps) before its own runs, so it is sweep_timeout longer
+// than a target opened at once (PairTestOptions::lease), unless one is given.
+std::chrono::milliseconds PreparedLease(const PairTestOptions& options);
+
+// OpenTarget for the test RunPairTest would run with these arguments, its
+// answer into `prepared` (on_answer sees it, as in RunPairTest).
+void OpenPairTarget(const PairSide& target, const v1::SweepParams& params, bool bidirectional,
+                    const PairTestOptions& options, PreparedTarget* prepared,
+                    absl::FunctionRef<void(bool target, const absl::Status&)> on_answer);
+
+// RunPairTest with the target `prepared` opened (null: as RunPairTest). A
+// failed OpenTarget is this test's ERROR, with its reason; an opened target
+// is used, then closed, whatever happens. The duration is from this call: the
+// test's time on its NICs, not the set-up done ahead.
+absl::Status RunPairTest(const PairSide& initiator, const PairSide& target, const v1::SweepParams& params,
+                         bool bidirectional, const PairTestOptions& options, v1::PairResult* result,
+                         absl::FunctionRef<void(bool target, const absl::Status&)> on_answer,
+                         PreparedTarget* prepared);
+
+// Closes a prepared target whose test will not run (a cancelled sweep); a
+// target whose OpenTarget failed needs nothing.
+void ClosePreparedTarget(const PairSide& target, const PreparedTarget& prepared,
+                         absl::FunctionRef<void(bool target, const absl::Status&)> on_answer);
+
 struct PairTestSpec {
   const Plan* plan = nullptr;
   schedule::Test test;
   uint32_t round = 0;
   uint32_t attempt = 1;  // 1 for the first, 2 for the first retry, ...
+};
+
+// What a tester set up ahead for one test (PairTester::Prepare).
+class PreparedTest {
+ public:
+  virtual ~PreparedTest() = default;
 };
 
 class PairTester {
@@ -96,6 +137,26 @@ class PairTester {
   // Fills status, reason, sizes, summary, duration; the caller fills the
   // endpoints, round, attempts and expected rate (see FillIdentity).
   virtual void Run(const PairTestSpec& spec, v1::PairResult* result) = 0;
+  // The test's set-up, done ahead of its data phase, on another thread and
+  // while other tests (on the same NICs too) move data: null when this tester
+  // sets up nothing ahead (the default) or not for this test. Must not move
+  // data. May be called concurrently with Run and with itself.
+  virtual std::unique_ptr<PreparedTest> Prepare(const PairTestSpec& spec) {
+    (void)spec;
+    return nullptr;
+  }
+  // Run with what Prepare made for `spec` (null: Run). Whatever the outcome,
+  // what was prepared is released. A failure of the set-up is this test's.
+  virtual void RunPrepared(const PairTestSpec& spec, std::unique_ptr<PreparedTest> prepared,
+                           v1::PairResult* result) {
+    (void)prepared;
+    Run(spec, result);
+  }
+  // Releases what Prepare made for a test that will not run.
+  virtual void Discard(const PairTestSpec& spec, std::unique_ptr<PreparedTest> prepared) {
+    (void)spec;
+    (void)prepared;
+  }
 };
 
 // Fills src/dst endpoints, rail, round and expected_gbps of `result` from the
@@ -139,8 +200,17 @@ class AgentPairTester final : public PairTester {
   // `agents[i]` serves plan node i; not owned, must outlive the tester.
   AgentPairTester(std::vector<AgentApi*> agents, AgentPairTesterOptions options);
   void Run(const PairTestSpec& spec, v1::PairResult* result) override;
+  // OpenTarget on the test's target NIC (a plan of one memory kind, neither
+  // agent down); its answer, failed or not, goes to RunPrepared.
+  std::unique_ptr<PreparedTest> Prepare(const PairTestSpec& spec) override;
+  void RunPrepared(const PairTestSpec& spec, std::unique_ptr<PreparedTest> prepared,
+                   v1::PairResult* result) override;
+  void Discard(const PairTestSpec& spec, std::unique_ptr<PreparedTest> prepared) override;
 
  private:
+  // `prepared` may be null.
+  void RunWith(const PairTestSpec& spec, PreparedTarget* prepared, v1::PairResult* result);
+  PairTestOptions TestOptions(const PairTestSpec& spec) const;
   // Records an answer from node i; UNAVAILABLE ones count towards "down".
   void NoteAnswer(uint32_t node, const absl::Status& st);
   bool IsDown(uint32_t node, std::string* why);

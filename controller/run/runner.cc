@@ -6,11 +6,13 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "controller/run/prepare_ahead.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::controller::run {
@@ -221,16 +223,17 @@ struct RunShared {
   }
 };
 
-// The indices of the round's tests to run; resumed tests are counted, not run.
+// The indices of the round's tests to run (resumed tests are not run); how
+// many were resumed into `resumed`.
 std::vector<uint32_t> TestsToRun(std::span<const schedule::Test> tests, uint32_t round,
-                                 const DoneTests& already_done, Progress& prog) {
+                                 const DoneTests& already_done, size_t* resumed) {
   std::vector<uint32_t> to_run;
   to_run.reserve(tests.size());
+  *resumed = 0;
   for (uint32_t i = 0; i < tests.size(); ++i) {
     const auto& t = tests[i];
     if (!already_done.empty() && already_done.Contains(round, t.src, t.dst, t.rail, t.TargetRail())) {
-      ++prog.tests_done;
-      ++prog.tests_resumed;
+      ++*resumed;
       continue;
     }
     to_run.push_back(i);
@@ -240,13 +243,15 @@ std::vector<uint32_t> TestsToRun(std::span<const schedule::Test> tests, uint32_t
 
 // Runs one test into `result` (its identity already filled), retrying a
 // failed one up to `retries` times; a test with a node left out is skipped.
+// `prepared` (may be null): the first attempt's set-up, done ahead.
 void RunWithRetries(const Plan& plan, PairTester& tester, uint32_t retries, PairTestSpec& spec,
-                    v1::PairResult& result) {
+                    std::unique_ptr<PreparedTest> prepared, v1::PairResult& result) {
   const auto& t = spec.test;
   const PlanNode* excluded = plan.nodes[t.src].excluded   ? &plan.nodes[t.src]
                              : plan.nodes[t.dst].excluded ? &plan.nodes[t.dst]
                                                           : nullptr;
   if (excluded != nullptr) {
+    if (prepared != nullptr) tester.Discard(spec, std::move(prepared));
     result.set_status(v1::RESULT_STATUS_SKIPPED);
     result.set_reason(absl::StrCat(excluded->name, " left out: ", excluded->excluded_reason));
     return;
@@ -255,7 +260,11 @@ void RunWithRetries(const Plan& plan, PairTester& tester, uint32_t retries, Pair
   for (;;) {
     ++attempts;
     spec.attempt = attempts;
-    tester.Run(spec, &result);
+    if (attempts == 1 && prepared != nullptr) {
+      tester.RunPrepared(spec, std::move(prepared), &result);
+    } else {
+      tester.Run(spec, &result);
+    }
     if (result.status() == v1::RESULT_STATUS_OK || attempts > retries) break;
     spdlog::info("retrying {}->{} rail {}{}: {}", result.src().node(), result.dst().node(), t.rail,
                  t.CrossRail() ? absl::StrCat("->", t.TargetRail()) : "", result.reason());
@@ -318,22 +327,54 @@ absl::Status SweepRunner::Run(const DoneTests& already_done) {
   prog.tests_total = sched.tests();
   prog.rounds = sched.rounds();
 
+  // The next round's set-up (PrepareAhead) runs while this round's tests
+  // run; `ahead` is the round set up during the round before.
+  std::optional<PrepareAhead> prepare;
+  if (options_.prepare_next_round) prepare.emplace(tester_, threads, cancel);
+  auto round_of = [&](size_t r) { return static_cast<uint32_t>(r) + options_.round_offset; };
+  auto specs_of = [&](size_t r, const std::vector<uint32_t>& to_run) {
+    std::vector<PairTestSpec> specs;
+    specs.reserve(to_run.size());
+    auto tests = sched.Round(r);
+    for (uint32_t i : to_run) specs.push_back(PairTestSpec{&plan_, tests[i], round_of(r)});
+    return specs;
+  };
+  size_t resumed = 0;
+  std::vector<uint32_t> to_run = sched.rounds() > 0
+                                     ? TestsToRun(sched.Round(0), round_of(0), already_done, &resumed)
+                                     : std::vector<uint32_t>{};
+  std::shared_ptr<PrepareAhead::Round> ahead;
+
   for (size_t r = 0; r < sched.rounds(); ++r) {
     auto tests = sched.Round(r);
     prog.round = r;
-    const uint32_t round = static_cast<uint32_t>(r) + options_.round_offset;
-    std::vector<uint32_t> to_run = TestsToRun(tests, round, already_done, prog);
-    if (to_run.empty()) continue;
-    if (cancelled()) break;
+    const uint32_t round = round_of(r);
+    prog.tests_done += resumed;
+    prog.tests_resumed += resumed;
+    std::shared_ptr<PrepareAhead::Round> current = std::move(ahead);
+    std::vector<uint32_t> next_to_run;
+    size_t next_resumed = 0;
+    if (r + 1 < sched.rounds())
+      next_to_run = TestsToRun(sched.Round(r + 1), round_of(r + 1), already_done, &next_resumed);
+    if (to_run.empty() || cancelled()) {
+      if (current != nullptr) prepare->Release(*current);
+      if (!to_run.empty()) break;  // cancelled
+      to_run = std::move(next_to_run);
+      resumed = next_resumed;
+      continue;
+    }
+    // The next round's set-up starts as this round's tests do.
+    if (prepare.has_value() && !next_to_run.empty()) ahead = prepare->Start(specs_of(r + 1, next_to_run));
     pool.RunBatch(to_run.size(), [&](size_t k, size_t worker) {
-      if (cancelled()) return;  // not started: a resume runs it
+      if (cancelled()) return;  // not started: a resume runs it (its set-up is released below)
       PairTestSpec spec{&plan_, tests[to_run[k]], round};
       const auto& t = spec.test;
       WorkerResults& w = workers[worker];
       v1::PairResult& result = NextSlot(w, t);
       ReadyForNextTest(&result);
       FillIdentity(spec, &result);
-      RunWithRetries(plan_, tester_, options_.retries, spec, result);
+      std::unique_ptr<PreparedTest> prepared = current != nullptr ? prepare->Take(*current, k) : nullptr;
+      RunWithRetries(plan_, tester_, options_.retries, spec, std::move(prepared), result);
       absl::Status concurrent = options_.on_result_concurrent ? options_.on_result_concurrent(result, t)
                                                               : absl::OkStatus();
       if (!concurrent.ok()) {
@@ -345,11 +386,14 @@ absl::Status SweepRunner::Run(const DoneTests& already_done) {
       }
       HandOver(shared, w, result);
     });
+    if (current != nullptr) prepare->Release(*current);
     {
       std::lock_guard<std::mutex> lock(shared.mu);
       for (auto& w : workers) shared.Deliver(w);
     }
-    if (!shared.first_error.ok()) return shared.first_error;
+    if (!shared.first_error.ok()) return shared.first_error;  // `prepare` releases `ahead`
+    to_run = std::move(next_to_run);
+    resumed = next_resumed;
   }
   if (cancelled()) {
     return absl::CancelledError(absl::StrCat("cancelled after ", prog.tests_done, " of ",

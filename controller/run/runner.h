@@ -5,9 +5,19 @@
 // exclusion reason. Tests in `already_done` (from a journal) are not run
 // again.
 //
+// Set-up ahead (RunnerOptions::prepare_next_round): while a round's tests
+// run, the next round's are set up (their targets opened) on other threads,
+// at most one round ahead: a NIC holds at most the target of the test moving
+// data on it and one prepared for its next test. Data phases never run ahead:
+// a round's tests start only once the round before has finished. A set-up
+// that failed is its test's failure (reported when the test runs, then
+// retried as any); a set-up whose test does not run (cancel, an on_result
+// error) is released (its target closed).
+//
 // Cancellation: once `cancel` is raised no further test starts; tests already
 // running finish (their RPCs have deadlines and their targets are closed),
-// are handed to on_result as usual, and Run returns CANCELLED.
+// are handed to on_result as usual, the next round's targets opened ahead
+// are closed, and Run returns CANCELLED.
 // Before the first test the schedule is validated (schedule::ValidateSchedule
 // over the plan's shapes): FAILED_PRECONDITION naming the round, node and NIC
 // or GPU when one would be in two tests of a round; nothing runs then.
@@ -66,6 +76,10 @@ struct RunnerOptions {
   // same plan (outlier retests) numbers its rounds after the first pass's.
   uint32_t round_offset = 0;
   const CancelToken* cancel = nullptr;  // not owned; may be null
+  // Sets up the next round's tests (PairTester::Prepare: the agents' targets
+  // opened) while this round's run, on as many threads again as the round's
+  // workers (prepare_ahead.h); false: each test sets itself up when it runs.
+  bool prepare_next_round = true;
 };
 
 // The identity of a test for --resume: round, source, target, rail (and the
