@@ -72,6 +72,10 @@ struct TargetSpec {
   SweepOptions options;
   uint64_t slice_bytes = 0;  // per QP (TargetSliceBytes)
   CmMode cm = CmMode::kAuto;
+  // rdma_cm: called on the accepting thread once, before the first
+  // connection is accepted, so before the initiator can send (out of band
+  // the caller of Connect knows that moment itself). May be empty.
+  std::function<void()> before_first_accept;
 };
 
 struct TargetOpened {

@@ -157,7 +157,8 @@ class VerbsSessionFactory final : public SessionFactory {
                     .qp_timeout = o.qp_timeout,
                     .inline_size = o.inline_size,
                     .mr_access = MrAccess(o),
-                    .tos = o.tclass};
+                    .tos = o.tclass,
+                    .before_first_accept = spec.before_first_accept};
     GDR_ASSIGN_OR_RETURN(std::unique_ptr<TargetEndpoint> ep, TargetEndpoint::Open(fs_, tc));
     GDR_RETURN_IF_ERROR(PoisonRegions(ep->buffer(), o.sizes_bytes, PlanLayout(o).verify_offsets,
                                       ep->slice_bytes(), o.qps, o.seed));

@@ -121,6 +121,7 @@ absl::Status TargetEndpoint::OnConnectRequest(const verbs::CmEvent& ev, uint32_t
       return ErrnoToStatus(rc, absl::StrCat("ibv_post_recv (control) for QP ", cd->qp_index));
     }
   }
+  if (requested == 0 && config_.before_first_accept) config_.before_first_accept();
   rdma_conn_param param{};
   param.responder_resources = 1;
   param.initiator_depth = 1;

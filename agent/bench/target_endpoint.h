@@ -12,6 +12,8 @@
 // buffer may be checked (VerifyPattern) once Accept has returned.
 #pragma once
 
+#include <functional>
+
 #include <atomic>
 #include <memory>
 #include <string>
@@ -42,6 +44,8 @@ struct TargetConfig {
   uint32_t inline_size = 0;
   int mr_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;  // MrAccess
   int tos = -1;  // RDMA_OPTION_ID_TOS of the listener; -1: unset
+  // Called once by Accept before its first rdma_accept (may be empty).
+  std::function<void()> before_first_accept;
 };
 
 class TargetEndpoint {

@@ -15,6 +15,23 @@ namespace gdrbench::agent::service {
 
 using Clock = std::chrono::steady_clock;
 
+// A target's first counter sample, replaced from the accepting thread.
+class CounterStart {
+ public:
+  void Set(counters::Sample s) {
+    std::lock_guard lock(mu_);
+    sample_ = std::move(s);
+  }
+  std::optional<counters::Sample> Get() const {
+    std::lock_guard lock(mu_);
+    return sample_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::optional<counters::Sample> sample_;
+};
+
 // One open target. The worker thread waits for the initiator's QPs and runs
 // the target's part of the test; the destructor stops and joins it before
 // the session (QPs, MR, buffer) is freed.
@@ -32,7 +49,11 @@ class Target {
   int64_t lease_ns = 0;
   std::unique_ptr<bench::TargetSession> session;
   uint32_t counter_port = 1;
-  std::optional<counters::Sample> counters_before;  // set at open when counters are read
+  // The port's counters when the test began (set at open when counters are
+  // read): sampled again just before the initiator can first send, so a
+  // target opened ahead of its test, while another test moved data on this
+  // port, counts only its own test's traffic and errors.
+  std::shared_ptr<CounterStart> counters_before = std::make_shared<CounterStart>();
   std::atomic<bool> stop{false};
 
   std::mutex mu;
@@ -279,6 +300,12 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
                        .options = plan.options,
                        .slice_bytes = plan.slice,
                        .cm = FromProto(r.params().cm())};
+  auto counters_before = std::make_shared<CounterStart>();
+  if (read_counters_) {
+    ts.before_first_accept = [counters_before, read = read_counters_, device = r.device(), counter_port] {
+      counters_before->Set(read(device, counter_port));
+    };
+  }
   GDR_ASSIGN_OR_RETURN(std::unique_ptr<bench::TargetSession> session, sessions_->OpenTarget(ts));
   auto t = std::make_shared<Target>();
   t->id = id;
@@ -288,8 +315,10 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
   t->lease_ns = plan.lease_ns;
   t->session = std::move(session);
   t->counter_port = counter_port;
-  // Before the initiator connects: the window holds the whole test.
-  if (read_counters_) t->counters_before = read_counters_(r.device(), counter_port);
+  // Before the initiator connects: the window holds the whole test (and is
+  // moved to its start when the initiator first connects).
+  t->counters_before = counters_before;
+  if (read_counters_) t->counters_before->Set(read_counters_(r.device(), counter_port));
   t->Renew(clock_());
 
   const bench::TargetOpened& op = t->session->opened();
@@ -314,6 +343,10 @@ absl::Status TargetRegistry::Connect(const v1::ConnectTargetRequest& r) {
   if (t == nullptr) return NotFound(r.target_id());
   t->Renew(clock_());
   GDR_ASSIGN_OR_RETURN(bench::OobPeer peer, FromProto(r.initiator()));
+  // The initiator sends once Connect has told it to: the test starts here.
+  if (std::optional<counters::Sample> open = t->counters_before->Get(); open.has_value()) {
+    t->counters_before->Set(read_counters_(open->device, open->port));
+  }
   absl::Status st = t->session->Connect(peer);
   if (st.ok()) spdlog::info("target {}: connected out of band", t->id);
   return st;
@@ -401,8 +434,8 @@ absl::StatusOr<v1::CloseTargetResponse> TargetRegistry::Close(const std::string&
     total_bytes_ -= t->bytes;
   }
   v1::CloseTargetResponse resp;
-  if (t->counters_before.has_value()) {
-    const counters::Sample& before = *t->counters_before;
+  if (std::optional<counters::Sample> start = t->counters_before->Get(); start.has_value()) {
+    const counters::Sample& before = *start;
     ToProto(counters::Diff(before, read_counters_(before.device, before.port)),
             resp.mutable_counters());
   }

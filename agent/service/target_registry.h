@@ -58,8 +58,11 @@ class TargetRegistry {
  public:
   // `clock` is steady_clock::now unless a test passes its own; with
   // `run_reaper` false no thread reaps (a test calls ReapExpired). With
-  // `read_counters`, each target samples its port's counters when opened
-  // and when closed, and Close answers their delta.
+  // `read_counters`, each target samples its port's counters when its test
+  // starts (when opened, sampled again just before the initiator can first
+  // send: the first rdma_cm accept, or ConnectTarget) and when closed, and
+  // Close answers their delta: a target opened ahead, while another test
+  // moves data on the port, does not count that test's traffic.
   TargetRegistry(DeviceResolver resolve, std::shared_ptr<bench::SessionFactory> sessions,
                  TargetLimits limits, SteadyClock clock = nullptr, bool run_reaper = true,
                  CounterReader read_counters = nullptr);

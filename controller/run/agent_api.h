@@ -50,7 +50,8 @@ class AgentApi {
   }
   virtual absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(
       const v1::VerifyTargetRequest& request) = 0;
-  // The answer carries the target port's counters (open to close).
+  // The answer carries the target port's counters (from the initiator's
+  // first connection, or the open when none came, to close).
   virtual absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& target_id) = 0;
 };
 

@@ -426,6 +426,56 @@ TEST_F(CountedHandler, BothPortsCountersAroundATestCarryTheirDeltas) {
   EXPECT_EQ(by_name["hw_counters/rcvd_pkts"]->note(), "read 100 before the test, absent after it");
 }
 
+// A target opened ahead of its test (the controller opens the next round's
+// while this round's data moves, possibly on the same port) counts from its
+// initiator's connection: what the port counted before that was another
+// test's.
+TEST_F(CountedHandler, ATargetOpenedAheadCountsFromItsInitiatorsConnection) {
+  AgentHandler handler(AgentConfig{.fs_root = root_, .devices = {}}, factory_);
+  v1::SweepParams params;
+  params.add_sizes_bytes(4096);
+  params.set_iterations(4);
+  params.set_cm(v1::CONNECTION_MODE_OOB);
+  v1::OpenTargetRequest open;
+  open.set_device("fake1");
+  *open.mutable_params() = params;
+  auto target = handler.OpenTarget(open);
+  ASSERT_TRUE(target.ok()) << target.status();
+  // The test before, on the same port, still moving data.
+  Write("fake1", "duplicate_request", 40);
+  Write("fake1", "sent_pkts", 900);
+  v1::RunWriteSweepRequest sweep;
+  sweep.set_device("fake0");
+  sweep.set_target_id(target->target_id());
+  *sweep.mutable_remote_buffers() = target->buffers();
+  *sweep.mutable_params() = params;
+  *sweep.mutable_target_oob() = target->oob();
+  std::atomic<bool> cancelled{false};
+  ASSERT_TRUE(handler
+                  .RunWriteSweep(
+                      sweep,
+                      [&](const v1::RunWriteSweepResponse& m) {
+                        if (m.has_connect()) {
+                          v1::ConnectTargetRequest c;
+                          c.set_target_id(target->target_id());
+                          *c.mutable_initiator() = m.connect();
+                          EXPECT_TRUE(handler.ConnectTarget(c).ok());
+                        }
+                        if (m.has_size()) Write("fake1", "duplicate_request", 43);  // this test's own
+                        return true;
+                      },
+                      cancelled)
+                  .ok());
+  v1::CloseTargetRequest close;
+  close.set_target_id(target->target_id());
+  auto closed = handler.CloseTarget(close);
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  std::map<std::string, uint64_t> delta;
+  for (const auto& c : closed->counters().changes()) delta[c.name()] = c.delta();
+  EXPECT_EQ(delta["hw_counters/duplicate_request"], 3u);
+  EXPECT_EQ(delta.count("hw_counters/sent_pkts"), 0u) << "the test before's packets counted";
+}
+
 TEST_F(CountedHandler, APortWithoutCountersSaysSo) {
   std::filesystem::remove_all(root_ + "/sys");
   TargetRegistry registry([this](const std::string& d) { return CheckDevice(*factory_, {}, d); },
