@@ -15,6 +15,7 @@ PrepareAhead::~PrepareAhead() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    ++generation_;
     last = round_;
   }
   work_cv_.notify_all();
@@ -37,7 +38,11 @@ std::unique_ptr<PreparedTest> PrepareAhead::Take(Round& round, size_t k) {
   std::unique_lock<std::mutex> lock(round.mu_);
   Round::Slot& slot = round.slots_[k];
   // A set-up under way is the test's own: waited for (its RPCs have deadlines).
-  round.ready_cv_.wait(lock, [&] { return slot.state != Round::State::kSettingUp; });
+  if (slot.state == Round::State::kSettingUp) {
+    ++round.waiting_;
+    round.ready_cv_.wait(lock, [&] { return slot.state != Round::State::kSettingUp; });
+    --round.waiting_;
+  }
   slot.state = Round::State::kTaken;
   return std::move(slot.prepared);
 }
@@ -65,15 +70,13 @@ void PrepareAhead::Loop() {
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
-      seen = generation_;
+      seen = generation_.load();
       round = round_;
     }
     for (size_t k = round->next_.fetch_add(1); k < round->size(); k = round->next_.fetch_add(1)) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        // A newer round, or the end: this one's remaining tests set up by their workers.
-        if (stop_ || generation_ != seen) break;
-      }
+      // A newer round (or the end: its generation too): this one's remaining
+      // tests are set up by their workers.
+      if (generation_.load(std::memory_order_acquire) != seen) break;
       if (cancel_ != nullptr && cancel_->cancelled()) break;
       {
         std::lock_guard<std::mutex> lock(round->mu_);
@@ -81,15 +84,16 @@ void PrepareAhead::Loop() {
         round->slots_[k].state = Round::State::kSettingUp;
       }
       std::unique_ptr<PreparedTest> prepared = tester_.Prepare(round->specs_[k]);
-      bool discard = false;
+      bool discard = false, wake = false;
       {
         std::lock_guard<std::mutex> lock(round->mu_);
         Round::Slot& slot = round->slots_[k];
         discard = round->released_;
         slot.state = discard ? Round::State::kTaken : Round::State::kReady;
         if (!discard) slot.prepared = std::move(prepared);
+        wake = round->waiting_ > 0;
       }
-      round->ready_cv_.notify_all();
+      if (wake) round->ready_cv_.notify_all();
       if (discard && prepared != nullptr) tester_.Discard(round->specs_[k], std::move(prepared));
     }
   }

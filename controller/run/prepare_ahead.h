@@ -58,10 +58,10 @@ class PrepareAhead {
   const CancelToken* cancel_;
   std::mutex mu_;
   std::condition_variable work_cv_;
-  std::shared_ptr<Round> round_;      // the round being set up; guarded by mu_
-  uint64_t generation_ = 0;           // guarded by mu_
-  bool stop_ = false;                 // guarded by mu_
-  std::vector<std::thread> threads_;  // last: started after everything they read
+  std::shared_ptr<Round> round_;         // the round being set up; guarded by mu_
+  std::atomic<uint64_t> generation_{0};  // written under mu_
+  bool stop_ = false;                    // guarded by mu_
+  std::vector<std::thread> threads_;     // last: started after everything they read
 };
 
 class PrepareAhead::Round {
@@ -81,6 +81,7 @@ class PrepareAhead::Round {
   std::vector<Slot> slots_;      // guarded by mu_
   std::atomic<size_t> next_{0};  // the next slot a thread tries
   bool released_ = false;        // guarded by mu_
+  size_t waiting_ = 0;           // Takes waiting for a set-up; guarded by mu_
   std::mutex mu_;
   std::condition_variable ready_cv_;
 };
