@@ -86,6 +86,24 @@ TEST(RunnerOverlap, NextRoundsTargetsOpenDuringDataAndNoNicCarriesTwoDataPhases)
   EXPECT_EQ(rec.Count(Kind::kOpenEnd), rec.Count(Kind::kCloseEnd));
 }
 
+// Fewer workers than tests in a round: a round runs in waves, every test of
+// the next round still opened ahead, and no NIC over its bound.
+TEST(RunnerOverlap, RoundsInWavesKeepTheBoundToo) {
+  Recorded rec(7, 2, Slow(std::chrono::milliseconds(300)));
+  auto plan = rec.MakeAPlan();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_GT(plan->schedule.Round(1).size(), 2u);
+  AgentPairTester tester(rec.agents, {});
+  RunnerOptions ro;
+  ro.parallelism = 2;
+  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run().ok());
+  EXPECT_TRUE(ValidateNicTimeline(rec.timeline.events()).ok()) << ValidateNicTimeline(rec.timeline.events());
+  EXPECT_EQ(rec.timeline.opens(), plan->schedule.tests());
+  EXPECT_GE(rec.timeline.OpensDuringData(),
+            plan->schedule.tests() - plan->schedule.Round(0).size() - plan->schedule.Round(1).size());
+  EXPECT_EQ(rec.cluster.open_targets(), 0);
+}
+
 // The measure above can fail: a runner that sets nothing up ahead opens every
 // target between data phases.
 TEST(RunnerOverlap, WithoutSetUpAheadNoTargetOpensDuringData) {
