@@ -548,6 +548,10 @@ void AgentPairTester::RunWith(const PairTestSpec& spec, PreparedTarget* prepared
     return;
   }
   const PairTestOptions o = TestOptions(spec);
+  // An agent full when the target was opened ahead (its target count or
+  // memory limit, held by this round's targets then) may have room now:
+  // the test opens its own, as without set-up ahead.
+  if (prepared != nullptr && absl::IsResourceExhausted(prepared->status)) prepared = nullptr;
   if (plan.memory.find(',') == std::string::npos) {
     // One kind (the usual sweep): FillIdentity gave each end its memory, so
     // nothing is split, copied or allocated (this runs once per test,

@@ -216,6 +216,78 @@ TEST(RunnerOverlap, AFailedOpenAheadIsReportedAgainstItsTest) {
   EXPECT_EQ(rec.cluster.open_targets(), 0);
 }
 
+// An agent that is full while this round's targets are open (its target
+// count or memory limit) refuses the next round's ahead: the test then opens
+// its own target when it runs, and passes at its first attempt.
+class FullWhileSweeping final : public AgentApi {
+ public:
+  FullWhileSweeping(AgentApi* agent, std::atomic<int>* sweeping) : agent_(agent), sweeping_(sweeping) {}
+  absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return agent_->GetNodeInfo(); }
+  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& r) override {
+    return agent_->RunPreflight(r);
+  }
+  // Once tests have run, an open waits (up to 100 ms) for a data phase and
+  // is refused during one: the opens ahead are refused, deterministically.
+  absl::Status OpenTarget(const v1::OpenTargetRequest& r, v1::OpenTargetResponse* resp) override {
+    for (int i = 0; i < 100 && began_.load() && sweeping_->load() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (sweeping_->load() > 0) {
+      refused_.fetch_add(1);
+      return absl::ResourceExhaustedError("this agent already holds 64 targets");
+    }
+    return agent_->OpenTarget(r, resp);
+  }
+  static int refused() { return refused_.load(); }
+  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
+                             const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
+    sweeping_->fetch_add(1);
+    began_.store(true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    absl::Status st = agent_->RunWriteSweep(r, timeout, on_message);
+    sweeping_->fetch_sub(1);
+    return st;
+  }
+  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
+    return agent_->VerifyTarget(r);
+  }
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
+    return agent_->CloseTarget(id);
+  }
+
+ private:
+  AgentApi* agent_;
+  std::atomic<int>* sweeping_;
+  static inline std::atomic<bool> began_{false};
+  static inline std::atomic<int> refused_{0};
+};
+
+TEST(RunnerOverlap, AnAgentFullAheadLetsTheTestOpenItsOwnTarget) {
+  Recorded rec(4, 1, Slow(std::chrono::milliseconds(0)));
+  std::atomic<int> sweeping{0};
+  std::vector<std::unique_ptr<AgentApi>> full;
+  std::vector<AgentApi*> agents;
+  for (AgentApi* a : rec.agents) {
+    full.push_back(std::make_unique<FullWhileSweeping>(a, &sweeping));
+    agents.push_back(full.back().get());
+  }
+  auto plan = rec.MakeAPlan();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  AgentPairTester tester(agents, {});
+  RunnerOptions ro;
+  ro.parallelism = 1;
+  ro.retries = 0;
+  size_t ok = 0;
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
+    ok += r.status() == v1::RESULT_STATUS_OK && r.attempts() == 1;
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run().ok());
+  EXPECT_EQ(ok, plan->schedule.tests());
+  EXPECT_GT(FullWhileSweeping::refused(), 0);
+  EXPECT_EQ(rec.cluster.open_targets(), 0);
+}
+
 // Cancelled during a round: the next round's targets, opened ahead, are
 // closed without moving data; none is left on the agents.
 TEST(RunnerOverlap, CancelClosesTheTargetsOpenedAhead) {
