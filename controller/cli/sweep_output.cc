@@ -190,10 +190,10 @@ void ProgressPrinter::Finish() {
 }
 
 absl::StatusOr<std::vector<std::string>> WriteSweepReports(const sweep::StreamedRun& run,
-                                                           const std::string& dir) {
+                                                           const std::string& dir, size_t max_whole_cells) {
   if (!run.streamed()) return report::WriteReports(run.header(), dir);
   const size_t cells = run.cells();
-  if (cells <= kWholeReportMaxCells) {
+  if (cells <= max_whole_cells) {
     GDR_ASSIGN_OR_RETURN(v1::Run whole, run.Materialize());
     return report::WriteReports(whole, dir);
   }
@@ -220,7 +220,7 @@ absl::StatusOr<std::vector<std::string>> WriteSweepReports(const sweep::Streamed
   std::fprintf(stderr,
                "reports: run.json written streamed; pairs.csv, summary.md, report.html and junit.xml are not "
                "written for a run of %zu matrix cells (over %zu they need the whole run in memory)\n",
-               cells, kWholeReportMaxCells);
+               cells, max_whole_cells);
   return std::vector<std::string>{path};
 }
 

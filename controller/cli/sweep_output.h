@@ -25,18 +25,21 @@ std::string JsonEscape(const std::string& s);
 
 // A run of at most this many matrix cells is made whole in memory for the
 // reports that read every cell and pair (pairs.csv, summary.md, report.html,
-// junit.xml, the text matrix on stdout): a few hundred MB at most.
-inline constexpr size_t kWholeReportMaxCells = 100000;
+// junit.xml, the text matrix on stdout): about 1 KB a cell with its share of
+// the pairs, so 500 MB at most. 524,288 cells: all-pairs of 181 nodes x 8
+// rails x 2 sizes, 128 nodes with room to spare.
+inline constexpr size_t kWholeReportMaxCells = size_t{1} << 19;
 
 // The reports of a sweep into `dir`: run.json always, streamed (the
 // matrices' cells chunk by chunk, the pairs read back from the journal: the
 // bytes report::RenderJson renders of the whole run); when the run has at
-// most kWholeReportMaxCells cells (or is held whole), every report
+// most `max_whole_cells` cells (or is held whole), every report
 // (report::WriteReports). A larger run gets run.json alone and one line on
 // stderr saying which reports were not written and why. Returns the paths
 // written; errors as report::WriteReports.
 absl::StatusOr<std::vector<std::string>> WriteSweepReports(const sweep::StreamedRun& run,
-                                                           const std::string& dir);
+                                                           const std::string& dir,
+                                                           size_t max_whole_cells = kWholeReportMaxCells);
 
 // The most rails any node of the plan has.
 size_t RailCount(const run::Plan& plan);
