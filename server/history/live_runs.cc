@@ -7,8 +7,11 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/status.h"
 #include "server/history/names.h"
+#include "spdlog/spdlog.h"
 
 namespace gdrbench::server::history {
 namespace {
@@ -112,7 +115,15 @@ absl::StatusOr<v1::LiveRun> LiveRuns::Open(const v1::OpenLiveRunRequest& req, co
   row.cluster = req.plan().cluster().empty() ? "default" : req.plan().cluster();
   row.opened_by = who;
   row.plan = Serialized(req.plan());
-  GDR_ASSIGN_OR_RETURN(store::LiveRunRow live, store_.OpenLiveRun(row, options_.max_open));
+  std::vector<std::string> dropped;
+  const int64_t stale_before_us =
+      absl::ToUnixMicros(absl::Now()) - absl::ToInt64Microseconds(options_.stale_after);
+  GDR_ASSIGN_OR_RETURN(store::LiveRunRow live,
+                       store_.OpenLiveRun(row, options_.max_open, stale_before_us, &dropped));
+  for (const std::string& id : dropped) {
+    spdlog::warn("live run {} dropped to make room for {}: nothing was sent to it for over {}", id,
+                 req.run_id(), absl::FormatDuration(options_.stale_after));
+  }
   if (live.plan != row.plan) {
     v1::LivePlan theirs;
     theirs.ParseFromString(live.plan);

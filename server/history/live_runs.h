@@ -19,7 +19,8 @@
 //     alone makes the stored run (identical to an upload without a live
 //     run), and once it is stored the live run is deleted (Close). A live
 //     run whose sweep never closed it stays OPEN: ListLiveRuns shows it with
-//     its last update, and Abandon (DELETE /api/v1/live-runs/ID) clears it.
+//     its last update, and Abandon (DELETE /api/v1/live-runs/ID) clears it;
+//     at the limit, one silent for `stale_after` makes room for a new one.
 // Limits (a client with a write token cannot exhaust the server): at most
 // `max_open` live runs open, `max_tests_per_chunk` tests a chunk, the plan's
 // nodes, rails and sizes as an upload's (IngestOptions), and `max_cells`
@@ -36,6 +37,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "gdrbench/v1/live.pb.h"
 #include "server/store/store.h"
 
@@ -50,6 +52,11 @@ struct LiveOptions {
   uint64_t max_cells = 64ull << 20;  // per live run
   uint64_t max_bytes = 1ull << 30;   // of a live run's chunks (1,024 x 8, two sizes: about 0.4 GB)
   uint32_t max_cells_page = 10000;   // tests per ListLiveCells page at most
+  // At max_open, the live runs nothing was sent to for this long are dropped
+  // to make room (logged): their sweeps died, and a resumed one opens its run
+  // again and resends it from its journal. Nightly sweeps that crash can then
+  // not keep every later sweep's live view out.
+  absl::Duration stale_after = absl::Hours(24);
 };
 
 class LiveRuns {

@@ -222,8 +222,11 @@ class Store {
   // --- live runs (store_live.cc). Each write is its own transaction, durable
   // when it returns.
   // Creates the live run, or returns the one stored with this id (whatever
-  // `row` says). RESOURCE_EXHAUSTED when `max_open` live runs are open.
-  absl::StatusOr<LiveRunRow> OpenLiveRun(const LiveRunRow& row, uint32_t max_open);
+  // `row` says). When `max_open` live runs are open, those last updated
+  // before `stale_before_us` are deleted first (their ids go to `*dropped`);
+  // RESOURCE_EXHAUSTED when that leaves no room.
+  absl::StatusOr<LiveRunRow> OpenLiveRun(const LiveRunRow& row, uint32_t max_open, int64_t stale_before_us,
+                                         std::vector<std::string>* dropped);
   absl::StatusOr<std::optional<LiveRunRow>> FindLiveRun(const std::string& run_id);
   // Oldest first.
   absl::StatusOr<std::vector<LiveRunRow>> ListLiveRuns();

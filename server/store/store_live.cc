@@ -38,13 +38,30 @@ absl::StatusOr<std::optional<LiveRunRow>> FindLive(SqlDb& db, const std::string&
 
 }  // namespace
 
-absl::StatusOr<LiveRunRow> Store::OpenLiveRun(const LiveRunRow& row, uint32_t max_open) {
+absl::StatusOr<LiveRunRow> Store::OpenLiveRun(const LiveRunRow& row, uint32_t max_open,
+                                              int64_t stale_before_us, std::vector<std::string>* dropped) {
   std::lock_guard<std::mutex> lock(write_mu_);
   GDR_ASSIGN_OR_RETURN(Lease db, Acquire());
   GDR_RETURN_IF_ERROR(db->Begin());
   GDR_ASSIGN_OR_RETURN(std::optional<LiveRunRow> found, FindLive(*db, row.run_id));
   if (found) return *found;  // the lease rolls back the empty transaction
   GDR_ASSIGN_OR_RETURN(int64_t open, QueryInt(*db, "SELECT COUNT(*) FROM live_runs"));
+  if (open >= static_cast<int64_t>(max_open)) {
+    // Room from the live runs nobody has sent to for long: their sweeps
+    // died; resumed, one opens its run again and sends it from its journal.
+    std::vector<std::string> stale;
+    GDR_RETURN_IF_ERROR(db->Query("SELECT run_id FROM live_runs WHERE updated_us < ? ORDER BY updated_us",
+                                  {stale_before_us}, [&](const SqlRow& x) {
+                                    stale.push_back(x.Text(0));
+                                    return absl::OkStatus();
+                                  }));
+    for (const std::string& run_id : stale) {
+      GDR_RETURN_IF_ERROR(db->Exec("DELETE FROM live_chunks WHERE run_id = ?", {std::string_view(run_id)}));
+      GDR_RETURN_IF_ERROR(db->Exec("DELETE FROM live_runs WHERE run_id = ?", {std::string_view(run_id)}));
+    }
+    open -= static_cast<int64_t>(stale.size());
+    if (dropped != nullptr) *dropped = std::move(stale);
+  }
   if (open >= static_cast<int64_t>(max_open)) {
     return absl::ResourceExhaustedError(absl::StrCat("the server has ", open,
                                                      " live runs open, its limit: finish or abandon one ",

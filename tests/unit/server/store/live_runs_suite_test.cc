@@ -230,6 +230,19 @@ TEST_F(LiveRunsSuite, AHostileClientMeetsTheLimits) {
   bad.mutable_tests(0)->set_rail(1);
   EXPECT_EQ(live_->Append(bad).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Append(Chunk("r1", 8, 2)), 10u);  // what was refused stored nothing
+  // Runs nothing was sent to for stale_after make room; one of them, opened
+  // again (its sweep resumed), starts over at test 0 (its journal resends it).
+  options_.stale_after = absl::ZeroDuration();
+  live_ = std::make_unique<history::LiveRuns>(*store_, options_);
+  r = live_->Open(third, "tester");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(live_->Append(Chunk("r2", 0, 1)).status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(live_->List().ok());
+  EXPECT_EQ(live_->List()->runs_size(), 1);
+  options_.stale_after = absl::Hours(24);
+  live_ = std::make_unique<history::LiveRuns>(*store_, options_);
+  Open("r1");
+  EXPECT_EQ(Append(Chunk("r1", 0, 1)), 1u);
   v1::OpenLiveRunRequest bad_open;
   bad_open.set_run_id("x y");
   EXPECT_EQ(live_->Open(bad_open, "t").status().code(), absl::StatusCode::kInvalidArgument);
