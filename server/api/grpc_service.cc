@@ -2,34 +2,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/rpc/status.h"
+#include "server/api/grpc_call.h"
 #include "server/api/idle_watch.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::server::api {
-namespace {
-
-template <typename T>
-grpc::Status Reply(absl::StatusOr<T> r, T* out) {
-  if (!r.ok()) return rpc::ToGrpc(r.status());
-  *out = std::move(*r);
-  return grpc::Status::OK;
-}
-
-}  // namespace
 
 absl::StatusOr<Principal> GrpcControllerService::Caller(grpc::ServerContext* ctx, Role needed) const {
-  const auto& md = ctx->client_metadata();
-  auto it = md.find("authorization");
-  std::string_view value;
-  if (it != md.end()) value = std::string_view(it->second.data(), it->second.size());
-  auto who = auth_.Check(value, needed);
-  if (!who.ok()) spdlog::warn("gRPC call from {} refused: {}", ctx->peer(), std::string(who.status().message()));
-  return who;
+  return GrpcCaller(auth_, ctx, needed);
 }
-
-#define GDR_CALLER(role)                             \
-  auto who = Caller(ctx, role);                      \
-  if (!who.ok()) return rpc::ToGrpc(who.status())
 
 grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
                                               grpc::ServerReader<v1::RunChunk>* reader,
@@ -73,12 +54,12 @@ grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
   if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "upload cancelled: nothing stored");
   auto r = h_.FinishUpload(*ingest);
   if (r.ok()) spdlog::info("upload of {} by {}{}", r->run_id(), who->name, r->already_stored() ? ": already stored" : "");
-  return Reply(std::move(r), resp);
+  return GrpcReply(std::move(r), resp);
 }
 
 grpc::Status GrpcControllerService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req, v1::Run* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.GetRun(*req), resp);
+  return GrpcReply(h_.GetRun(*req), resp);
 }
 
 grpc::Status GrpcControllerService::ExportRun(grpc::ServerContext* ctx, const v1::ExportRunRequest* req,
@@ -93,81 +74,81 @@ grpc::Status GrpcControllerService::ExportRun(grpc::ServerContext* ctx, const v1
 grpc::Status GrpcControllerService::ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
                                              v1::ListRunsResponse* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.ListRuns(*req), resp);
+  return GrpcReply(h_.ListRuns(*req), resp);
 }
 
 grpc::Status GrpcControllerService::ListCells(grpc::ServerContext* ctx, const v1::ListCellsRequest* req,
                                               v1::ListCellsResponse* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.ListCells(*req), resp);
+  return GrpcReply(h_.ListCells(*req), resp);
 }
 
 grpc::Status GrpcControllerService::CompareRuns(grpc::ServerContext* ctx, const v1::CompareRunsRequest* req,
                                                 v1::CompareRunsResponse* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.CompareRuns(*req), resp);
+  return GrpcReply(h_.CompareRuns(*req), resp);
 }
 
 grpc::Status GrpcControllerService::GetLinkTrend(grpc::ServerContext* ctx, const v1::LinkTrendRequest* req,
                                                  v1::TrendResponse* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.GetLinkTrend(*req), resp);
+  return GrpcReply(h_.GetLinkTrend(*req), resp);
 }
 
 grpc::Status GrpcControllerService::GetNodeTrend(grpc::ServerContext* ctx, const v1::NodeTrendRequest* req,
                                                  v1::TrendResponse* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.GetNodeTrend(*req), resp);
+  return GrpcReply(h_.GetNodeTrend(*req), resp);
 }
 
 grpc::Status GrpcControllerService::SetBaseline(grpc::ServerContext* ctx, const v1::SetBaselineRequest* req,
                                                 v1::BaselineInfo* resp) {
   GDR_CALLER(Role::kWrite);
-  return Reply(h_.SetBaseline(*req, *who), resp);
+  return GrpcReply(h_.SetBaseline(*req, *who), resp);
 }
 
 grpc::Status GrpcControllerService::GetBaseline(grpc::ServerContext* ctx, const v1::GetBaselineRequest* req,
                                                 v1::BaselineInfo* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.GetBaseline(*req), resp);
+  return GrpcReply(h_.GetBaseline(*req), resp);
 }
 
 grpc::Status GrpcControllerService::GetLinkReferences(grpc::ServerContext* ctx,
                                                       const v1::GetLinkReferencesRequest* req,
                                                       v1::LinkReferences* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.GetLinkReferences(*req), resp);
+  return GrpcReply(h_.GetLinkReferences(*req), resp);
 }
 
 grpc::Status GrpcControllerService::ListClusters(grpc::ServerContext* ctx, const v1::ListClustersRequest* req,
                                                  v1::ListClustersResponse* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.ListClusters(*req), resp);
+  return GrpcReply(h_.ListClusters(*req), resp);
 }
 
 grpc::Status GrpcControllerService::GetCapacityReport(grpc::ServerContext* ctx,
                                                       const v1::GetCapacityReportRequest* req,
                                                       v1::CapacityReport* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.GetCapacityReport(*req), resp);
+  return GrpcReply(h_.GetCapacityReport(*req), resp);
 }
 
 grpc::Status GrpcControllerService::SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
                                                 v1::SweepJob* resp) {
   GDR_CALLER(Role::kWrite);
-  return Reply(h_.SubmitSweep(*req, *who), resp);
+  return GrpcReply(h_.SubmitSweep(*req, *who), resp);
 }
 
 grpc::Status GrpcControllerService::GetSweep(grpc::ServerContext* ctx, const v1::GetSweepRequest* req,
                                              v1::SweepJob* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.GetSweep(*req), resp);
+  return GrpcReply(h_.GetSweep(*req), resp);
 }
 
 grpc::Status GrpcControllerService::ListSweeps(grpc::ServerContext* ctx, const v1::ListSweepsRequest* req,
                                                v1::ListSweepsResponse* resp) {
   GDR_CALLER(Role::kRead);
-  return Reply(h_.ListSweeps(*req), resp);
+  return GrpcReply(h_.ListSweeps(*req), resp);
 }
 
 grpc::Status GrpcControllerService::WatchSweep(grpc::ServerContext* ctx, const v1::WatchSweepRequest* req,
@@ -181,7 +162,7 @@ grpc::Status GrpcControllerService::WatchSweep(grpc::ServerContext* ctx, const v
 grpc::Status GrpcControllerService::CancelSweep(grpc::ServerContext* ctx, const v1::CancelSweepRequest* req,
                                                 v1::SweepJob* resp) {
   GDR_CALLER(Role::kWrite);
-  return Reply(h_.CancelSweep(*req), resp);
+  return GrpcReply(h_.CancelSweep(*req), resp);
 }
 
 #undef GDR_CALLER
