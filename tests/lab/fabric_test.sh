@@ -70,7 +70,10 @@ flow() {
   local n=$1 server=$2 client=$3
   shift 3
   fabric path "$client" "$server" >"$work/path$n" || lab_fail "fabric path $client $server failed"
-  lab_write_bw "$server" "$client" -s "$size" -n "$iters" "$@" || exit 1
+  # -u 18 (a 1.07 s ACK timeout, as datapath_lib.sh's dp_pair): at perftest's 14 (67 ms) a loaded
+  # lab's go-back-N retransmissions meet rxe's "remote invalid request" NAKs (status 9), as in
+  # one CI run of 2026-12-06 (node1 -> node6, 21 of 100 completions).
+  lab_write_bw "$server" "$client" -s "$size" -n "$iters" -u 18 "$@" || exit 1
   snap "$n"
   records+=("$client->$server,$work/c$((n - 1)).json,$work/c$n.json,$payload,$work/path$n,1")
   echo "ok ib_write_bw $client -> $server $*: $LAB_BW MB/s"
