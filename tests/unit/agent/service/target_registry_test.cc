@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -351,6 +352,32 @@ class CountedHandler : public ::testing::Test {
   void Write(const std::string& dev, const std::string& file, uint64_t v) {
     std::ofstream(Dir(dev) + file) << v << "\n";
   }
+  // fake0's out-of-band sweep into `target`, connected through ConnectTarget
+  // as the controller does; `on_message` sees every answer of the sweep.
+  absl::Status SweepInto(AgentHandler& handler, const v1::OpenTargetResponse& target,
+                         const v1::SweepParams& params,
+                         const std::function<void(const v1::RunWriteSweepResponse&)>& on_message) {
+    v1::RunWriteSweepRequest sweep;
+    sweep.set_device("fake0");
+    sweep.set_target_id(target.target_id());
+    *sweep.mutable_remote_buffers() = target.buffers();
+    *sweep.mutable_params() = params;
+    *sweep.mutable_target_oob() = target.oob();
+    std::atomic<bool> cancelled{false};
+    return handler.RunWriteSweep(
+        sweep,
+        [&](const v1::RunWriteSweepResponse& m) {
+          if (m.has_connect()) {
+            v1::ConnectTargetRequest c;
+            c.set_target_id(target.target_id());
+            *c.mutable_initiator() = m.connect();
+            EXPECT_TRUE(handler.ConnectTarget(c).ok());
+          }
+          on_message(m);
+          return true;
+        },
+        cancelled);
+  }
   std::string root_;
   std::shared_ptr<FakeSessionFactory> factory_ = std::make_shared<FakeSessionFactory>();
 };
@@ -367,35 +394,16 @@ TEST_F(CountedHandler, BothPortsCountersAroundATestCarryTheirDeltas) {
   *open.mutable_params() = params;
   auto target = handler.OpenTarget(open);
   ASSERT_TRUE(target.ok()) << target.status();
-  v1::RunWriteSweepRequest sweep;
-  sweep.set_device("fake0");
-  sweep.set_target_id(target->target_id());
-  *sweep.mutable_remote_buffers() = target->buffers();
-  *sweep.mutable_params() = params;
-  *sweep.mutable_target_oob() = target->oob();
   v1::SweepSummary summary;
-  std::atomic<bool> cancelled{false};
-  ASSERT_TRUE(handler
-                  .RunWriteSweep(
-                      sweep,
-                      [&](const v1::RunWriteSweepResponse& m) {
-                        if (m.has_connect()) {
-                          v1::ConnectTargetRequest c;
-                          c.set_target_id(target->target_id());
-                          *c.mutable_initiator() = m.connect();
-                          EXPECT_TRUE(handler.ConnectTarget(c).ok());
-                        }
-                        if (m.has_size() && m.size().size_bytes() == 4096) {
-                          Write("fake0", "rcvd_seq_err", 7);
-                          Write("fake0", "sent_pkts", 600);
-                          Write("fake1", "duplicate_request", 3);
-                          Write("fake1", "link_downed", 1);
-                        }
-                        if (m.has_summary()) summary = m.summary();
-                        return true;
-                      },
-                      cancelled)
-                  .ok());
+  ASSERT_TRUE(SweepInto(handler, *target, params, [&](const v1::RunWriteSweepResponse& m) {
+                if (m.has_size() && m.size().size_bytes() == 4096) {
+                  Write("fake0", "rcvd_seq_err", 7);
+                  Write("fake0", "sent_pkts", 600);
+                  Write("fake1", "duplicate_request", 3);
+                  Write("fake1", "link_downed", 1);
+                }
+                if (m.has_summary()) summary = m.summary();
+              }).ok());
   ASSERT_EQ(summary.status(), v1::RESULT_STATUS_OK) << summary.error();
   const v1::PortCounters& src = summary.counters();
   EXPECT_EQ(src.device(), "fake0");
@@ -444,28 +452,9 @@ TEST_F(CountedHandler, ATargetOpenedAheadCountsFromItsInitiatorsConnection) {
   // The test before, on the same port, still moving data.
   Write("fake1", "duplicate_request", 40);
   Write("fake1", "sent_pkts", 900);
-  v1::RunWriteSweepRequest sweep;
-  sweep.set_device("fake0");
-  sweep.set_target_id(target->target_id());
-  *sweep.mutable_remote_buffers() = target->buffers();
-  *sweep.mutable_params() = params;
-  *sweep.mutable_target_oob() = target->oob();
-  std::atomic<bool> cancelled{false};
-  ASSERT_TRUE(handler
-                  .RunWriteSweep(
-                      sweep,
-                      [&](const v1::RunWriteSweepResponse& m) {
-                        if (m.has_connect()) {
-                          v1::ConnectTargetRequest c;
-                          c.set_target_id(target->target_id());
-                          *c.mutable_initiator() = m.connect();
-                          EXPECT_TRUE(handler.ConnectTarget(c).ok());
-                        }
-                        if (m.has_size()) Write("fake1", "duplicate_request", 43);  // this test's own
-                        return true;
-                      },
-                      cancelled)
-                  .ok());
+  ASSERT_TRUE(SweepInto(handler, *target, params, [&](const v1::RunWriteSweepResponse& m) {
+                if (m.has_size()) Write("fake1", "duplicate_request", 43);  // this test's own
+              }).ok());
   v1::CloseTargetRequest close;
   close.set_target_id(target->target_id());
   auto closed = handler.CloseTarget(close);
