@@ -374,11 +374,13 @@ int SweepCommand(const SweepOptions& o) {
     return DryRun(o, *config);
   }
   if (o.out.empty()) return PrintError(Usage("--out DIR is required (or --dry-run)"));
+  // One client of --server for the sweep: the references and the live upload.
+  std::shared_ptr<ServerClient> server;
   if (!o.server.address.empty()) {
     // The server's references, so cells that regressed are retested before the upload.
     auto client = ServerClient::Create(o.server);
     if (!client.ok()) return PrintError(client.status());
-    std::shared_ptr<ServerClient> server = *std::move(client);
+    server = *std::move(client);
     config->link_references = [server, cluster = o.cluster](uint32_t rail, uint64_t size_bytes) {
       v1::GetLinkReferencesRequest req;
       req.set_cluster(cluster);
@@ -388,17 +390,13 @@ int SweepCommand(const SweepOptions& o) {
     };
   }
   // With --server, the finished tests go to the server while the sweep runs
-  // (controller/server_client/live_upload.h), from the journal, on a client
-  // of their own; the final upload below closes the live run.
-  std::unique_ptr<ServerClient> live_client;
+  // (controller/server_client/live_upload.h), from the journal, on the
+  // uploader's thread; the final upload below closes the live run.
   std::unique_ptr<LiveApi> live_api;
   std::unique_ptr<LiveUploader> live;
   auto extend = [&](sweep::SweepHooks& h) {
-    if (o.server.address.empty() || config->journal_path.empty()) return;
-    auto client = ServerClient::Create(o.server);
-    if (!client.ok()) return;  // the final upload says why
-    live_client = *std::move(client);
-    live_api = LiveApiOf(*live_client);
+    if (server == nullptr || config->journal_path.empty()) return;
+    live_api = LiveApiOf(*server);
     h.on_start = [&, prev = h.on_start](const sweep::SweepStart& s) {
       if (prev) prev(s);
       LiveUploadOptions lo;
