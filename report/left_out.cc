@@ -52,14 +52,14 @@ const std::vector<Rule>& Rules() {
 
 }  // namespace
 
-LeftOutCause ClassifyLeftOut(const std::string& reason) {
+std::optional<LeftOutCause> ClassifyLeftOut(const std::string& reason) {
   for (const Rule& r : Rules()) {
     if (std::any_of(r.any.begin(), r.any.end(),
                     [&](const char* w) { return absl::StrContains(reason, w); })) {
-      return {r.cause, r.remedy, {}, ""};
+      return LeftOutCause{r.cause, r.remedy, {}, ""};
     }
   }
-  return {"left out", "read each node's reason in the report", {}, ""};
+  return std::nullopt;
 }
 
 std::vector<LeftOutCause> GroupLeftOut(const v1::Run& run) {
@@ -69,7 +69,8 @@ std::vector<LeftOutCause> GroupLeftOut(const v1::Run& run) {
     const size_t colon = e.find(": ");
     const std::string node = colon == std::string::npos ? e : e.substr(0, colon);
     const std::string reason = colon == std::string::npos ? "" : e.substr(colon + 2);
-    LeftOutCause c = ClassifyLeftOut(reason);
+    LeftOutCause c = ClassifyLeftOut(reason).value_or(
+        LeftOutCause{"left out", "read each node's reason in the report", {}, ""});
     auto [it, fresh] = by_cause.try_emplace(c.cause, groups.size());
     if (fresh) {
       c.first = e;

@@ -8,6 +8,7 @@
 // Pure; thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,9 @@ struct LeftOutCause {
 };
 
 // One node's reason ("agent unreachable: ...") read as GroupLeftOut reads
-// it: its cause and the remedy for that cause ("left out" and "read each
-// node's reason" when no rule knows it); nodes and first are left empty.
-LeftOutCause ClassifyLeftOut(const std::string& reason);
+// it: its cause and the remedy for that cause; nullopt when no rule knows it
+// (GroupLeftOut then says "left out"). nodes and first are left empty.
+std::optional<LeftOutCause> ClassifyLeftOut(const std::string& reason);
 
 // The run's excluded_nodes ("NODE: reason") grouped by cause, the largest
 // group first (ties: the order the nodes were left out).

@@ -67,11 +67,10 @@ void MarkUnreachable(const inventory::Node& in, const absl::Status& st, PlanNode
   c->set_summary(std::string(st.message()));
   // The remedy for this cause (a timeout is not a certificate), as the
   // run's left-out summary gives it.
-  const report::LeftOutCause cause = report::ClassifyLeftOut(pn.excluded_reason);
-  c->set_remediation(cause.cause == "left out"
-                         ? absl::StrCat("start gdrbench-agent on ", in.name, " (", in.address,
-                                        ") and check the port and TLS settings")
-                         : absl::StrCat(cause.remedy, " (", in.name, ", ", in.address, ")"));
+  const std::optional<report::LeftOutCause> cause = report::ClassifyLeftOut(pn.excluded_reason);
+  c->set_remediation(cause ? absl::StrCat(cause->remedy, " (", in.name, ", ", in.address, ")")
+                           : absl::StrCat("start gdrbench-agent on ", in.name, " (", in.address,
+                                          ") and check the port and TLS settings"));
   if (pn.rails.empty()) pn.rails.push_back({});
   pn.rail_gbps.assign(pn.rails.size(), in.link_gbps);
 }
