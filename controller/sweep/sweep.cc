@@ -246,6 +246,8 @@ v1::Run AssembleRun(const SweepConfig& c, const Journal& journal, const run::Pla
   }
   if (plan.schedule_options.mode == schedule::Mode::kIncast) analysis::FillIncast(&result);
   if (plan.fabric != nullptr) FillCoverage(c, plan, collect, reads, &result);
+  // Without keep_pairs the pairs kept for the analysis are not the run's.
+  if (!c.keep_pairs) result.clear_pairs();
   return result;
 }
 
@@ -267,13 +269,7 @@ run::Plan WithSchedule(run::Plan& plan, schedule::Schedule schedule) {
 // record needs every pair in memory); "" when it can.
 std::string NotStreamable(const SweepConfig& c, const run::Plan& plan) {
   if (c.journal_path.empty()) return "no journal to read its pairs back from";
-  if (plan.schedule_options.mode == schedule::Mode::kIncast) {
-    return "--mode incast groups every pair by its target (analysis/incast.h)";
-  }
-  if (absl::StrContains(plan.memory, ',')) {
-    return "a --memory list judges each pair's memory halves (analysis/gdr.h)";
-  }
-  return "";
+  return internal::WhyEveryPair(plan);
 }
 
 absl::StatusOr<StreamedRun> RunSweepImpl(const SweepConfig& c, const SweepHooks& hooks, bool stream) {

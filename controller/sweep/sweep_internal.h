@@ -68,6 +68,11 @@ absl::Status NameDiscovered(const SweepConfig& c, inventory::Inventory* inv,
 v1::PreflightExpectations MergedAgentExpectations(const inventory::Expectations& inv,
                                                   const v1::PreflightExpectations& config);
 
+// Why the plan's analysis reads every pair ("--mode incast groups every
+// pair by its target", "a --memory list judges each pair's memory
+// halves"); "" when the matrices and the flagged pairs are enough.
+std::string WhyEveryPair(const run::Plan& plan);
+
 // Everything one RunSweep call accumulates while tests finish.
 class Collector {
  public:
@@ -75,7 +80,8 @@ class Collector {
       : config_(config),
         hooks_(hooks),
         matrices_(Names(plan), plan.schedule_options.bidirectional),
-        coverage_(plan.fabric) {}
+        coverage_(plan.fabric),
+        every_pair_(!WhyEveryPair(plan).empty()) {}
   void set_journal(run::JournalWriter* journal) { journal_ = journal; }
 
   // Called by the runner from its workers at once: the journal (before the
@@ -120,9 +126,13 @@ class Collector {
   const CoverageTally& coverage() const { return coverage_; }
 
  private:
+  // Every pair of a run kept whole whose record (keep_pairs) or analysis
+  // (incast, --memory lists) needs them; otherwise only the pairs the link
+  // counters flag, which the matrices' reasons and the summary need whether
+  // or not the run records its pairs (AssembleRun drops them then).
   bool Keep(const v1::PairResult& r) const {
-    if (!config_.keep_pairs) return false;
-    return !streamed_ || !analysis::LinkFlag(r, config_.policy).empty();
+    if (!streamed_ && (config_.keep_pairs || every_pair_)) return true;
+    return !analysis::LinkFlag(r, config_.policy).empty();
   }
   static std::vector<std::string> Names(const run::Plan& plan) {
     std::vector<std::string> names;
@@ -136,6 +146,7 @@ class Collector {
   analysis::MatrixSet matrices_;
   CoverageTally coverage_;
   std::vector<v1::PairResult> pairs_;
+  bool every_pair_;  // the analysis reads every pair (incast, --memory lists)
   bool streamed_ = false;
 };
 

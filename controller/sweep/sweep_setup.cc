@@ -2,6 +2,7 @@
 // clients, DNS-discovered nodes named, and the fleet preflight.
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
@@ -34,6 +35,16 @@ absl::Status ApplyInventoryQos(const inventory::Inventory& inv, v1::SweepParams*
 }
 
 }  // namespace
+
+std::string WhyEveryPair(const run::Plan& plan) {
+  if (plan.schedule_options.mode == schedule::Mode::kIncast) {
+    return "--mode incast groups every pair by its target (analysis/incast.h)";
+  }
+  if (absl::StrContains(plan.memory, ',')) {
+    return "a --memory list judges each pair's memory halves (analysis/gdr.h)";
+  }
+  return "";
+}
 
 bool HasDiscovered(const inventory::Inventory& inv) {
   return std::any_of(inv.nodes.begin(), inv.nodes.end(),

@@ -117,6 +117,7 @@ class FakeCluster::Agent final : public AgentApi {
     Assign(sum->mutable_memory_kind(), kind);
     Assign(sum->mutable_registration(), "ibv_reg_mr");
     sum->set_bw_avg_gbps_best(gbps);
+    if (c_->counters_) c_->counters_(index_, dst, sum->mutable_counters());
     if (!on_message(m)) return absl::CancelledError("RunWriteSweep: stopped by the controller");
     return absl::OkStatus();
   }

@@ -43,6 +43,11 @@ class FakeCluster {
   // Edits what node's GetNodeInfo answers (hostname, versions, GPUs, ports);
   // its preflight report carries the edited hostname.
   void EditNodeInfo(uint32_t node, std::function<void(v1::NodeInfo&)> edit);
+  // The initiator's port counters of a test from src to dst (its
+  // summary's counters, as a real agent samples them around the test);
+  // unset: none.
+  using CountersModel = std::function<void(uint32_t src, uint32_t dst, v1::PortCounters* counters)>;
+  void SetInitiatorCounters(CountersModel model) { counters_ = std::move(model); }
   // Sizes reported by each sweep (default: one, 65536 B).
   void SetSizes(std::vector<uint64_t> sizes) { sizes_ = std::move(sizes); }
 
@@ -61,6 +66,7 @@ class FakeCluster {
   double link_gbps_;
   BandwidthModel model_;
   MemoryFactor memory_factor_;
+  CountersModel counters_;
   std::vector<uint64_t> sizes_ = {65536};
 };
 
