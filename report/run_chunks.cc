@@ -81,6 +81,7 @@ absl::Status ForEachRunChunk(const v1::Run& run, const ChunkSizes& sizes,
       v1::MatrixCells* c = chunk.mutable_cells();
       c->set_rail(m.rail());
       c->set_size_bytes(m.size_bytes());
+      if (m.has_dst_rail()) c->set_dst_rail(m.dst_rail());
       const int end = std::min(m.cells_size(), i + static_cast<int>(sizes.cells));
       c->mutable_cells()->Reserve(end - i);
       for (int k = i; k < end; ++k) *c->add_cells() = m.cells(k);

@@ -194,6 +194,7 @@ absl::Status StreamedRun::ForEachRunChunk(const gdrbench::report::ChunkSizes& si
         // As report::ForEachRunChunk fills them.
         c->set_rail(m.rail());
         c->set_size_bytes(m.size_bytes());
+        if (m.has_dst_rail()) c->set_dst_rail(m.dst_rail());
         *c->mutable_cells() = cells;
         return fn(chunk);
       }));

@@ -86,13 +86,14 @@ struct Both {
   StreamedRun streamed;  // RunSweepStreamed's
 };
 
-Both RunBoth(bool keep_pairs, bool bidirectional) {
+Both RunBoth(bool keep_pairs, bool bidirectional, schedule::Mode mode = schedule::Mode::kAllPairs) {
   Both b;
   {
     run::FakeCluster cluster(5, 2, 100);
     SweepConfig c = Config(cluster, TmpPath("streamed-whole.journal"));
     c.keep_pairs = keep_pairs;
     c.schedule.bidirectional = bidirectional;
+    c.schedule.mode = mode;
     auto whole = RunSweep(c);
     EXPECT_TRUE(whole.ok()) << whole.status();
     if (whole.ok()) b.whole = *std::move(whole);
@@ -102,6 +103,7 @@ Both RunBoth(bool keep_pairs, bool bidirectional) {
   SweepConfig c = Config(cluster, TmpPath("streamed.journal"));
   c.keep_pairs = keep_pairs;
   c.schedule.bidirectional = bidirectional;
+  c.schedule.mode = mode;
   auto streamed = RunSweepStreamed(c);
   EXPECT_TRUE(streamed.ok()) << streamed.status();
   if (streamed.ok()) b.streamed = *std::move(streamed);
@@ -158,22 +160,31 @@ TEST_P(StreamedRunTest, RunJsonHasTheBytesOfTheWholeRunInMemory) {
 INSTANTIATE_TEST_SUITE_P(KeptPairsAndDirections, StreamedRunTest,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool()));
 
+// Both runs' upload chunks, cut at `sizes`.
+struct Chunks {
+  std::vector<v1::RunChunk> streamed, whole;
+};
+Chunks ChunksOf(const Both& b, const gdrbench::report::ChunkSizes& sizes) {
+  Chunks out;
+  EXPECT_TRUE(b.streamed
+                  .ForEachRunChunk(sizes,
+                                   [&](const v1::RunChunk& c) {
+                                     out.streamed.push_back(c);
+                                     return absl::OkStatus();
+                                   })
+                  .ok());
+  EXPECT_TRUE(gdrbench::report::ForEachRunChunk(b.whole, sizes, [&](const v1::RunChunk& c) {
+                out.whole.push_back(c);
+                return absl::OkStatus();
+              }).ok());
+  return out;
+}
+
 TEST(StreamedRun, UploadChunksAreTheChunksOfTheWholeRun) {
   RemoveJournal remove;
   Both b = RunBoth(true, false);
   const gdrbench::report::ChunkSizes sizes{7, 5};
-  std::vector<v1::RunChunk> streamed, whole;
-  ASSERT_TRUE(b.streamed
-                  .ForEachRunChunk(sizes,
-                                   [&](const v1::RunChunk& c) {
-                                     streamed.push_back(c);
-                                     return absl::OkStatus();
-                                   })
-                  .ok());
-  ASSERT_TRUE(gdrbench::report::ForEachRunChunk(b.whole, sizes, [&](const v1::RunChunk& c) {
-                whole.push_back(c);
-                return absl::OkStatus();
-              }).ok());
+  auto [streamed, whole] = ChunksOf(b, sizes);
   ASSERT_EQ(streamed.size(), whole.size());
   // Header, 2 matrices of 20 cells in chunks of 7 (3 each), 40 pairs and
   // the retests in chunks of 5.
@@ -186,6 +197,28 @@ TEST(StreamedRun, UploadChunksAreTheChunksOfTheWholeRun) {
     ClearTimes(&whole[i]);
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(whole[i], streamed[i])) << "chunk " << i;
   }
+}
+
+// --mode cross-rail: each rail's initiators have a matrix per target rail
+// at one size; a cell chunk names its matrix's target rail
+// (MatrixCells.dst_rail), streamed as whole.
+TEST(StreamedRun, CrossRailCellChunksNameTheirTargetRail) {
+  RemoveJournal remove;
+  Both b = RunBoth(true, false, schedule::Mode::kCrossRail);
+  ASSERT_TRUE(b.streamed.streamed());
+  auto [streamed, whole] = ChunksOf(b, {64, 64});
+  ASSERT_EQ(streamed.size(), whole.size());
+  int cross = 0;
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    ClearTimes(&streamed[i]);
+    ClearTimes(&whole[i]);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(whole[i], streamed[i])) << "chunk " << i;
+    if (!streamed[i].has_cells()) continue;
+    ASSERT_TRUE(streamed[i].cells().has_dst_rail()) << "chunk " << i;
+    EXPECT_NE(streamed[i].cells().dst_rail(), streamed[i].cells().rail());
+    ++cross;
+  }
+  EXPECT_EQ(cross, 2);  // rail 0 -> 1 and rail 1 -> 0
 }
 
 TEST(StreamedRun, WithoutAJournalTheRunIsKeptWhole) {
