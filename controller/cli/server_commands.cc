@@ -1,6 +1,8 @@
 #include "controller/cli/server_commands.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -86,6 +88,64 @@ int List(const ServerOptions& o) {
                 static_cast<unsigned long long>(s.failed_cells()), s.baseline_regressions(),
                 s.last_pass_regressions(), s.is_baseline() ? "[baseline] " : "", s.summary().c_str());
   }
+  return 0;
+}
+
+// How long ago `t` was, from `now`: "40 s", "12 min", "3.5 h", "2.1 d".
+std::string Ago(const google::protobuf::Timestamp& t, std::time_t now) {
+  if (t.seconds() == 0) return "-";
+  const double s = std::max<double>(0, static_cast<double>(now - t.seconds()));
+  if (s < 120) return absl::StrFormat("%.0f s", s);
+  if (s < 7200) return absl::StrFormat("%.0f min", s / 60);
+  if (s < 2 * 86400) return absl::StrFormat("%.1f h", s / 3600);
+  return absl::StrFormat("%.1f d", s / 86400);
+}
+
+// The tests stored against those planned: "1,204 / 8,192 (14.7 %)".
+std::string Progress(const v1::LiveRun& r) {
+  const uint64_t planned = r.plan().tests_planned();
+  if (planned == 0) return absl::StrCat(r.next_test(), " / ?");
+  return absl::StrFormat("%u / %u (%.1f %%)", r.next_test(), planned, 100.0 * r.next_test() / planned);
+}
+
+int Live(const ServerOptions& o) {
+  ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
+  auto r = c->ListLiveRuns(v1::ListLiveRunsRequest{});
+  if (!r.ok()) return PrintError(r.status());
+  if (o.json) {
+    PrintJson(*r);
+    return 0;
+  }
+  if (r->runs().empty()) {
+    std::printf("server %s: no sweep in progress\n", o.client.address.c_str());
+    return 0;
+  }
+  const std::time_t now = std::time(nullptr);
+  std::printf("%-28s %-10s %-10s %5s %-28s %9s %-21s %9s  %s\n", "RUN", "CLUSTER", "MODE", "NODES",
+              "TESTS STORED / PLANNED", "CELLS", "OPENED", "LAST DATA", "BY");
+  for (const auto& l : r->runs()) {
+    std::printf("%-28s %-10s %-10s %5d %-28s %9llu %-21s %9s  %s\n", l.run_id().c_str(),
+                l.plan().cluster().empty() ? "default" : l.plan().cluster().c_str(), l.plan().mode().c_str(),
+                l.plan().nodes_size(), Progress(l).c_str(), static_cast<unsigned long long>(l.cells()),
+                Time(l.opened_at()).c_str(), Ago(l.updated_at(), now).c_str(), l.opened_by().c_str());
+  }
+  return 0;
+}
+
+int Abandon(const ServerOptions& o) {
+  ASSIGN_OR_RETURN_EXIT(auto c, Connect(o));
+  v1::AbandonLiveRunRequest req;
+  req.set_run_id(o.run);
+  auto r = c->AbandonLiveRun(req);
+  if (!r.ok()) return PrintError(r.status());
+  if (o.json) {
+    PrintJson(*r);
+    return 0;
+  }
+  std::printf(
+      "server %s: live run %s dropped (%s tests had arrived); its sweep's journal still holds them: "
+      "gdrbench sweep --resume finishes the run and sends it again whole\n",
+      o.client.address.c_str(), r->run_id().c_str(), Progress(*r).c_str());
   return 0;
 }
 
@@ -347,7 +407,8 @@ absl::StatusOr<uint32_t> ParsePeriodDays(const std::string& p) {
 }
 
 void AddServerSubcommands(CLI::App& app, ServerOptions& o, std::function<int()>* dispatch) {
-  CLI::App* runs = app.add_subcommand("runs", "runs kept by gdrbench-server: list, show, compare, upload");
+  CLI::App* runs =
+      app.add_subcommand("runs", "runs kept by gdrbench-server: list, show, compare, upload, live, abandon");
   runs->require_subcommand(1);
   CLI::App* list = runs->add_subcommand("list", "the newest runs first");
   AddConnection(list, o);
@@ -368,6 +429,16 @@ void AddServerSubcommands(CLI::App& app, ServerOptions& o, std::function<int()>*
       ->check(CLI::Range(0.0, 0.99));
   cmp->add_option("--limit", o.limit, "changed cells to list")->capture_default_str()->check(CLI::Range(1, 10000));
   cmp->callback([&o, dispatch] { *dispatch = [&o] { return Compare(o); }; });
+  CLI::App* live =
+      runs->add_subcommand("live", "the sweeps in progress that stream their tests to the server");
+  AddConnection(live, o);
+  live->callback([&o, dispatch] { *dispatch = [&o] { return Live(o); }; });
+  CLI::App* abandon = runs->add_subcommand(
+      "abandon",
+      "drop a sweep's live run that will not finish (its journal keeps the tests; needs a write token)");
+  AddConnection(abandon, o);
+  abandon->add_option("run", o.run, "run id (gdrbench runs live)")->required();
+  abandon->callback([&o, dispatch] { *dispatch = [&o] { return Abandon(o); }; });
   CLI::App* up = runs->add_subcommand("upload", "store a run.json, or the run in a sweep's journal (idempotent)");
   AddConnection(up, o);
   up->add_option("path", o.path, "run.json, or journal.bin of a sweep")->required()->check(CLI::ExistingFile);

@@ -107,6 +107,8 @@ GDR_UNARY(GetLinkReferences, v1::GetLinkReferencesRequest, v1::LinkReferences)
 GDR_UNARY_ON(live_stub_, OpenLiveRun, v1::OpenLiveRunRequest, v1::LiveRun)
 GDR_UNARY_ON(live_stub_, AppendLiveRun, v1::LiveChunk, v1::LiveAck)
 GDR_UNARY_ON(live_stub_, GetLiveRun, v1::GetLiveRunRequest, v1::LiveRun)
+GDR_UNARY_ON(live_stub_, ListLiveRuns, v1::ListLiveRunsRequest, v1::ListLiveRunsResponse)
+GDR_UNARY_ON(live_stub_, AbandonLiveRun, v1::AbandonLiveRunRequest, v1::LiveRun)
 #undef GDR_UNARY
 #undef GDR_UNARY_ON
 

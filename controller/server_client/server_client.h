@@ -50,6 +50,8 @@ class ServerClient {
   absl::StatusOr<v1::LiveRun> OpenLiveRun(const v1::OpenLiveRunRequest& req);
   absl::StatusOr<v1::LiveAck> AppendLiveRun(const v1::LiveChunk& req);
   absl::StatusOr<v1::LiveRun> GetLiveRun(const v1::GetLiveRunRequest& req);
+  absl::StatusOr<v1::ListLiveRunsResponse> ListLiveRuns(const v1::ListLiveRunsRequest& req);
+  absl::StatusOr<v1::LiveRun> AbandonLiveRun(const v1::AbandonLiveRunRequest& req);
   const std::string& address() const { return config_.address; }
 
  private:

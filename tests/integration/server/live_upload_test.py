@@ -101,20 +101,40 @@ def main():
         code, body = sl.curl(api + "/live-runs", token=R, expect=200)
         check([x["runId"] for x in body["runs"]] == ["whole", "cut"] and body["runs"][1]["state"] == "LIVE_RUN_STATE_OPEN",
               "open live runs are listed (oldest first) with their state")
+        # The CLI's view: `gdrbench runs live` and `gdrbench runs abandon`.
+        gdr = os.path.join(args.bin_dir, "gdrbench")
+        for role, tok in (("read", R), ("write", W)):
+            with open(p(role), "w") as f:
+                f.write(tok + "\n")
+
+        def runs(token, *cmd):
+            return subprocess.run([gdr, "runs"] + list(cmd) + ["--server", server.grpc, "--server-insecure",
+                                                               "--server-token-file", p(token)],
+                                  capture_output=True, text=True, timeout=30)
+
+        r = runs("read", "live")
+        rows = [l.split() for l in r.stdout.splitlines()[1:]]
+        check(r.returncode == 0 and [x[0] for x in rows] == ["whole", "cut"]
+              and all(x[1:5] == ["lab", "all-pairs", "4", "40"] for x in rows),
+              f"gdrbench runs live lists both with cluster, mode, nodes and tests stored: {r.stdout!r} {r.stderr!r}")
+        r = runs("read", "abandon", "cut")
+        check(r.returncode != 0 and "write" in r.stderr, f"gdrbench runs abandon with a read token: {r.stderr!r}")
+        r = runs("write", "abandon", "nosuchrun")
+        check(r.returncode != 0 and "nosuchrun" in r.stderr, f"abandoning an unknown run names it: {r.stderr!r}")
         code, _ = sl.curl(api + "/live-runs/whole", token=R, method="DELETE")
         check(code == 403, "abandoning a live run needs a write token: 403")
         code, body = sl.curl(api + "/live-runs/whole", token=W, method="DELETE", expect=200)
         code, body = sl.curl(api + "/live-runs/whole", token=R)
         check(code == 404, "an abandoned live run is gone")
-        s.AbandonLiveRun(cpb.AbandonLiveRunRequest(run_id="cut"), metadata=md)
+        r = runs("write", "abandon", "cut")
+        check(r.returncode == 0 and "live run cut dropped (40 / ? tests had arrived)" in r.stdout,
+              f"gdrbench runs abandon with a write token: {r.stdout!r} {r.stderr!r}")
+        r = runs("read", "live")
+        check(r.returncode == 0 and "no sweep in progress" in r.stdout, f"nothing left in progress: {r.stdout!r}")
 
         # 2. The CLI over real agents.
         agents, inv = sl.loopback_agents(args.bin_dir, work)
         procs += agents
-        with open(p("write"), "w") as f:
-            f.write(W + "\n")
-        gdr = os.path.join(args.bin_dir, "gdrbench")
-
         def sweep(out, address, *extra):
             return subprocess.run([gdr, "sweep", "--inventory", inv, "--out", out, "--sizes", "64K",
                                    "--iterations", "10", "--no-preflight", "--retest-low", "0", "--progress",
