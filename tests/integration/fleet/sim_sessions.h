@@ -93,6 +93,7 @@ class SimSessionFactory final : public agent::bench::SessionFactory {
     auto nic = std::make_unique<agent::bench::testing::FakeNic>(fabric_, port);
     nic->device_name = device.name;
     nic->wire_gbps = port.active_rate_gbps;
+    nic->idle_sleep = std::chrono::milliseconds(1);  // as the real NIC's loop sleeps (verbs_ops.h)
     return nic;
   }
 
