@@ -4,7 +4,7 @@
 //              port's LID, MTU and GIDs published (opened().oob); Connect()
 //              brings the QPs to RTR/RTS with the initiator's addresses and
 //              the GID index the initiator chose for this end, then sends
-//              kReady on every QP.
+//              kReady on every QP (held: SendReady() does, later).
 //   initiator: buffer sliced with the target's stride, QPs created and, with
 //              the target's addresses and the chosen GIDs (ChooseGids),
 //              brought to RTR/RTS at once; connect_info() is its half for the
@@ -132,15 +132,20 @@ class OobTarget final : public TargetSession {
       GDR_RETURN_IF_ERROR(
           nic_->Connect(q, RtrAttributes(peer.endpoint.qps[q], path), RtsAttributes(nic_->Address(q), path)));
     }
-    for (uint32_t q = 0; q < o.qps; ++q) {
-      GDR_RETURN_IF_ERROR(SendControl(nic_->ops(), q, ControlMessage::kReady, 10'000'000'000));
-    }
+    // Held: SendReady, once the controller starts the test.
+    if (!spec_.hold_ready) GDR_RETURN_IF_ERROR(SendReadyLocked());
     peer_slices_ = peer.slices;
     path_ = OobPath(spec_.device, port_, path.gids,
                     std::min(path.local_mtu_bytes, path.remote_mtu_bytes), GidText(peer.initiator_gid));
     connected_ = true;
     cv_.notify_all();
     return absl::OkStatus();
+  }
+
+  absl::Status SendReady() override {
+    std::lock_guard lock(mu_);
+    if (!connected_) return absl::FailedPreconditionError("SendReady before the initiator connected");
+    return SendReadyLocked();
   }
 
   absl::Status Accept(const std::atomic<bool>& stop, int timeout_ms) override {
@@ -174,6 +179,13 @@ class OobTarget final : public TargetSession {
  private:
   OobTarget(const TargetSpec& spec, const verbs::PortInfo& port)
       : spec_(spec), port_(port), layout_(PlanLayout(spec.options)) {}
+
+  absl::Status SendReadyLocked() {
+    for (uint32_t q = 0; q < spec_.options.qps; ++q) {
+      GDR_RETURN_IF_ERROR(SendControl(nic_->ops(), q, ControlMessage::kReady, 10'000'000'000));
+    }
+    return absl::OkStatus();
+  }
 
   const TargetSpec spec_;
   const verbs::PortInfo port_;

@@ -7,7 +7,9 @@
 //              returns) -> Accept() on the target's worker thread (rdma_cm:
 //              the initiator's connections; out of band: until Connect() has
 //              run) -> Run() (the reverse sweep of a bidirectional test, or
-//              the latency responder) -> buffer() for VerifyTarget.
+//              the latency responder) -> buffer() for VerifyTarget. A
+//              target held (TargetSpec::hold_ready) sends kReady only
+//              through SendReady(), after Accept.
 //   initiator: SessionFactory::OpenInitiator -> out of band: connect_info()
 //              goes to the target (ConnectTarget) -> WaitReady() -> RunSweep()
 //              or RunLatency() -> WaitReverseDone() / CheckReverse().
@@ -76,6 +78,10 @@ struct TargetSpec {
   // connection is accepted, so before the initiator can send (out of band
   // the caller of Connect knows that moment itself). May be empty.
   std::function<void()> before_first_accept;
+  // The initiator may connect but not send until SendReady(): out of band
+  // Connect() brings the QPs up without kReady; rdma_cm accepts as always
+  // (its initiator was told to wait for kReady: InitiatorSpec).
+  bool hold_ready = false;
 };
 
 struct TargetOpened {
@@ -100,6 +106,9 @@ class TargetSession {
   // RTR/RTS and tells the initiator it may send (control.h kReady).
   // FAILED_PRECONDITION in rdma_cm mode or when already connected.
   virtual absl::Status Connect(const OobPeer& peer) = 0;
+  // A held target (TargetSpec::hold_ready), after Accept: kReady on every
+  // QP, from the thread that runs Run. UNAVAILABLE when a QP cannot send.
+  virtual absl::Status SendReady() = 0;
   // After Accept: this side's part of the test, the reverse sweep of a
   // bidirectional bandwidth test (then kReverseDone) or the latency
   // responder; `on_size` gets each size's outcome. Nothing for a
@@ -128,6 +137,9 @@ struct InitiatorSpec {
   // out of band
   OobEndpoint target;
   int timeout_ms = 10000;            // per connection step
+  // The target was opened held: wait for its kReady (rdma_cm too) up to
+  // `cancelled` (the call's deadline), not timeout_ms.
+  bool wait_for_start = false;
 };
 
 class InitiatorSession {
@@ -140,8 +152,8 @@ class InitiatorSession {
   // and how the GIDs were chosen.
   virtual std::optional<OobPeer> connect_info() const = 0;
   virtual std::string gid_choice() const { return ""; }
-  // Out of band: waits for the target's kReady on every QP (after
-  // ConnectTarget); rdma_cm: returns at once.
+  // Out of band, or a held target (InitiatorSpec::wait_for_start): waits
+  // for the target's kReady on every QP; rdma_cm otherwise: returns at once.
   virtual absl::Status WaitReady(const std::atomic<bool>& cancelled, int timeout_ms) = 0;
   // The bandwidth sweep (RunSweep, write_sweep.h); returns the sizes run.
   virtual size_t RunSweep(const SweepIdentity& identity, const std::atomic<bool>& cancelled,

@@ -60,6 +60,12 @@ class CmTarget final : public TargetSession {
     return absl::FailedPreconditionError(
         "this target connects through rdma_cm (ConnectTarget is for the out-of-band mode)");
   }
+  absl::Status SendReady() override {
+    for (uint32_t q = 0; q < spec_.options.qps; ++q) {
+      GDR_RETURN_IF_ERROR(SendControl(ep_->ops(), q, ControlMessage::kReady, 10'000'000'000));
+    }
+    return absl::OkStatus();
+  }
   void Run(const std::atomic<bool>& stop,
            const std::function<void(const SizeOutcome&)>& on_size) override {
     SweepIdentity id{ep_->path().device, ep_->path().gid_index, ""};
@@ -87,7 +93,14 @@ class CmInitiator final : public InitiatorSession {
   std::string memory_kind() const override { return in_->memory_kind(); }
   std::string registration() const override { return in_->registration(); }
   std::optional<OobPeer> connect_info() const override { return std::nullopt; }
-  absl::Status WaitReady(const std::atomic<bool>&, int) override { return absl::OkStatus(); }
+  // A held target sends kReady when the controller starts the test; else
+  // ESTABLISHED was the go.
+  absl::Status WaitReady(const std::atomic<bool>& cancelled, int timeout_ms) override {
+    if (!spec_.wait_for_start) return absl::OkStatus();
+    std::vector<uint32_t> all;
+    for (uint32_t q = 0; q < spec_.options.qps; ++q) all.push_back(q);
+    return WaitControl(in_->ops(), ControlMessage::kReady, all, cancelled, int64_t{timeout_ms} * 1'000'000);
+  }
   size_t RunSweep(const SweepIdentity& id, const std::atomic<bool>& cancelled,
                   const std::function<void(const SizeOutcome&)>& on_size) override {
     return bench::RunSweep(in_->ops(), spec_.options, in_->endpoint(), id, cancelled, on_size);

@@ -44,14 +44,22 @@ void NotRun(SweepSink& sink, const absl::Status& st) {
 
 // Out of band: hands the initiator's QPs to the sink (the controller passes
 // them to the target, ConnectTarget, which answers in band once its QPs are
-// up) and waits for that answer. false: the caller went away.
+// up) and waits for that answer. A held target (spec.wait_for_start), in
+// either mode: waits for its kReady, which comes when the controller starts
+// the test (a test before it may be moving data on these NICs meanwhile),
+// bounded by the call's deadline (`cancelled`). false: the caller went away.
 absl::StatusOr<bool> ConnectOutOfBand(InitiatorSession& in, const InitiatorSpec& spec,
                                       const std::atomic<bool>& cancelled, SweepSink& sink) {
   std::optional<OobPeer> me = in.connect_info();
-  if (!me.has_value()) return true;
-  if (!sink.Connect(*me, in.gid_choice())) return false;
-  absl::Status ready = in.WaitReady(cancelled, spec.timeout_ms);
-  if (!ready.ok()) return absl::Status(ready.code(), absl::StrCat("out-of-band connect: ", ready.message()));
+  if (!me.has_value() && !spec.wait_for_start) return true;
+  if (me.has_value() && !sink.Connect(*me, in.gid_choice())) return false;
+  const int timeout_ms = spec.wait_for_start ? INT32_MAX : spec.timeout_ms;
+  absl::Status ready = in.WaitReady(cancelled, timeout_ms);
+  if (!ready.ok()) {
+    return absl::Status(ready.code(), absl::StrCat(spec.wait_for_start ? "waiting for the target's start: "
+                                                                       : "out-of-band connect: ",
+                                                   ready.message()));
+  }
   return true;
 }
 
@@ -136,14 +144,14 @@ void DriveInitiatorSweep(SessionFactory& sessions, const InitiatorSpec& spec,
   const bool port_fault = !watch->fault().empty();
   watch.reset();
   data_watch.reset();
-  if (port_fault) {
-    // Tearing down QPs whose port is gone waits on the connection manager
-    // (seconds in the lab); the test's answer is not held for it.
-    background.Start([s = std::move(*session), device]() mutable {
-      s.reset();
-      spdlog::info("sweep on {}: torn down after its port fault", device);
-    });
-  }
+  // The answer is complete: the teardown (rdma_cm's disconnect, QPs, MR,
+  // buffer; with a port gone it waits on the connection manager, seconds in
+  // the lab) does not hold up the end of the call, which is on the sweep's
+  // critical path (the controller's next step on these NICs waits for it).
+  background.Start([s = std::move(*session), device, port_fault]() mutable {
+    s.reset();
+    if (port_fault) spdlog::info("sweep on {}: torn down after its port fault", device);
+  });
 }
 
 }  // namespace gdrbench::agent::bench

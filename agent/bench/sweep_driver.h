@@ -71,8 +71,9 @@ class SweepSink {
 int ReverseWaitMs(const SweepOptions& options);
 
 // The test of `spec` (its device resolved). `cancelled` stops it between
-// sizes. A session whose port failed is torn down on `background` (tearing
-// down QPs whose port is gone waits on the connection manager: seconds).
+// sizes. The session is torn down on `background` once the sink heard
+// Finished (tearing down QPs whose port is gone waits on the connection
+// manager: seconds).
 void DriveInitiatorSweep(SessionFactory& sessions, const InitiatorSpec& spec,
                          const std::atomic<bool>& cancelled, SweepSink& sink, BackgroundJobs& background);
 

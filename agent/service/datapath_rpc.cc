@@ -59,6 +59,7 @@ absl::StatusOr<bench::InitiatorSpec> ValidateSweep(const v1::RunWriteSweepReques
   }
   if (!r.bind_address().empty()) GDR_RETURN_IF_ERROR(verbs::ParseSockAddr(r.bind_address(), 0).status());
   spec.bind_address = r.bind_address();
+  spec.wait_for_start = r.wait_for_start();
   if (static_cast<uint32_t>(r.remote_buffers_size()) != options.qps) {
     return absl::InvalidArgumentError(absl::StrCat(r.remote_buffers_size(),
                                                    " remote buffers for ", options.qps,

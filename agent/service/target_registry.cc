@@ -55,6 +55,7 @@ class Target {
   // port, counts only its own test's traffic and errors.
   std::shared_ptr<CounterStart> counters_before = std::make_shared<CounterStart>();
   std::atomic<bool> stop{false};
+  bool hold = false;  // opened with hold_start: kReady waits for Start
 
   std::mutex mu;
   std::condition_variable cv;
@@ -62,6 +63,7 @@ class Target {
   bool accept_returned = false;       // guarded by mu
   bool accepted = false;              // guarded by mu
   bool worker_done = false;           // guarded by mu
+  bool started = false;               // guarded by mu; held targets: ConnectTarget's start came
   absl::Status accept_status;         // guarded by mu
   std::vector<bench::SizeOutcome> reverse;  // guarded by mu
 
@@ -75,6 +77,7 @@ class Target {
   void Work(const SteadyClock& clock, bench::SessionFactory& sessions) {
     int timeout_ms = static_cast<int>(std::min<int64_t>(lease_ns / 1'000'000, INT32_MAX));
     absl::Status st = session->Accept(stop, timeout_ms);
+    if (st.ok() && hold) st = AwaitStart();
     {
       std::lock_guard lock(mu);
       accept_status = st;
@@ -91,6 +94,20 @@ class Target {
     std::lock_guard lock(mu);
     worker_done = true;
     cv.notify_all();
+  }
+
+  // A held target, connected: kReady once the controller starts the test
+  // (the lease bounds the wait: a vanished controller's target is reaped,
+  // which stops it).
+  absl::Status AwaitStart() {
+    {
+      std::unique_lock lock(mu);
+      while (!started) {
+        if (stop.load()) return absl::AbortedError("target closed before its test was started");
+        cv.wait_for(lock, std::chrono::milliseconds(100));
+      }
+    }
+    return session->SendReady();
   }
 
   // The target's part of the test (session.h Run) under a watch of its own
@@ -299,7 +316,8 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
                        .memory = plan.memory,
                        .options = plan.options,
                        .slice_bytes = plan.slice,
-                       .cm = FromProto(r.params().cm())};
+                       .cm = FromProto(r.params().cm()),
+                       .hold_ready = r.hold_start()};
   auto counters_before = std::make_shared<CounterStart>();
   if (read_counters_) {
     ts.before_first_accept = [counters_before, read = read_counters_, device = r.device(), counter_port] {
@@ -315,6 +333,7 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
   t->lease_ns = plan.lease_ns;
   t->session = std::move(session);
   t->counter_port = counter_port;
+  t->hold = r.hold_start();
   // Before the initiator connects: the window holds the whole test (and is
   // moved to its start when the initiator first connects).
   t->counters_before = counters_before;
@@ -323,6 +342,7 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
 
   const bench::TargetOpened& op = t->session->opened();
   v1::OpenTargetResponse resp = OpenedResponse(id, op, plan.lease_ns, r.device());
+  resp.set_start_held(t->hold);
   Target* raw = t.get();
   SteadyClock clock = clock_;
   std::shared_ptr<bench::SessionFactory> sessions = sessions_;
@@ -332,8 +352,9 @@ absl::StatusOr<v1::OpenTargetResponse> TargetRegistry::Open(const v1::OpenTarget
     targets_[id] = std::move(t);
     reserved.Keep();  // the target holds them now
   }
-  spdlog::info("target {} open ({}): {} QP(s), {} B, lease {} s", id, bench::CmModeName(op.cm),
-               plan.options.qps, plan.bytes, plan.lease_ns / 1'000'000'000);
+  spdlog::info("target {} open ({}{}): {} QP(s), {} B, lease {} s", id, bench::CmModeName(op.cm),
+               r.hold_start() ? ", held until started" : "", plan.options.qps, plan.bytes,
+               plan.lease_ns / 1'000'000'000);
   return resp;
 }
 
@@ -342,14 +363,31 @@ absl::Status TargetRegistry::Connect(const v1::ConnectTargetRequest& r) {
   std::shared_ptr<Target> t = Find(r.target_id());
   if (t == nullptr) return NotFound(r.target_id());
   t->Renew(clock_());
-  GDR_ASSIGN_OR_RETURN(bench::OobPeer peer, FromProto(r.initiator()));
-  // The initiator sends once Connect has told it to: the test starts here.
-  if (std::optional<counters::Sample> open = t->counters_before->Get(); open.has_value()) {
-    t->counters_before->Set(read_counters_(open->device, open->port));
+  if (r.start() && !t->hold) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("target ", t->id, " was not opened with hold_start: it needs no start"));
   }
-  absl::Status st = t->session->Connect(peer);
-  if (st.ok()) spdlog::info("target {}: connected out of band", t->id);
-  return st;
+  // The initiator sends once told to (kReady): the test starts here, and the
+  // port's counters count from here.
+  auto restart_counters = [&] {
+    if (std::optional<counters::Sample> open = t->counters_before->Get(); open.has_value()) {
+      t->counters_before->Set(read_counters_(open->device, open->port));
+    }
+  };
+  if (r.has_initiator() || !r.start()) {
+    GDR_ASSIGN_OR_RETURN(bench::OobPeer peer, FromProto(r.initiator()));
+    if (!t->hold) restart_counters();
+    GDR_RETURN_IF_ERROR(t->session->Connect(peer));
+    spdlog::info("target {}: connected out of band{}", t->id, t->hold && !r.start() ? ", held" : "");
+  }
+  if (!r.start()) return absl::OkStatus();
+  restart_counters();
+  {
+    std::lock_guard lock(t->mu);
+    t->started = true;
+  }
+  t->cv.notify_all();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::VerifyTargetResponse> TargetRegistry::Verify(const v1::VerifyTargetRequest& r,
@@ -439,8 +477,13 @@ absl::StatusOr<v1::CloseTargetResponse> TargetRegistry::Close(const std::string&
     ToProto(counters::Diff(before, read_counters_(before.device, before.port)),
             resp.mutable_counters());
   }
-  t.reset();  // outside the lock: joins the worker, frees QPs and memory
-  spdlog::info("target {} closed", id);
+  // The answer does not wait for the teardown (joining the worker, rdma_cm's
+  // disconnect, QPs, MR, buffer): the controller's next step on this NIC
+  // may. The registry's destructor waits for it.
+  closing_.Start([t = std::move(t), id]() mutable {
+    t.reset();
+    spdlog::info("target {} closed", id);
+  });
   return resp;
 }
 

@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "agent/bench/session.h"
 #include "agent/counters/port_counters.h"
+#include "common/background_jobs.h"
 #include "common/fs_root.h"
 #include "gdrbench/v1/sweep.pb.h"
 
@@ -69,6 +70,10 @@ class TargetRegistry {
   ~TargetRegistry();  // stops the reaper and frees every target
 
   absl::StatusOr<v1::OpenTargetResponse> Open(const v1::OpenTargetRequest& request);
+  // Out of band: the initiator's half brings the QPs up (kReady follows
+  // at once, or, for a target opened with hold_start, on start). `start`:
+  // the held target's initiator may send now; FAILED_PRECONDITION for a
+  // target not held.
   absl::Status Connect(const v1::ConnectTargetRequest& request);
   // Waits (up to `wait`) for the target's own part of the test (a
   // bidirectional test's reverse sweep).
@@ -124,6 +129,7 @@ class TargetRegistry {
   uint64_t next_id_ = 1;
   uint64_t total_bytes_ = 0;
   std::map<std::string, std::shared_ptr<Target>> targets_;
+  BackgroundJobs closing_;  // closed targets' teardown
   std::thread reaper_;  // last: started after everything it reads
 };
 
