@@ -1,5 +1,7 @@
 #include "controller/client/agent_client.h"
 
+#include <atomic>
+
 #include "absl/strings/str_cat.h"
 #include "common/rpc/status.h"
 #include "common/rpc/tls_probe.h"
@@ -97,15 +99,24 @@ absl::StatusOr<v1::CloseTargetResponse> AgentClient::CloseTarget(const std::stri
 #undef GDR_UNARY
 #undef GDR_CALL
 
-absl::Status AgentClient::RunWriteSweep(
-    const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
-    const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) {
+absl::Status AgentClient::RunWriteSweep(const v1::RunWriteSweepRequest& request,
+                                        std::chrono::milliseconds timeout,
+                                        const std::function<bool(v1::RunWriteSweepResponse&)>& on_message,
+                                        const CancelAttach& attach) {
   GDR_ASSIGN_OR_RETURN(AgentChannels::Lease channel, Connected());
   grpc::ClientContext ctx;
   Prepare(ctx, timeout);
+  std::atomic<bool> cancelled{false};
   auto reader = channel->stub->RunWriteSweep(&ctx, request);
+  if (attach) {
+    attach([&ctx, &cancelled] {
+      cancelled.store(true);
+      ctx.TryCancel();
+    });
+  }
   v1::RunWriteSweepResponse msg;
   uint64_t read = 0;
+  bool stopped = false;
   while (reader->Read(&msg)) {
     ++read;
     if (on_message(msg)) continue;
@@ -114,11 +125,17 @@ absl::Status AgentClient::RunWriteSweep(
     ctx.TryCancel();
     while (reader->Read(&msg)) {
     }
-    (void)reader->Finish();
+    stopped = true;
+    break;
+  }
+  // Detached before `ctx` goes: nothing cancels it after this.
+  if (attach) attach(nullptr);
+  grpc::Status finished = reader->Finish();
+  if (stopped || (cancelled.load() && !finished.ok())) {
     return absl::CancelledError(absl::StrCat("RunWriteSweep on ", config_.address,
                                              ": stopped by the controller after message ", read));
   }
-  return rpc::FromGrpc(reader->Finish(), absl::StrCat("RunWriteSweep on ", config_.address));
+  return rpc::FromGrpc(finished, absl::StrCat("RunWriteSweep on ", config_.address));
 }
 
 }  // namespace gdrbench::controller

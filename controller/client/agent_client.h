@@ -49,11 +49,17 @@ class AgentClient {
   // Calls `on_message` for each streamed message; `timeout` bounds the whole
   // sweep. `on_message` returning false cancels the call at once: CANCELLED
   // "RunWriteSweep on <address>: stopped by the controller after message N".
-  // `on_message` may take the message's parts (agent_api.h).
-  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& request,
-                             std::chrono::milliseconds timeout,
-                             const std::function<bool(v1::RunWriteSweepResponse&)>& on_message);
-  // Out of band: the initiator's half (RunWriteSweep's first message) for the target.
+  // `on_message` may take the message's parts (agent_api.h). `attach`, when
+  // given, gets a function that cancels the call from another thread once
+  // the call has begun, and an empty one before the call returns (a stream
+  // held before its data receives nothing that on_message could refuse);
+  // cancelled that way: CANCELLED "... stopped by the controller".
+  using CancelAttach = std::function<void(std::function<void()> cancel)>;
+  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
+                             const std::function<bool(v1::RunWriteSweepResponse&)>& on_message,
+                             const CancelAttach& attach = nullptr);
+  // Out of band: the initiator's half (RunWriteSweep's first message) for
+  // the target; and/or the start of a target opened with hold_start.
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& request);
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& request);
   // The target's port counters from open to close.

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,39 @@
 #include "gdrbench/v1/agent.pb.h"
 
 namespace gdrbench::controller::run {
+
+// Stops a RunWriteSweep from another thread. A stream started ahead of its
+// test and held (RunWriteSweepRequest.wait_for_start) receives nothing while
+// it waits, so its on_message cannot stop it.
+// Thread safety: every method may be called concurrently.
+class StreamStop {
+ public:
+  // Stops the stream now, or as soon as its call attaches.
+  void Stop() {
+    // Under the lock: the call cannot detach (and free what the hook
+    // reaches) meanwhile. A hook only asks for the cancellation.
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+    if (hook_) hook_();
+  }
+  bool stopped() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopped_;
+  }
+  // For implementations: `hook` stops the call's stream, valid until
+  // Attach(nullptr), which the call makes before it returns (Stop then no
+  // longer reaches it: run under the lock). Run at once when stopped.
+  void Attach(std::function<void()> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    hook_ = std::move(hook);
+    if (stopped_ && hook_) hook_();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  bool stopped_ = false;
+  std::function<void()> hook_;
+};
 
 class AgentApi {
  public:
@@ -41,8 +75,18 @@ class AgentApi {
   virtual absl::Status RunWriteSweep(
       const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
       const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) = 0;
+  // As RunWriteSweep; `stop` ends it from another thread (CANCELLED). The
+  // default cannot be stopped that way (an API whose sweeps never hold).
+  virtual absl::Status RunWriteSweepWithStop(
+      const v1::RunWriteSweepRequest& request, std::chrono::milliseconds timeout,
+      const std::function<bool(v1::RunWriteSweepResponse&)>& on_message, StreamStop& stop) {
+    (void)stop;
+    return RunWriteSweep(request, timeout, on_message);
+  }
   // Out of band (the target's OpenTarget answered cm = OOB): hands the
-  // initiator's half (RunWriteSweep's first message) to the target's agent.
+  // initiator's half (RunWriteSweep's first message) to the target's agent;
+  // with start, lets a target opened with hold_start (and answered
+  // start_held) tell its initiator to send, in either mode.
   // UNIMPLEMENTED for an API without that mode (the fakes that never use it).
   virtual absl::Status ConnectTarget(const v1::ConnectTargetRequest& request) {
     return absl::UnimplementedError(absl::StrCat("ConnectTarget (out-of-band mode) for target ",

@@ -34,6 +34,12 @@ class GrpcAgentApi final : public AgentApi {
                              const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
     return client_->RunWriteSweep(r, timeout, on_message);
   }
+  absl::Status RunWriteSweepWithStop(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
+                                     const std::function<bool(v1::RunWriteSweepResponse&)>& on_message,
+                                     StreamStop& stop) override {
+    return client_->RunWriteSweep(r, timeout, on_message,
+                                  [&stop](std::function<void()> cancel) { stop.Attach(std::move(cancel)); });
+  }
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override { return client_->ConnectTarget(r); }
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
     return client_->VerifyTarget(r);

@@ -3,6 +3,7 @@
 #include "controller/run/answer_bounds.h"
 #include "controller/run/clear_keeping.h"
 #include "controller/run/memory_kinds.h"
+#include "controller/run/pair_stream.h"
 #include "controller/run/pair_verdict.h"
 
 #include <algorithm>
@@ -41,23 +42,10 @@ int64_t NowNs() {
       .count();
 }
 
-// This thread's spare sub-messages (RecycleResult).
-struct Spares {
-  std::unique_ptr<v1::SweepSummary> summary;
-  std::unique_ptr<google::protobuf::Timestamp> started_at;
-};
-thread_local Spares spares;
-
-// The result's summary, the spare (as it was left: its content is swapped
-// away at once) when it has none.
-v1::SweepSummary* SwapInSummary(v1::PairResult* r) {
-  if (!r->has_summary() && spares.summary != nullptr) r->set_allocated_summary(spares.summary.release());
-  return r->mutable_summary();
-}
-
 void SetStarted(v1::PairResult* r) {
   auto now = std::chrono::system_clock::now().time_since_epoch();
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+  Spares& spares = ThreadSpares();
   if (!r->has_started_at() && spares.started_at != nullptr) r->set_allocated_started_at(spares.started_at.release());
   google::protobuf::Timestamp* t = r->mutable_started_at();
   t->set_seconds(ns / 1000000000);
@@ -111,12 +99,14 @@ uint64_t OpenSeed(const v1::SweepParams& p, const PairTestOptions& o) {
   return p.verify() ? VerifySeed(p, o) : p.seed();
 }
 
-// OpenTarget through this thread's request, held for `lease`.
+// OpenTarget through this thread's request, held for `lease`; `hold`: the
+// initiator may not send until started (HeldSweep).
 absl::Status OpenTargetCall(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
                             const PairTestOptions& o, std::chrono::milliseconds lease, uint64_t seed,
-                            v1::OpenTargetResponse* opened) {
+                            v1::OpenTargetResponse* opened, bool hold = false) {
   v1::OpenTargetRequest& open = requests.open;
   FillOpen(target, p, bidirectional, o, lease, &open);
+  open.set_hold_start(hold);
   // Each test verifies a pattern of its own (set after the params, which
   // are kept between tests of one plan).
   open.mutable_params()->set_seed(seed);
@@ -143,6 +133,7 @@ void FillSweep(const PairSide& initiator, const v1::SweepParams& p, bool bidirec
   } else {
     sweep->clear_target_oob();
   }
+  sweep->set_wait_for_start(false);
 }
 
 }  // namespace
@@ -155,71 +146,6 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
 }
 
 namespace {
-
-// What the initiator's stream leaves behind.
-struct Stream {
-  AnswerBounds bounds;
-  absl::Status connect_st;
-  bool got_summary = false;
-};
-
-// Keeps the initiator's memory, registration and port counters of the
-// summary it answered.
-void TakeInitiatorSummary(v1::PairResult* r) {
-  Assign(r->mutable_src()->mutable_memory_kind(), r->summary().memory_kind());
-  Assign(r->mutable_src()->mutable_registration(), r->summary().registration());
-  // The initiator's port counters: kept once, beside the target's.
-  if (r->summary().has_counters()) {
-    r->mutable_src_counters()->Swap(r->mutable_summary()->mutable_counters());
-    r->mutable_summary()->clear_counters();
-  }
-}
-
-// Runs the initiator's sweep against the `opened` target, taking its
-// answers into `r` and `stream`; the call's status.
-absl::Status StreamSweep(const PairSide& initiator, const PairSide& target,
-                         const v1::RunWriteSweepRequest& sweep, const PairTestOptions& o,
-                         const v1::OpenTargetResponse& opened,
-                         absl::FunctionRef<void(bool, const absl::Status&)> answer, Stream& stream,
-                         v1::PairResult* r) {
-  // The callback captures only this (one pointer: std::function keeps it
-  // inline, no allocation per test).
-  struct Ctx {
-    Stream* stream;
-    v1::PairResult* r;
-    const v1::OpenTargetResponse* opened;
-    const PairSide* target;
-    absl::FunctionRef<void(bool, const absl::Status&)> answer;
-  } ctx{&stream, r, &opened, &target, answer};
-  absl::Status st = initiator.agent->RunWriteSweep(
-      sweep, o.sweep_timeout, [c = &ctx](v1::RunWriteSweepResponse& m) {
-        Stream& s = *c->stream;
-        // The first impossible answer ends the stream: dropped, never kept,
-        // and the agent stops sweeping rather than run to the deadline.
-        if (!s.bounds.Check(m).ok()) return false;
-        if (m.has_connect()) {
-          // Out of band: the initiator's QPs are up; the target brings its
-          // own up and tells the initiator to start (in band, kReady).
-          v1::ConnectTargetRequest req;
-          req.set_target_id(c->opened->target_id());
-          *req.mutable_initiator() = m.connect();
-          s.connect_st = c->target->agent->ConnectTarget(req);
-          c->answer(true, s.connect_st);
-        }
-        // Taken, not copied (agent_api.h: the stream's message is ours).
-        if (m.has_size()) c->r->add_sizes()->Swap(m.mutable_size());
-        if (m.has_summary()) {
-          SwapInSummary(c->r)->Swap(m.mutable_summary());
-          s.got_summary = true;
-        }
-        return true;
-      });
-  // Stopped by us: the agent did answer (the impossible); not a failed call.
-  if (!stream.bounds.first_error().ok() && absl::IsCancelled(st)) st = absl::OkStatus();
-  answer(false, st);
-  if (stream.got_summary) TakeInitiatorSummary(r);
-  return st;
-}
 
 // VerifyTarget checks the pattern (verify) and returns the target's own
 // direction of a bidirectional test (reverse_sizes); its failure, if any.
@@ -267,6 +193,9 @@ std::chrono::milliseconds PreparedLease(const PairTestOptions& o) {
   return o.lease.count() > 0 ? o.lease : 2 * o.sweep_timeout + std::chrono::seconds(60);
 }
 
+PreparedTarget::PreparedTarget() = default;
+PreparedTarget::~PreparedTarget() = default;
+
 void OpenPairTarget(const PairSide& target, const v1::SweepParams& p, bool bidirectional,
                     const PairTestOptions& o, PreparedTarget* prepared,
                     absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
@@ -276,8 +205,31 @@ void OpenPairTarget(const PairSide& target, const v1::SweepParams& p, bool bidir
   on_answer(true, prepared->status);
 }
 
-void ClosePreparedTarget(const PairSide& target, const PreparedTarget& prepared,
+void ConnectPairAhead(const PairSide& initiator, const PairSide& target, const v1::SweepParams& p,
+                      bool bidirectional, const PairTestOptions& o, double expected_gbps,
+                      PreparedTarget* prepared,
+                      std::function<void(bool target, const absl::Status&)> on_answer) {
+  prepared->seed = OpenSeed(p, o);
+  prepared->status = OpenTargetCall(target, p, bidirectional, o, PreparedLease(o), prepared->seed,
+                                    &prepared->opened, /*hold=*/true);
+  on_answer(true, prepared->status);
+  // An agent that does not hold (an older one) lets its initiator send once
+  // connected: its initiator connects when the test runs, as before.
+  if (!prepared->status.ok() || !prepared->opened.start_held()) return;
+  v1::RunWriteSweepRequest sweep;
+  PairTestOptions fresh = o;
+  fresh.params_id = 0;  // a new request: the params copied, whatever this thread's last ones were
+  FillSweep(initiator, p, bidirectional, fresh, prepared->opened, &sweep);
+  sweep.mutable_params()->set_seed(prepared->seed);
+  sweep.set_wait_for_start(true);
+  prepared->held =
+      std::make_unique<HeldSweep>(initiator, target, std::move(sweep), PreparedLease(o), prepared->opened,
+                                  AnswerBounds(p, expected_gbps), std::move(on_answer));
+}
+
+void ClosePreparedTarget(const PairSide& target, PreparedTarget& prepared,
                          absl::FunctionRef<void(bool target, const absl::Status&)> on_answer) {
+  if (prepared.held != nullptr) prepared.held->Abandon();  // its initiator first: no data moves
   if (!prepared.status.ok()) return;
   v1::PairResult unused;
   CloseTargetStep(target, prepared.opened, on_answer, &unused);
@@ -325,11 +277,29 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target, cons
   const v1::OpenTargetResponse& opened = *opened_at;
   Assign(r->mutable_dst()->mutable_memory_kind(), opened.memory_kind());
   Assign(r->mutable_dst()->mutable_registration(), opened.registration());
-  v1::RunWriteSweepRequest& sweep = requests.sweep;
-  FillSweep(initiator, p, bidirectional, o, opened, &sweep);
-  sweep.mutable_params()->set_seed(seed);
-  Stream stream{AnswerBounds(p, r->expected_gbps()), absl::OkStatus()};
-  const absl::Status st = StreamSweep(initiator, target, sweep, o, opened, answer, stream, r);
+  Stream inline_stream{AnswerBounds(p, r->expected_gbps()), absl::OkStatus()};
+  Stream* stream_at = &inline_stream;
+  absl::Status st;
+  if (prepared != nullptr && prepared->held != nullptr) {
+    // Connected ahead: the data phase begins here.
+    if (absl::Status started = prepared->held->Start(); !started.ok()) {
+      if (first_error.ok()) first_error = started;
+      prepared->held->Abandon();
+      CloseTargetStep(target, opened, on_answer, r);
+      Fail(r, v1::RESULT_STATUS_ERROR, AgentError("ConnectTarget (start)", target.name, started.message()));
+      finish();
+      return first_error;
+    }
+    absl::Status stream_error;
+    st = prepared->held->Finish(r, &stream_at, &stream_error);
+    if (!stream_error.ok() && first_error.ok()) first_error = stream_error;
+  } else {
+    v1::RunWriteSweepRequest& sweep = requests.sweep;
+    FillSweep(initiator, p, bidirectional, o, opened, &sweep);
+    sweep.mutable_params()->set_seed(seed);
+    st = StreamSweep(initiator, target, sweep, o.sweep_timeout, opened, answer, inline_stream, r);
+  }
+  const Stream& stream = *stream_at;
 
   const bool swept = st.ok() && stream.got_summary && r->summary().status() == v1::RESULT_STATUS_OK;
   absl::Status verify_st;
@@ -389,6 +359,7 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
 }
 
 void RecycleResult(v1::PairResult* r) {
+  Spares& spares = ThreadSpares();
   // Not cleared: a spare summary is only ever swapped with the answer's
   // (SwapInSummary), and a spare start time gets both its fields (SetStarted).
   if (r->has_summary() && spares.summary == nullptr) spares.summary.reset(r->release_summary());
@@ -475,6 +446,7 @@ std::string KindUnavailable(const Plan& plan, const schedule::Test& t, absl::str
 struct AgentPrepared final : PreparedTest {
   PreparedTarget target;
   std::string memory;
+  bool counted = false;  // in AgentPairTester::held_ahead_
 };
 
 }  // namespace
@@ -504,13 +476,32 @@ std::unique_ptr<PreparedTest> AgentPairTester::Prepare(const PairTestSpec& spec)
   auto prepared = std::make_unique<AgentPrepared>();
   prepared->memory = EndpointMemory(dst, dst_rail, plan.memory);
   PairSide target{agents_[t.dst], dst.name, dst.rails[dst_rail].nic, {}, prepared->memory};
-  OpenPairTarget(target, plan.params, t.bidirectional, TestOptions(spec), &prepared->target,
-                 [&](bool, const absl::Status& st) { NoteAnswer(t.dst, st); });
+  if (!options_.connect_ahead || held_ahead_.fetch_add(1) >= options_.max_held_ahead) {
+    if (options_.connect_ahead) held_ahead_.fetch_sub(1);
+    OpenPairTarget(target, plan.params, t.bidirectional, TestOptions(spec), &prepared->target,
+                   [&](bool, const absl::Status& st) { NoteAnswer(t.dst, st); });
+    return prepared;
+  }
+  const std::string src_memory = EndpointMemory(src, t.rail, plan.memory);
+  PairSide initiator{agents_[t.src], src.name, src.rails[t.rail].nic, {}, src_memory};
+  v1::PairResult identity;  // the rate the answers are bounded by (AnswerBounds)
+  FillIdentity(spec, &identity);
+  ConnectPairAhead(initiator, target, plan.params, t.bidirectional, TestOptions(spec),
+                   identity.expected_gbps(), &prepared->target,
+                   [this, src = t.src, dst = t.dst](bool is_target, const absl::Status& st) {
+                     NoteAnswer(is_target ? dst : src, st);
+                   });
+  prepared->counted = true;  // given back when the test ran or was discarded
+  if (prepared->target.held == nullptr) {
+    held_ahead_.fetch_sub(1);
+    prepared->counted = false;
+  }
   return prepared;
 }
 
 void AgentPairTester::Discard(const PairTestSpec& spec, std::unique_ptr<PreparedTest> prepared) {
   auto* p = dynamic_cast<AgentPrepared*>(prepared.get());
+  if (p != nullptr && p->counted) held_ahead_.fetch_sub(1);
   if (p == nullptr || !p->target.status.ok()) return;
   const auto& t = spec.test;
   const PlanNode& dst = spec.plan->nodes[t.dst];
@@ -524,6 +515,7 @@ void AgentPairTester::RunPrepared(const PairTestSpec& spec, std::unique_ptr<Prep
                                   v1::PairResult* r) {
   auto* p = dynamic_cast<AgentPrepared*>(prepared.get());
   RunWith(spec, p != nullptr ? &p->target : nullptr, r);
+  if (p != nullptr && p->counted) held_ahead_.fetch_sub(1);
 }
 
 void AgentPairTester::RunWith(const PairTestSpec& spec, PreparedTarget* prepared, v1::PairResult* r) {

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -83,14 +84,20 @@ absl::Status RunPairTest(const PairSide& initiator, const PairSide& target,
                          const PairTestOptions& options, v1::PairResult* result,
                          absl::FunctionRef<void(bool target, const absl::Status&)> on_answer);
 
+class HeldSweep;  // pair_stream.h
+
 // A target opened ahead of its test's data phase (the runner opens the next
 // round's while this round's data moves: runner.h). `status` is OpenTarget's
 // answer; when it is OK the agent holds the target until RunPairTest with it
-// or ClosePreparedTarget closes it (or its lease ends).
+// or ClosePreparedTarget closes it (or its lease ends). With `held`, the
+// initiator is connected too, waiting for RunPairTest to start it.
 struct PreparedTarget {
+  PreparedTarget();
+  ~PreparedTarget();
   absl::Status status = absl::UnknownError("not opened");
   v1::OpenTargetResponse opened;
   uint64_t seed = 0;  // the pattern seed OpenTarget was given
+  std::unique_ptr<HeldSweep> held;  // after `opened`, which it reads
 };
 
 // The lease of a target opened ahead: it waits up to one test (the test whose
@@ -104,18 +111,31 @@ void OpenPairTarget(const PairSide& target, const v1::SweepParams& params, bool 
                     const PairTestOptions& options, PreparedTarget* prepared,
                     absl::FunctionRef<void(bool target, const absl::Status&)> on_answer);
 
+// OpenPairTarget with hold_start, and, when the target's agent holds
+// (start_held), the initiator's RunWriteSweep started at once on a thread of
+// its own (HeldSweep): it connects while other tests may move data on these
+// NICs and sends nothing until RunPairTest starts it. on_answer sees every
+// RPC answer of that stream too, from its thread.
+void ConnectPairAhead(const PairSide& initiator, const PairSide& target, const v1::SweepParams& params,
+                      bool bidirectional, const PairTestOptions& options, double expected_gbps,
+                      PreparedTarget* prepared,
+                      std::function<void(bool target, const absl::Status&)> on_answer);
+
 // RunPairTest with the target `prepared` opened (null: as RunPairTest). A
 // failed OpenTarget is this test's ERROR, with its reason; an opened target
-// is used, then closed, whatever happens. The duration is from this call: the
+// is used, then closed, whatever happens. A held initiator is started
+// (ConnectTarget with start: the data phase begins; refused: this test's
+// ERROR naming "ConnectTarget (start)"). The duration is from this call: the
 // test's time on its NICs, not the set-up done ahead.
 absl::Status RunPairTest(const PairSide& initiator, const PairSide& target, const v1::SweepParams& params,
                          bool bidirectional, const PairTestOptions& options, v1::PairResult* result,
                          absl::FunctionRef<void(bool target, const absl::Status&)> on_answer,
                          PreparedTarget* prepared);
 
-// Closes a prepared target whose test will not run (a cancelled sweep); a
-// target whose OpenTarget failed needs nothing.
-void ClosePreparedTarget(const PairSide& target, const PreparedTarget& prepared,
+// Closes a prepared target whose test will not run (a cancelled sweep), its
+// held initiator stopped first (no data moves); a target whose OpenTarget
+// failed needs nothing.
+void ClosePreparedTarget(const PairSide& target, PreparedTarget& prepared,
                          absl::FunctionRef<void(bool target, const absl::Status&)> on_answer);
 
 struct PairTestSpec {
@@ -192,6 +212,13 @@ struct AgentPairTesterOptions {
   // After this many consecutive UNAVAILABLE answers an agent is taken as
   // down: its later tests fail at once with the first reason (0 = never).
   uint32_t down_after_unavailable = 2;
+  // Prepare connects the initiator too (ConnectPairAhead), where the
+  // target's agent holds its start; false: the target only (OpenPairTarget).
+  bool connect_ahead = true;
+  // At most this many initiators held ahead at once (each a thread and a
+  // stream of the controller's: the default --parallel's worth); past it,
+  // Prepare opens the target only.
+  uint32_t max_held_ahead = 64;
 };
 
 // The sweep's tester: RunPairTest between plan nodes, with agent health.
@@ -224,6 +251,7 @@ class AgentPairTester final : public PairTester {
     std::string reason;
   };
   std::unique_ptr<Health[]> health_;
+  std::atomic<uint32_t> held_ahead_{0};  // initiators held by Prepare, not yet run or discarded
 };
 
 }  // namespace gdrbench::controller::run

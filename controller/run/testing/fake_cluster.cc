@@ -1,11 +1,23 @@
 #include "controller/run/testing/fake_cluster.h"
 
 #include <charconv>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "controller/run/clear_keeping.h"
 
 namespace gdrbench::controller::run {
+
+struct FakeCluster::Holds {
+  enum class State { kHeld, kStarted };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, State> targets;  // closed ones are erased
+  uint64_t next = 0;
+};
 
 #define RETURN_IF_DOWN()                                                                                     \
   rpcs_.fetch_add(1, std::memory_order_relaxed);                                                             \
@@ -13,6 +25,9 @@ namespace gdrbench::controller::run {
     if (!down_why_.ok()) return down_why_;                                                                   \
     return absl::UnavailableError(absl::StrCat("agent fake", index_, ":1 unreachable: connection refused")); \
   }
+
+#define GDR_FAKE_RETURN_IF_ERROR(expr) \
+  if (absl::Status st_ = (expr); !st_.ok()) return st_
 
 class FakeCluster::Agent final : public AgentApi {
  public:
@@ -70,6 +85,12 @@ class FakeCluster::Agent final : public AgentApi {
     std::string* target_id = resp->mutable_target_id();
     target_id->assign(id, end);
     target_id->append(req.device());
+    if (req.hold_start() && c_->holds_start_) {
+      std::lock_guard<std::mutex> lock(c_->holds_->mu);
+      absl::StrAppend(target_id, "#", c_->holds_->next++);
+      c_->holds_->targets[*target_id] = Holds::State::kHeld;
+      resp->set_start_held(true);
+    }
     Assign(resp->mutable_address(), address_);
     resp->set_cm_port(7471);
     auto* b = resp->add_buffers();
@@ -80,10 +101,58 @@ class FakeCluster::Agent final : public AgentApi {
     return absl::OkStatus();
   }
 
-  absl::Status RunWriteSweep(
-      const v1::RunWriteSweepRequest& req, std::chrono::milliseconds,
-      const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
+  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& req, std::chrono::milliseconds timeout,
+                             const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
+    return Sweep(req, timeout, on_message, nullptr);
+  }
+  absl::Status RunWriteSweepWithStop(const v1::RunWriteSweepRequest& req, std::chrono::milliseconds timeout,
+                                     const std::function<bool(v1::RunWriteSweepResponse&)>& on_message,
+                                     StreamStop& stop) override {
+    return Sweep(req, timeout, on_message, &stop);
+  }
+
+  // A held sweep's wait for its target's start.
+  absl::Status WaitForStart(const std::string& id, std::chrono::milliseconds timeout, StreamStop* stop) {
+    Holds& h = *c_->holds_;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (stop != nullptr && stop->stopped()) {
+        return absl::CancelledError("RunWriteSweep: stopped by the controller while held");
+      }
+      std::unique_lock<std::mutex> lock(h.mu);
+      auto it = h.targets.find(id);
+      if (it == h.targets.end()) {
+        return absl::UnavailableError(absl::StrCat("target ", id, " closed before its test was started"));
+      }
+      if (it->second == Holds::State::kStarted) return absl::OkStatus();
+      if (std::chrono::steady_clock::now() > deadline) {
+        return absl::DeadlineExceededError("RunWriteSweep: deadline exceeded waiting for the start");
+      }
+      h.cv.wait_for(lock, std::chrono::milliseconds(2));
+    }
+  }
+
+  absl::Status ConnectTarget(const v1::ConnectTargetRequest& req) override {
     RETURN_IF_DOWN();
+    if (!req.start()) return absl::UnimplementedError("the fake agents have no out-of-band mode");
+    Holds& h = *c_->holds_;
+    {
+      std::lock_guard<std::mutex> lock(h.mu);
+      auto it = h.targets.find(req.target_id());
+      if (it == h.targets.end()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("target ", req.target_id(), " was not opened with hold_start (or is closed)"));
+      }
+      it->second = Holds::State::kStarted;
+    }
+    h.cv.notify_all();
+    return absl::OkStatus();
+  }
+
+  absl::Status Sweep(const v1::RunWriteSweepRequest& req, std::chrono::milliseconds timeout,
+                     const std::function<bool(v1::RunWriteSweepResponse&)>& on_message, StreamStop* stop) {
+    RETURN_IF_DOWN();
+    if (req.wait_for_start()) GDR_FAKE_RETURN_IF_ERROR(WaitForStart(req.target_id(), timeout, stop));
     sweeps_.fetch_add(1, std::memory_order_relaxed);
     uint32_t dst = 0;
     const std::string& id = req.target_id();
@@ -129,7 +198,7 @@ class FakeCluster::Agent final : public AgentApi {
     const std::string& id = req.target_id();
     auto slash = id.find('/');
     std::from_chars(id.data(), id.data() + id.size(), dst);
-    std::string nic = slash == std::string::npos ? "" : id.substr(slash + 1);
+    std::string nic = slash == std::string::npos ? "" : id.substr(slash + 1, id.find('#') - slash - 1);
     for (uint64_t s : c_->sizes_) {
       auto* r = resp.add_sizes();
       r->set_size_bytes(s);
@@ -146,8 +215,15 @@ class FakeCluster::Agent final : public AgentApi {
     return resp;
   }
 
-  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string&) override {
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
     RETURN_IF_DOWN();
+    if (id.find('#') != std::string::npos) {
+      {
+        std::lock_guard<std::mutex> lock(c_->holds_->mu);
+        c_->holds_->targets.erase(id);
+      }
+      c_->holds_->cv.notify_all();
+    }
     open_.fetch_sub(1, std::memory_order_relaxed);
     return v1::CloseTargetResponse{};
   }
@@ -167,9 +243,10 @@ class FakeCluster::Agent final : public AgentApi {
   std::string address_;  // what OpenTarget answers
 };
 #undef RETURN_IF_DOWN
+#undef GDR_FAKE_RETURN_IF_ERROR
 
 FakeCluster::FakeCluster(uint32_t nodes, uint32_t rails, double link_gbps)
-    : rails_(rails), link_gbps_(link_gbps) {
+    : rails_(rails), link_gbps_(link_gbps), holds_(std::make_unique<Holds>()) {
   for (uint32_t i = 0; i < nodes; ++i) agents_.push_back(std::make_unique<Agent>(this, i));
 }
 
@@ -192,6 +269,13 @@ T SumOver(const std::vector<std::unique_ptr<Agent>>& agents, std::atomic<T> Agen
 uint64_t FakeCluster::sweeps() const { return SumOver(agents_, &Agent::sweeps_); }
 int64_t FakeCluster::open_targets() const { return SumOver(agents_, &Agent::open_); }
 uint64_t FakeCluster::rpcs() const { return SumOver(agents_, &Agent::rpcs_); }
+
+size_t FakeCluster::held_targets() const {
+  std::lock_guard<std::mutex> lock(holds_->mu);
+  size_t n = 0;
+  for (const auto& [id, state] : holds_->targets) n += state == Holds::State::kHeld;
+  return n;
+}
 
 std::vector<AgentApi*> FakeCluster::agents() {
   std::vector<AgentApi*> out;

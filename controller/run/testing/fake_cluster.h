@@ -50,6 +50,13 @@ class FakeCluster {
   void SetInitiatorCounters(CountersModel model) { counters_ = std::move(model); }
   // Sizes reported by each sweep (default: one, 65536 B).
   void SetSizes(std::vector<uint64_t> sizes) { sizes_ = std::move(sizes); }
+  // Honour OpenTarget's hold_start as a real agent does (default: answer
+  // start_held false, as an agent without it): a sweep with wait_for_start
+  // sends nothing until ConnectTarget with start, and fails when its target
+  // is closed first, its call is stopped (StreamStop) or its timeout passes.
+  void SetHoldsStart(bool holds) { holds_start_ = holds; }
+  // Held targets not started and not closed.
+  size_t held_targets() const;
 
   // Sums over the agents (each counts its own calls: one counter shared by
   // every agent was written by both threads of the controller bench several
@@ -68,6 +75,11 @@ class FakeCluster {
   MemoryFactor memory_factor_;
   CountersModel counters_;
   std::vector<uint64_t> sizes_ = {65536};
+  bool holds_start_ = false;
+  // The held targets' states, shared by the agents (a target's start comes
+  // to its own agent, its sweep runs on the initiator's).
+  struct Holds;
+  std::unique_ptr<Holds> holds_;
 };
 
 }  // namespace gdrbench::controller::run

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace gdrbench::controller::run {
 
@@ -48,34 +49,84 @@ class NicTimeline::Recorder final : public AgentApi {
 
   absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
                              const std::function<bool(v1::RunWriteSweepResponse&)>& on_message) override {
+    return Sweep(r, timeout, on_message, nullptr);
+  }
+  absl::Status RunWriteSweepWithStop(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
+                                     const std::function<bool(v1::RunWriteSweepResponse&)>& on_message,
+                                     StreamStop& stop) override {
+    return Sweep(r, timeout, on_message, &stop);
+  }
+
+  absl::Status Sweep(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
+                     const std::function<bool(v1::RunWriteSweepResponse&)>& on_message, StreamStop* stop) {
     NicTimeline& tl = *timeline_;
     const std::string nic = Nic(r.device());
+    const bool held = r.wait_for_start();
     std::string target_nic;
     v1::RunWriteSweepRequest inner = r;
     {
       std::lock_guard<std::mutex> lock(tl.mu_);
       target_nic = tl.Translate(r.target_id(), inner.mutable_target_id());
-      tl.AddLocked(NicEvent::Kind::kDataBegin, nic, r.target_id());
-      tl.AddLocked(NicEvent::Kind::kDataBegin, target_nic, r.target_id());
-      ++tl.data_in_progress_;
-      tl.data_began_ = true;
+      tl.AddLocked(NicEvent::Kind::kConnectBegin, nic, r.target_id());
+      if (held) {
+        // Its data begins when its target is started (ConnectTarget), or
+        // now when that came first (the call's thread started late).
+        ++tl.held_connects_;
+        if (tl.data_in_progress_ > 0) ++tl.held_connects_during_data_;
+        const bool started = tl.started_early_.erase(r.target_id()) > 0;
+        tl.held_[r.target_id()] = {nic, started};
+        if (started) {
+          tl.AddLocked(NicEvent::Kind::kDataBegin, nic, r.target_id());
+          tl.AddLocked(NicEvent::Kind::kDataBegin, target_nic, r.target_id());
+          ++tl.data_in_progress_;
+          tl.data_began_ = true;
+        }
+      } else {
+        tl.AddLocked(NicEvent::Kind::kDataBegin, nic, r.target_id());
+        tl.AddLocked(NicEvent::Kind::kDataBegin, target_nic, r.target_id());
+        ++tl.data_in_progress_;
+        tl.data_began_ = true;
+      }
     }
     tl.data_cv_.notify_all();
-    if (tl.options_.data_time.count() > 0) std::this_thread::sleep_for(tl.options_.data_time);
-    absl::Status st = agent_->RunWriteSweep(inner, timeout, on_message);
+    if (!held && tl.options_.data_time.count() > 0) std::this_thread::sleep_for(tl.options_.data_time);
+    absl::Status st = stop != nullptr ? agent_->RunWriteSweepWithStop(inner, timeout, on_message, *stop)
+                                      : agent_->RunWriteSweep(inner, timeout, on_message);
+    bool data = !held;
+    if (held) {
+      std::lock_guard<std::mutex> lock(tl.mu_);
+      data = tl.held_[r.target_id()].second;
+      tl.held_.erase(r.target_id());
+    }
+    if (held && data && tl.options_.data_time.count() > 0) std::this_thread::sleep_for(tl.options_.data_time);
     std::lock_guard<std::mutex> lock(tl.mu_);
-    --tl.data_in_progress_;
-    tl.AddLocked(NicEvent::Kind::kDataEnd, nic, r.target_id());
-    tl.AddLocked(NicEvent::Kind::kDataEnd, target_nic, r.target_id());
+    if (data) {
+      --tl.data_in_progress_;
+      tl.AddLocked(NicEvent::Kind::kDataEnd, nic, r.target_id());
+      tl.AddLocked(NicEvent::Kind::kDataEnd, target_nic, r.target_id());
+    }
+    tl.AddLocked(NicEvent::Kind::kConnectEnd, nic, r.target_id());
     return st;
   }
 
   absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {
+    NicTimeline& tl = *timeline_;
     v1::ConnectTargetRequest inner = r;
     {
-      std::lock_guard<std::mutex> lock(timeline_->mu_);
-      timeline_->Translate(r.target_id(), inner.mutable_target_id());
+      std::lock_guard<std::mutex> lock(tl.mu_);
+      const std::string target_nic = tl.Translate(r.target_id(), inner.mutable_target_id());
+      auto held = tl.held_.find(r.target_id());
+      if (r.start() && held == tl.held_.end()) tl.started_early_.insert(r.target_id());
+      if (r.start() && held != tl.held_.end() && !held->second.second) {
+        // The target may tell its initiator to send from here on.
+        held->second.second = true;
+        tl.AddLocked(NicEvent::Kind::kDataBegin, held->second.first, r.target_id());
+        tl.AddLocked(NicEvent::Kind::kDataBegin, target_nic, r.target_id());
+        ++tl.data_in_progress_;
+        tl.data_began_ = true;
+      }
     }
+    tl.data_cv_.notify_all();
     return agent_->ConnectTarget(inner);
   }
   absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
@@ -148,12 +199,23 @@ size_t NicTimeline::opens() const {
   return opens_;
 }
 
+size_t NicTimeline::HeldConnectsDuringData() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_connects_during_data_;
+}
+
+size_t NicTimeline::held_connects() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_connects_;
+}
+
 absl::Status ValidateNicTimeline(const std::vector<NicEvent>& events, int max_targets) {
   using Kind = NicEvent::Kind;
   struct Nic {
     std::set<std::string> data;     // the calls moving data on it now
     std::set<std::string> opening;  // OpenTarget under way ("open#k")
     std::set<std::string> targets;  // opened, not yet closed (target ids)
+    std::set<std::string> connections;  // initiators' RunWriteSweep calls under way
   };
   std::map<std::string, Nic> nics;
   for (const NicEvent& e : events) {
@@ -174,6 +236,15 @@ absl::Status ValidateNicTimeline(const std::vector<NicEvent>& events, int max_ta
         n.data.insert(e.call);
         break;
       case Kind::kDataEnd: n.data.erase(e.call); break;
+      case Kind::kConnectBegin:
+        n.connections.insert(e.call);
+        if (n.connections.size() > static_cast<size_t>(max_targets)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "NIC ", e.nic, " carries ", n.connections.size(), " initiator connections (",
+              absl::StrJoin(n.connections, ", "), "), more than ", max_targets, " (event ", e.seq, ")"));
+        }
+        break;
+      case Kind::kConnectEnd: n.connections.erase(e.call); break;
       case Kind::kCloseBegin: break;
       case Kind::kCloseEnd: n.targets.erase(e.call); break;
     }

@@ -4,15 +4,20 @@
 //
 // NicTimeline::Wrap puts a recorder in front of an agent (the fake cluster's):
 // every OpenTarget (a set-up: its NIC is the request's device), RunWriteSweep
-// (a data phase: on the initiator's NIC and on the target's, the one that
-// opened the request's target_id) and CloseTarget is logged with its start and
-// end, in one total order (a sequence number taken under one lock).
-// RecordingOptions can stretch the calls so that phases have a length.
+// (the initiator's connection, on its NIC, from the call's start to its end)
+// with its data phase (on the initiator's NIC and on the target's, the one
+// that opened the request's target_id: from the call's start, or, for a
+// sweep held with wait_for_start, from the ConnectTarget that starts its
+// target, to the call's end; a held sweep never started moved no data) and
+// CloseTarget is logged with its start and end, in one total order (a
+// sequence number taken under one lock). RecordingOptions can stretch the
+// calls so that phases have a length.
 //
 // ValidateNicTimeline fails (FAILED_PRECONDITION naming the NIC and both
 // tests) when two data phases on one NIC overlap, or when a NIC holds more
 // than `max_targets` targets at once (from the start of its OpenTarget to the
-// end of its CloseTarget; a failed OpenTarget holds nothing).
+// end of its CloseTarget; a failed OpenTarget holds nothing) or more than
+// `max_targets` initiator connections (RunWriteSweep calls).
 // Thread safety: the wrapped agents may be called concurrently; events() and
 // the validator after the calls.
 #pragma once
@@ -23,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,7 +39,17 @@
 namespace gdrbench::controller::run {
 
 struct NicEvent {
-  enum class Kind { kOpenBegin, kOpenEnd, kOpenFailed, kDataBegin, kDataEnd, kCloseBegin, kCloseEnd };
+  enum class Kind {
+    kOpenBegin,
+    kOpenEnd,
+    kOpenFailed,
+    kConnectBegin,  // an initiator's RunWriteSweep began (its NIC)
+    kConnectEnd,
+    kDataBegin,
+    kDataEnd,
+    kCloseBegin,
+    kCloseEnd
+  };
   Kind kind;
   std::string nic;     // "node/device"
   std::string call;    // which call: "open#3" (an OpenTarget) or the target id (the others)
@@ -66,6 +82,10 @@ class NicTimeline {
   // The OpenTarget calls that began while a data phase was in progress.
   size_t OpensDuringData() const;
   size_t opens() const;
+  // RunWriteSweep calls held (wait_for_start) that began while a data phase
+  // was in progress: initiators connected ahead of their data.
+  size_t HeldConnectsDuringData() const;
+  size_t held_connects() const;
 
  private:
   class Recorder;
@@ -80,9 +100,14 @@ class NicTimeline {
   std::vector<NicEvent> events_;
   // The recorder's target id -> the agent's, and the target's NIC.
   std::map<std::string, std::pair<std::string, std::string>> targets_;
+  // Held sweeps: the recorder's target id -> the initiator's NIC, and
+  // whether its data phase began (ConnectTarget with start).
+  std::map<std::string, std::pair<std::string, bool>> held_;
+  std::set<std::string> started_early_;  // started before their sweep's call began
   int data_in_progress_ = 0;
   bool data_began_ = false;
   size_t opens_ = 0, opens_during_data_ = 0;
+  size_t held_connects_ = 0, held_connects_during_data_ = 0;
   uint64_t next_call_ = 0;
 };
 

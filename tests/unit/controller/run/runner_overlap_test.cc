@@ -288,6 +288,106 @@ TEST(RunnerOverlap, AnAgentFullAheadLetsTheTestOpenItsOwnTarget) {
   EXPECT_EQ(rec.cluster.open_targets(), 0);
 }
 
+// Agents that hold a target's start (hold_start): the next round's
+// initiators connect ahead too, during this round's data, and wait for their
+// start; still no NIC carries two data phases, nor more than two targets or
+// two initiator connections, and nothing is left held or open.
+TEST(RunnerOverlap, InitiatorsConnectAheadAndDataPhasesStillNeverShareANic) {
+  Recorded rec(5, 2, Slow(std::chrono::milliseconds(300)));
+  rec.cluster.SetHoldsStart(true);
+  auto plan = rec.MakeAPlan();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_GT(plan->schedule.rounds(), 2u);
+  AgentPairTester tester(rec.agents, {});
+  RunnerOptions ro;
+  ro.parallelism = 4;
+  size_t ok = 0;
+  ro.on_result = [&](const v1::PairResult& r, const schedule::Test&) {
+    ok += r.status() == v1::RESULT_STATUS_OK;
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(SweepRunner(*plan, tester, ro).Run().ok());
+  EXPECT_EQ(ok, plan->schedule.tests());
+  EXPECT_TRUE(ValidateNicTimeline(rec.timeline.events()).ok()) << ValidateNicTimeline(rec.timeline.events());
+  const size_t ahead =
+      plan->schedule.tests() - plan->schedule.Round(0).size() - plan->schedule.Round(1).size();
+  EXPECT_GE(rec.timeline.held_connects(), ahead);
+  EXPECT_GE(rec.timeline.HeldConnectsDuringData(), ahead);
+  EXPECT_EQ(rec.Count(Kind::kDataBegin), 2 * plan->schedule.tests());
+  EXPECT_EQ(rec.cluster.open_targets(), 0);
+  EXPECT_EQ(rec.cluster.held_targets(), 0u);
+}
+
+// The validator over what a runner did can fail: two tests prepared ahead on
+// one initiator NIC and both started at once, as a runner that ignored the
+// NIC's data phase before would. It names the NIC.
+TEST(NicTimelineValidator, CatchesTwoHeldTestsStartedTogetherOnOneNic) {
+  Recorded rec(3, 1, Slow(std::chrono::milliseconds(0)));
+  rec.cluster.SetHoldsStart(true);
+  auto plan = rec.MakeAPlan();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  AgentPairTester tester(rec.agents, {});
+  PairTestSpec a{&*plan, schedule::Test{0, 1, 0, false}, 0}, b{&*plan, schedule::Test{0, 2, 0, false}, 0};
+  auto pa = tester.Prepare(a);
+  auto pb = tester.Prepare(b);
+  ASSERT_NE(pa, nullptr);
+  ASSERT_NE(pb, nullptr);
+  for (int i = 0; i < 1000 && rec.timeline.held_connects() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the held calls' threads begin
+  }
+  EXPECT_EQ(rec.timeline.held_connects(), 2u);
+  EXPECT_EQ(rec.Count(Kind::kDataBegin), 0u) << "a held initiator moved data before its start";
+  auto run = [&](const PairTestSpec& spec, std::unique_ptr<PreparedTest> p) {
+    v1::PairResult r;
+    FillIdentity(spec, &r);
+    tester.RunPrepared(spec, std::move(p), &r);
+    EXPECT_EQ(r.status(), v1::RESULT_STATUS_OK) << r.reason();
+  };
+  std::thread ta(run, a, std::move(pa)), tb(run, b, std::move(pb));
+  ta.join();
+  tb.join();
+  absl::Status st = ValidateNicTimeline(rec.timeline.events());
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(st.message(), HasSubstr("NIC node0/nic0: data of "));
+  EXPECT_EQ(rec.cluster.open_targets(), 0);
+}
+
+TEST(NicTimelineValidator, CatchesAThirdInitiatorConnectionOnANic) {
+  NicTimeline tl;
+  tl.Add(Kind::kConnectBegin, "n0/nic0", "t0");
+  tl.Add(Kind::kConnectBegin, "n0/nic0", "t1");  // the next test's, ahead
+  EXPECT_TRUE(ValidateNicTimeline(tl.events()).ok());
+  tl.Add(Kind::kConnectBegin, "n0/nic0", "t2");
+  EXPECT_THAT(ValidateNicTimeline(tl.events()).message(),
+              HasSubstr("NIC n0/nic0 carries 3 initiator connections (t0, t1, t2), more than 2"));
+}
+
+// Cancelled with initiators held ahead: they are stopped (no data moves),
+// their targets closed, and none is left held.
+TEST(RunnerOverlap, CancelStopsTheInitiatorsHeldAhead) {
+  Recorded rec(6, 1, Slow(std::chrono::milliseconds(300)));
+  rec.cluster.SetHoldsStart(true);
+  auto plan = rec.MakeAPlan();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  AgentPairTester tester(rec.agents, {});
+  CancelToken cancel;
+  RunnerOptions ro;
+  ro.parallelism = 1;
+  ro.cancel = &cancel;
+  ro.on_result = [&](const v1::PairResult&, const schedule::Test&) {
+    cancel.Cancel();
+    return absl::OkStatus();
+  };
+  absl::Status st = SweepRunner(*plan, tester, ro).Run();
+  EXPECT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
+  EXPECT_TRUE(ValidateNicTimeline(rec.timeline.events()).ok());
+  EXPECT_EQ(rec.Count(Kind::kDataBegin), 2u);  // the one test that ran
+  EXPECT_GT(rec.timeline.held_connects(), 0u);
+  EXPECT_EQ(rec.Count(Kind::kConnectBegin), rec.Count(Kind::kConnectEnd));
+  EXPECT_EQ(rec.cluster.open_targets(), 0);
+  EXPECT_EQ(rec.cluster.held_targets(), 0u);
+}
+
 // Cancelled during a round: the next round's targets, opened ahead, are
 // closed without moving data; none is left on the agents.
 TEST(RunnerOverlap, CancelClosesTheTargetsOpenedAhead) {

@@ -1,0 +1,164 @@
+// A test connected ahead (issue 30 item 2) through the real agent handler on
+// the fake NIC, out of band: the controller opens the target with
+// hold_start and starts the initiator's RunWriteSweep at once (its QPs go
+// to the target through ConnectTarget); no size moves until ConnectTarget
+// with start, and a test that never starts is stopped and closed.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "agent/service/agent_handler.h"
+#include "agent/service/sweep_convert.h"
+#include "agent/service/target_registry.h"
+#include "controller/run/pair_tester.h"
+#include "tests/unit/agent/bench/fake_sessions.h"
+
+namespace gdrbench::agent::service {
+namespace {
+
+using ::testing::HasSubstr;
+namespace run = controller::run;
+
+// The controller's AgentApi over an in-process handler; counts the sizes
+// its sweeps answered, and stops a sweep as a cancelled gRPC call would.
+class HandlerAgent final : public run::AgentApi {
+ public:
+  explicit HandlerAgent(AgentHandler& h) : h_(h) {}
+  absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return h_.GetNodeInfo({}); }
+  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& r) override {
+    return h_.RunPreflight(r);
+  }
+  absl::Status OpenTarget(const v1::OpenTargetRequest& r, v1::OpenTargetResponse* out) override {
+    auto resp = h_.OpenTarget(r);
+    if (!resp.ok()) return resp.status();
+    *out = std::move(*resp);
+    return absl::OkStatus();
+  }
+  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
+                             const std::function<bool(v1::RunWriteSweepResponse&)>& on) override {
+    run::StreamStop never;
+    return RunWriteSweepWithStop(r, timeout, on, never);
+  }
+  absl::Status RunWriteSweepWithStop(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds,
+                                     const std::function<bool(v1::RunWriteSweepResponse&)>& on,
+                                     run::StreamStop& stop) override {
+    std::atomic<bool> cancelled{false};
+    stop.Attach([&cancelled] { cancelled.store(true); });
+    absl::Status st = h_.RunWriteSweep(
+        r,
+        [&](const v1::RunWriteSweepResponse& m) {
+          if (m.has_size()) sizes.fetch_add(1);
+          v1::RunWriteSweepResponse handed = m;
+          return on(handed);
+        },
+        cancelled);
+    stop.Attach(nullptr);
+    if (cancelled.load()) return absl::CancelledError("RunWriteSweep: stopped by the controller");
+    return st;
+  }
+  absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {
+    return h_.ConnectTarget(r).status();
+  }
+  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
+    return h_.VerifyTarget(r);
+  }
+  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
+    v1::CloseTargetRequest c;
+    c.set_target_id(id);
+    return h_.CloseTarget(c);
+  }
+
+  std::atomic<int> sizes{0};
+
+ private:
+  AgentHandler& h_;
+};
+
+v1::SweepParams Params() {
+  v1::SweepParams p;
+  for (uint64_t s : {512, 4096}) p.add_sizes_bytes(s);
+  p.set_iterations(8);
+  p.set_qps(2);
+  p.set_tx_depth(4);
+  p.set_verify(true);
+  p.set_seed(3);
+  p.set_cm(v1::CONNECTION_MODE_OOB);
+  return p;
+}
+
+class HeldStart : public ::testing::Test {
+ protected:
+  std::shared_ptr<bench::testing::FakeSessionFactory> factory_ =
+      std::make_shared<bench::testing::FakeSessionFactory>();
+  AgentHandler handler_{AgentConfig{.fs_root = "/", .devices = {}}, factory_};
+  HandlerAgent agent_{handler_};
+  run::PairSide init_{&agent_, "A", "fake0", "", "host"};
+  run::PairSide target_{&agent_, "B", "fake1", "", "host"};
+  std::atomic<int> failed_answers_{0};
+  std::function<void(bool, const absl::Status&)> on_answer_ = [this](bool, const absl::Status& st) {
+    if (!st.ok()) failed_answers_.fetch_add(1);
+  };
+};
+
+TEST_F(HeldStart, AConnectedTestMovesNoDataUntilStartedThenPassesVerified) {
+  run::PairTestOptions o;
+  run::PreparedTarget prepared;
+  run::ConnectPairAhead(init_, target_, Params(), false, o, 0, &prepared, on_answer_);
+  ASSERT_TRUE(prepared.status.ok()) << prepared.status;
+  EXPECT_TRUE(prepared.opened.start_held());
+  ASSERT_NE(prepared.held, nullptr);
+  // Connected (the initiator's QPs handed over) and waiting: nothing sent.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(agent_.sizes.load(), 0);
+  v1::PairResult r;
+  ASSERT_TRUE(run::RunPairTest(init_, target_, Params(), false, o, &r, on_answer_, &prepared).ok());
+  EXPECT_EQ(r.status(), v1::RESULT_STATUS_OK) << r.reason();
+  ASSERT_EQ(r.sizes_size(), 2);
+  for (const auto& s : r.sizes()) {
+    EXPECT_EQ(s.status(), v1::RESULT_STATUS_OK) << s.error();
+    EXPECT_TRUE(s.verified());
+  }
+  EXPECT_EQ(r.src().memory_kind(), "host");
+  EXPECT_EQ(r.summary().cm(), v1::CONNECTION_MODE_OOB);
+  EXPECT_EQ(failed_answers_.load(), 0);
+}
+
+TEST_F(HeldStart, ATestNeverStartedIsStoppedWithoutDataAndItsTargetClosed) {
+  run::PreparedTarget prepared;
+  run::ConnectPairAhead(init_, target_, Params(), false, {}, 0, &prepared, on_answer_);
+  ASSERT_NE(prepared.held, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto t0 = std::chrono::steady_clock::now();
+  run::ClosePreparedTarget(target_, prepared, on_answer_);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_EQ(agent_.sizes.load(), 0);
+  // The target is gone: starting it now finds nothing.
+  v1::ConnectTargetRequest start;
+  start.set_target_id(prepared.opened.target_id());
+  start.set_start(true);
+  EXPECT_EQ(handler_.ConnectTarget(start).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(HeldStart, OnlyAHeldTargetTakesAStart) {
+  v1::OpenTargetRequest open;
+  open.set_device("fake1");
+  *open.mutable_params() = Params();
+  auto t = handler_.OpenTarget(open);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_FALSE(t->start_held());
+  v1::ConnectTargetRequest start;
+  start.set_target_id(t->target_id());
+  start.set_start(true);
+  auto st = handler_.ConnectTarget(start);
+  EXPECT_EQ(st.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(st.status().message()), HasSubstr("was not opened with hold_start"));
+  v1::CloseTargetRequest close;
+  close.set_target_id(t->target_id());
+  EXPECT_TRUE(handler_.CloseTarget(close).ok());
+}
+
+}  // namespace
+}  // namespace gdrbench::agent::service
