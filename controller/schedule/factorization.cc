@@ -31,4 +31,21 @@ Factorization RoundRobin(uint32_t n) {
   return f;
 }
 
+uint32_t RoundRobinRounds(uint32_t n) { return n < 2 ? 0 : (n % 2 == 0 ? n - 1 : n); }
+
+void RoundRobinRound(uint32_t n, uint32_t r, std::vector<std::pair<uint32_t, uint32_t>>* out) {
+  out->clear();
+  if (n < 2) return;
+  // As RoundRobin's loop body for one r: node m-1 stays fixed, the others
+  // sit on a ring of m-1 and pair symmetrically around r.
+  const uint32_t m = n % 2 == 0 ? n : n + 1;
+  const uint32_t ring = m - 1;
+  out->reserve(n / 2);
+  if (m - 1 < n) {
+    out->push_back(r % 2 == 0 ? std::pair<uint32_t, uint32_t>{r, m - 1}
+                              : std::pair<uint32_t, uint32_t>{m - 1, r});
+  }
+  for (uint32_t i = 1; i < m / 2; ++i) out->emplace_back((r + i) % ring, (r + ring - i) % ring);
+}
+
 }  // namespace gdrbench::controller::schedule

@@ -1,12 +1,14 @@
 #include "controller/schedule/schedule.h"
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "common/limits.h"
+#include "controller/schedule/all_pairs.h"
 #include "controller/schedule/factorization.h"
 
 namespace gdrbench::controller::schedule {
@@ -351,12 +353,6 @@ const char* ModeName(Mode mode) {
 
 bool FabricMode(Mode mode) { return mode == Mode::kCover || mode == Mode::kShift; }
 
-size_t Schedule::MaxRoundSize() const {
-  size_t m = 0;
-  for (size_t r = 0; r < rounds(); ++r) m = std::max(m, Round(r).size());
-  return m;
-}
-
 absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
                                        const ScheduleOptions& o) {
   const uint32_t n = static_cast<uint32_t>(nodes.size());
@@ -382,16 +378,12 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
   Emitter emit(nodes, o, &s);
   const bool both = !o.bidirectional;  // one direction per sub-round
   switch (o.mode) {
-    case Mode::kAllPairs: {
-      Factorization f = RoundRobin(n);
-      size_t rails = 0;
-      for (const auto& nd : nodes) rails = std::max(rails, nd.rail_gpu.size());
-      s.Reserve(f.pairs.size() * rails * (both ? 2 : 1));
-      for (uint32_t r = 0; r < f.rounds; ++r) {
-        emit.EmitMatching({f.pairs.data() + size_t{r} * f.pairs_per_round, f.pairs_per_round}, both);
-      }
+    case Mode::kAllPairs:
+      // Made round by round as the runner asks (all_pairs.h): the rounds
+      // EmitMatching would give for each matching of RoundRobin(n).
+      s = Schedule(std::make_shared<const AllPairsRounds>(nodes, RailGroups(nodes), o.bidirectional,
+                                                          o.max_concurrent));
       break;
-    }
     case Mode::kQuick: {
       if (o.quick_matchings == 0) return absl::InvalidArgumentError("--quick-rounds must be at least 1");
       std::mt19937_64 rng(o.seed);
@@ -435,7 +427,7 @@ absl::StatusOr<Schedule> BuildSchedule(const std::vector<NodeShape>& nodes,
       if (absl::Status st = EmitPlanned(nodes, o, &s); !st.ok()) return st;
       break;
   }
-  s.CloseRound();
+  if (!s.generated()) s.CloseRound();
   if (s.tests() == 0) {
     return absl::InvalidArgumentError("the schedule is empty: no scheduled pair shares a rail");
   }

@@ -11,6 +11,8 @@
 //   all-pairs  round-robin 1-factorization: with bidirectional tests N-1
 //              rounds for even N and N for odd N; one direction per sub-round
 //              doubles that (both minimal: a NIC is in one test per round).
+//              Its rounds are made one at a time as they are asked for
+//              (all_pairs.h): 1,024 x 8 holds no 8.4 M tests.
 //   quick      k random perfect matchings (seeded; odd N: one node rests).
 //   ring       node i -> node i+1 (mod N); bidirectional: each ring edge once.
 //   pairs      a custom list of (src, dst) node pairs.
@@ -39,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -96,17 +99,43 @@ struct ScheduleOptions {
 // mode kIncast, 1 (every NIC and GPU in one test) otherwise.
 uint32_t MaxFanIn(const ScheduleOptions& options);
 
+class AllPairsRounds;
+
+// A schedule's rounds. Either stored (every test held: the modes whose
+// rounds are packed or planned, retests) or generated (all-pairs: an index
+// of the rounds, each round's tests made when asked for, all_pairs.h), so
+// that a 1,024 x 8 all-pairs run never holds its 8.4 M tests. Copies share a
+// generated schedule's index. Const methods are thread-safe.
 class Schedule {
  public:
-  size_t rounds() const { return round_begin_.empty() ? 0 : round_begin_.size() - 1; }
-  size_t tests() const { return tests_.size(); }
-  std::span<const Test> Round(size_t r) const {
-    return {tests_.data() + round_begin_[r], round_begin_[r + 1] - round_begin_[r]};
-  }
-  std::span<const Test> AllTests() const { return tests_; }
-  size_t MaxRoundSize() const;
+  Schedule() = default;
+  // A generated schedule (BuildSchedule makes it for all-pairs).
+  explicit Schedule(std::shared_ptr<const AllPairsRounds> generated);
 
-  // Builder side.
+  size_t rounds() const;
+  size_t tests() const;
+  // Round r's tests in order: a copy (a generated schedule makes it now,
+  // O(nodes + its tests)). RoundInto reuses `out`'s storage.
+  std::vector<Test> Round(size_t r) const;
+  void RoundInto(size_t r, std::vector<Test>* out) const;
+  size_t RoundSize(size_t r) const;
+  size_t MaxRoundSize() const;
+  // Every test, round by round, one round held at a time.
+  template <typename Fn>
+  void ForEachTest(Fn&& fn) const {
+    std::vector<Test> round;
+    for (size_t r = 0; r < rounds(); ++r) {
+      RoundInto(r, &round);
+      for (const Test& t : round) fn(t);
+    }
+  }
+  // Every test in one vector: O(tests) memory (168 MB at 1,024 x 8), for
+  // small schedules and tests; production code walks rounds (RoundInto,
+  // ForEachTest).
+  std::vector<Test> AllTests() const;
+  bool generated() const { return generated_ != nullptr; }
+
+  // Builder side (a stored schedule; never called on a generated one).
   void Add(const Test& t) { tests_.push_back(t); }
   void CloseRound() {
     if (round_begin_.empty()) round_begin_.push_back(0);
@@ -117,6 +146,7 @@ class Schedule {
  private:
   std::vector<Test> tests_;
   std::vector<size_t> round_begin_;
+  std::shared_ptr<const AllPairsRounds> generated_;
 };
 
 // INVALID_ARGUMENT for fewer than 2 nodes, quick_matchings == 0, a pair that
