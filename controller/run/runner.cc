@@ -332,21 +332,25 @@ absl::Status SweepRunner::Run(const DoneTests& already_done) {
   std::optional<PrepareAhead> prepare;
   if (options_.prepare_next_round) prepare.emplace(tester_, threads, cancel);
   auto round_of = [&](size_t r) { return static_cast<uint32_t>(r) + options_.round_offset; };
-  auto specs_of = [&](size_t r, const std::vector<uint32_t>& to_run) {
+  auto specs_of = [&](size_t r, const std::vector<schedule::Test>& tests,
+                      const std::vector<uint32_t>& to_run) {
     std::vector<PairTestSpec> specs;
     specs.reserve(to_run.size());
-    auto tests = sched.Round(r);
     for (uint32_t i : to_run) specs.push_back(PairTestSpec{&plan_, tests[i], round_of(r)});
     return specs;
   };
+  // At most two rounds' tests are held: this one and the next (set up
+  // ahead); a generated schedule (all-pairs) makes each as it comes.
+  std::vector<schedule::Test> tests, next_tests;
   size_t resumed = 0;
-  std::vector<uint32_t> to_run = sched.rounds() > 0
-                                     ? TestsToRun(sched.Round(0), round_of(0), already_done, &resumed)
-                                     : std::vector<uint32_t>{};
+  std::vector<uint32_t> to_run;
+  if (sched.rounds() > 0) {
+    sched.RoundInto(0, &tests);
+    to_run = TestsToRun(tests, round_of(0), already_done, &resumed);
+  }
   std::shared_ptr<PrepareAhead::Round> ahead;
 
   for (size_t r = 0; r < sched.rounds(); ++r) {
-    auto tests = sched.Round(r);
     prog.round = r;
     const uint32_t round = round_of(r);
     prog.tests_done += resumed;
@@ -354,17 +358,22 @@ absl::Status SweepRunner::Run(const DoneTests& already_done) {
     std::shared_ptr<PrepareAhead::Round> current = std::move(ahead);
     std::vector<uint32_t> next_to_run;
     size_t next_resumed = 0;
-    if (r + 1 < sched.rounds())
-      next_to_run = TestsToRun(sched.Round(r + 1), round_of(r + 1), already_done, &next_resumed);
+    next_tests.clear();
+    if (r + 1 < sched.rounds()) {
+      sched.RoundInto(r + 1, &next_tests);
+      next_to_run = TestsToRun(next_tests, round_of(r + 1), already_done, &next_resumed);
+    }
     if (to_run.empty() || cancelled()) {
       if (current != nullptr) prepare->Release(*current);
       if (!to_run.empty()) break;  // cancelled
       to_run = std::move(next_to_run);
       resumed = next_resumed;
+      tests.swap(next_tests);
       continue;
     }
     // The next round's set-up starts as this round's tests do.
-    if (prepare.has_value() && !next_to_run.empty()) ahead = prepare->Start(specs_of(r + 1, next_to_run));
+    if (prepare.has_value() && !next_to_run.empty())
+      ahead = prepare->Start(specs_of(r + 1, next_tests, next_to_run));
     pool.RunBatch(to_run.size(), [&](size_t k, size_t worker) {
       if (cancelled()) return;  // not started: a resume runs it (its set-up is released below)
       PairTestSpec spec{&plan_, tests[to_run[k]], round};
@@ -394,6 +403,7 @@ absl::Status SweepRunner::Run(const DoneTests& already_done) {
     if (!shared.first_error.ok()) return shared.first_error;  // `prepare` releases `ahead`
     to_run = std::move(next_to_run);
     resumed = next_resumed;
+    tests.swap(next_tests);
   }
   if (cancelled()) {
     return absl::CancelledError(absl::StrCat("cancelled after ", prog.tests_done, " of ",
