@@ -71,11 +71,11 @@ absl::StatusOr<topo::Isolation> IsolateSuspects(
                                               topo::MatchNames(fr.match, *fr.fabric, fr.index)));
   Lanes lanes = LanesOf(matrices);
   std::vector<topo::FlowOutcome> first;
-  for (const schedule::Test& t : plan.schedule.AllTests()) {
+  plan.schedule.ForEachTest([&](const schedule::Test& t) {
     const int s = fr.HostOf(t.src, t.rail), d = fr.HostOf(t.dst, t.TargetRail());
-    if (s < 0 || d < 0) continue;
+    if (s < 0 || d < 0) return;
     if (auto o = OutcomeOf(lanes, t, topo::PlannedFlow{s, d, {}})) first.push_back(*std::move(o));
-  }
+  });
   GDR_RETURN_IF_ERROR(iso.Record(first));
   *unjudged = UnjudgedBadCells(lanes);
   const std::vector<schedule::NodeShape> shapes = run::Shapes(plan.nodes, plan.memory);

@@ -45,28 +45,40 @@ schedule::Schedule IncastGroups(const std::vector<schedule::Test>& tests, const 
 std::vector<schedule::Test> RetestTests(const analysis::MatrixSet& matrices, const run::Plan& plan,
                                         const std::vector<CellRef>& extra) {
   const bool bidi = plan.schedule_options.bidirectional;
-  std::vector<schedule::Test> tests;
-  std::set<LaneTest> seen;
-  std::unordered_set<uint64_t> scheduled;  // bidirectional: which way each test ran
-  auto add = [&](const analysis::Matrix& m, uint32_t a, uint32_t b) {
-    if (bidi) {
-      if (scheduled.empty()) {
-        for (const auto& t : plan.schedule.AllTests()) scheduled.insert(Key(t.src, t.dst, t.rail));
-      }
-      if (!scheduled.count(Key(a, b, m.rail)) && scheduled.count(Key(b, a, m.rail))) std::swap(a, b);
-    }
-    // A cross-rail cell re-runs its own lane; every other cell its rail.
-    const uint32_t dst_rail = m.cross_rail() ? m.target_rail() : schedule::Test::kSameRail;
-    if (seen.insert({a, b, m.rail, m.target_rail()}).second) tests.push_back({a, b, m.rail, bidi, dst_rail});
-  };
+  // The cells to retest: the low ones, then `extra`.
+  std::vector<CellRef> cells;
   for (const analysis::Matrix* m : matrices.VerdictMatrices()) {
     for (uint32_t i = 0; i < m->n; ++i) {
       for (uint32_t j = 0; j < m->n; ++j) {
-        if (m->at(i, j).verdict == analysis::Verdict::kLow) add(*m, i, j);
+        if (m->at(i, j).verdict == analysis::Verdict::kLow) cells.push_back({m, i, j});
       }
     }
   }
-  for (const CellRef& c : extra) add(*c.m, c.src, c.dst);
+  cells.insert(cells.end(), extra.begin(), extra.end());
+  // Bidirectional: which way each of these cells' tests ran, from one walk
+  // over the schedule (round by round: all-pairs is never made whole) that
+  // keeps only these cells' tests.
+  std::unordered_set<uint64_t> scheduled;
+  if (bidi && !cells.empty()) {
+    std::unordered_set<uint64_t> wanted;
+    for (const CellRef& c : cells) {
+      wanted.insert(Key(c.src, c.dst, c.m->rail));
+      wanted.insert(Key(c.dst, c.src, c.m->rail));
+    }
+    plan.schedule.ForEachTest([&](const schedule::Test& t) {
+      if (const uint64_t k = Key(t.src, t.dst, t.rail); wanted.count(k)) scheduled.insert(k);
+    });
+  }
+  std::vector<schedule::Test> tests;
+  std::set<LaneTest> seen;
+  for (const CellRef& c : cells) {
+    const analysis::Matrix& m = *c.m;
+    uint32_t a = c.src, b = c.dst;
+    if (bidi && !scheduled.count(Key(a, b, m.rail)) && scheduled.count(Key(b, a, m.rail))) std::swap(a, b);
+    // A cross-rail cell re-runs its own lane; every other cell its rail.
+    const uint32_t dst_rail = m.cross_rail() ? m.target_rail() : schedule::Test::kSameRail;
+    if (seen.insert({a, b, m.rail, m.target_rail()}).second) tests.push_back({a, b, m.rail, bidi, dst_rail});
+  }
   return tests;
 }
 

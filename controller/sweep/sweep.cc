@@ -256,7 +256,7 @@ v1::Run AssembleRun(const SweepConfig& c, const Journal& journal, const run::Pla
 namespace {
 
 // A copy of `plan` running `schedule` instead of its own: the plan's
-// schedule (8.4 M tests, 168 MB at 1024 x 8) is not copied.
+// schedule is not copied (a stored one can be large: a cross-rail plan's).
 run::Plan WithSchedule(run::Plan& plan, schedule::Schedule schedule) {
   schedule::Schedule own = std::move(plan.schedule);
   run::Plan copy = plan;
