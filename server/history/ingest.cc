@@ -13,6 +13,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "report/matrix_blob.h"
 #include "server/history/run_fields.h"
+#include "server/history/wire_check.h"
 #include "server/store/staged_run.h"
 #include "spdlog/spdlog.h"
 
@@ -174,59 +175,63 @@ absl::Status Ingester::SameAsStored(const store::RunRow& stored) {
   return absl::OkStatus();
 }
 
-absl::Status Ingester::Add(const v1::RunChunk& chunk) {
+std::optional<absl::Status> Ingester::Admit(uint64_t cells,
+                                            const std::function<absl::StatusOr<uint64_t>()>& pairs) {
   ++chunks_;
   if (!begun_) return Bad("the first chunk must be the header");
   if (already_stored_) {  // counted, to compare with the stored run at Finish
-    cells_ += chunk.has_cells() ? chunk.cells().cells_size() : 0;
-    pairs_ += chunk.has_pairs() ? chunk.pairs().pairs_size() : 0;
+    absl::StatusOr<uint64_t> n = pairs();
+    if (!n.ok()) return Named(n.status());
+    cells_ += cells;
+    pairs_ += *n;
     return absl::OkStatus();
   }
   if (failed_) return absl::FailedPreconditionError("the upload already failed");
-  absl::Status st;
-  switch (chunk.item_case()) {
-    case v1::RunChunk::kHeader: st = Bad("the header chunk came twice"); break;
-    case v1::RunChunk::kCells: st = AddCells(chunk.cells()); break;
-    case v1::RunChunk::kPairs: st = AddPairs(chunk.pairs()); break;
-    default: st = Bad("an empty chunk (neither header, cells nor pairs)"); break;
-  }
-  if (!st.ok()) {
-    return Fail(absl::Status(st.code(), absl::StrCat("run ", header_.run_id(), ": chunk ", chunks_, ": ", st.message())));
-  }
-  return st;
+  return std::nullopt;
 }
 
+absl::Status Ingester::Named(absl::Status st) {
+  if (st.ok()) return st;
+  return Fail(absl::Status(st.code(),
+                           absl::StrCat("run ", header_.run_id(), ": chunk ", chunks_, ": ", st.message())));
+}
 
-absl::Status Ingester::AddPairs(const v1::PairChunk& chunk) {
-  if (pairs_ + chunk.pairs_size() > options_.max_pairs) {
+absl::Status Ingester::Add(const v1::RunChunk& chunk) {
+  const uint64_t cells = chunk.has_cells() ? chunk.cells().cells_size() : 0;
+  if (auto done =
+          Admit(cells, [&] { return uint64_t(chunk.has_pairs() ? chunk.pairs().pairs_size() : 0); })) {
+    return *done;
+  }
+  switch (chunk.item_case()) {
+    case v1::RunChunk::kHeader: return Named(Bad("the header chunk came twice"));
+    case v1::RunChunk::kCells: return Named(AddCells(chunk.cells()));
+    case v1::RunChunk::kPairs: {
+      std::string bytes;
+      if (!chunk.pairs().SerializeToString(&bytes))
+        return Named(absl::InternalError("cannot serialize a pair chunk"));
+      return Named(AddPairs(bytes));
+    }
+    default: return Named(Bad("an empty chunk (neither header, cells nor pairs)"));
+  }
+}
+
+absl::Status Ingester::AddSerializedPairs(absl::string_view chunk) {
+  if (auto done = Admit(0, [&]() -> absl::StatusOr<uint64_t> { return CheckPairChunk(chunk, pairs_); })) {
+    return *done;
+  }
+  return Named(AddPairs(chunk));
+}
+
+// Checked in the wire format (wire_check.h), then staged compressed.
+absl::Status Ingester::AddPairs(absl::string_view serialized) {
+  GDR_ASSIGN_OR_RETURN(const uint32_t n, CheckPairChunk(serialized, pairs_));
+  if (pairs_ + n > options_.max_pairs) {
     return Bad(absl::StrCat("more than ", options_.max_pairs, " pairs in one run"));
   }
-  for (int i = 0; i < chunk.pairs_size(); ++i) {
-    const v1::PairResult& p = chunk.pairs(i);
-    auto where = [&] { return absl::StrCat("pair ", i); };
-    for (const std::string* n : {&p.src().node(), &p.dst().node()}) {
-      if (!ValidNodeName(*n)) return CheckNodeName(*n, where());
-    }
-    if (!v1::ResultStatus_IsValid(p.status())) {
-      return Bad(absl::StrCat(where(), ": status ", p.status(), " is not a result status"));
-    }
-    for (const auto& s : p.sizes()) {
-      if (!std::isfinite(s.bw_avg_gbps()) || !std::isfinite(s.bw_peak_gbps()) || s.bw_avg_gbps() < 0) {
-        return Bad(absl::StrCat(where(), ": size ", s.size_bytes(), " B: bandwidth is not a finite value >= 0"));
-      }
-    }
-  }
-  std::string bytes;
-  if (!chunk.SerializeToString(&bytes)) return absl::InternalError("cannot serialize a pair chunk");
-  // Their strings reach the dashboard and reports as the header's do.
-  if (absl::Status st = ValidateSerializedStrings(v1::PairChunk::descriptor(), bytes); !st.ok()) {
-    return Bad(absl::StrCat("the pair chunk from pair ", pairs_, ": ", st.message()));
-  }
-  GDR_RETURN_IF_ERROR(writer_->AddPairChunk(static_cast<uint32_t>(chunk.pairs_size()), bytes));
-  pairs_ += chunk.pairs_size();
+  GDR_RETURN_IF_ERROR(writer_->AddPairChunk(n, std::string_view(serialized.data(), serialized.size())));
+  pairs_ += n;
   return absl::OkStatus();
 }
-
 
 absl::StatusOr<v1::UploadRunResponse> Ingester::Finish() {
   if (!begun_) return Bad("empty upload: no header chunk");

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "gdrbench/v1/controller.pb.h"
 #include "server/history/capacity.h"
 #include "server/history/link_noise.h"
@@ -67,6 +69,11 @@ class Ingester {
   // The first chunk. OK with already_stored() when the run id is stored.
   absl::Status Begin(v1::Run header);
   absl::Status Add(const v1::RunChunk& chunk);
+  // A pair chunk as received: `chunk` the serialized v1.PairChunk of a
+  // RunChunk's `pairs`, checked in its wire format (wire_check.h: as strictly
+  // as Add checks a parsed one) and staged as it came, compressed: no parse,
+  // no re-serialization. The same errors as Add.
+  absl::Status AddSerializedPairs(absl::string_view chunk);
   absl::StatusOr<v1::UploadRunResponse> Finish();
   bool already_stored() const { return already_stored_; }
 
@@ -78,7 +85,10 @@ class Ingester {
     std::unique_ptr<RegressionBuilder> builder;
   };
   absl::Status AddCells(const v1::MatrixCells& cells);
-  absl::Status AddPairs(const v1::PairChunk& pairs);
+  absl::Status AddPairs(absl::string_view serialized);
+  // Add's and AddSerializedPairs's common start (nullopt: go on) and end.
+  std::optional<absl::Status> Admit(uint64_t cells, const std::function<absl::StatusOr<uint64_t>()>& pairs);
+  absl::Status Named(absl::Status st);
   absl::Status OpenMatrix(MatrixState& m);
   absl::Status CloseMatrix(MatrixState& m);
   absl::Status Fail(absl::Status st);

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <unordered_map>
 #include <vector>
 #include <set>
 #include <string>
@@ -133,113 +132,11 @@ absl::Status CheckPreflight(const v1::Run& h) {
   return absl::OkStatus();
 }
 
-// A base-128 varint at `*at` of `b` (the protobuf encoding,
-// https://protobuf.dev/programming-guides/encoding/#varints); false past the end
-// or past 10 bytes.
-bool Varint(absl::string_view b, size_t* at, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift < 70 && *at < b.size(); shift += 7) {
-    const auto byte = static_cast<uint8_t>(b[(*at)++]);
-    *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-// What the walk does with each field number of a message type: check a
-// string, walk a submessage that holds strings at some depth, or skip.
-// Built once per type and thread.
-struct FieldPlan {
-  enum Kind : uint8_t { kSkip, kString, kMessage };
-  std::vector<Kind> kind;                          // by field number
-  std::vector<const FieldDescriptor*> field;       // by field number
-  std::vector<const FieldPlan*> sub;               // kMessage: the submessage's plan
-  bool holds_strings = false;
-};
-
-const FieldPlan& PlanOf(const google::protobuf::Descriptor* type) {
-  thread_local std::unordered_map<const google::protobuf::Descriptor*, FieldPlan> plans;  // nodes: stable
-  auto [it, added] = plans.try_emplace(type);
-  FieldPlan& p = it->second;
-  if (!added) return p;
-  // A type that holds itself (PairResult's memory_halves) meets this plan
-  // again while it is built: walked, to be safe.
-  p.holds_strings = true;
-  int top = 0;
-  for (int i = 0; i < type->field_count(); ++i) top = std::max(top, type->field(i)->number());
-  top = std::min(top, 4096);  // larger numbers are skipped as unknown
-  p.kind.assign(top + 1, FieldPlan::kSkip);
-  p.field.assign(top + 1, nullptr);
-  p.sub.assign(top + 1, nullptr);
-  bool holds = false;
-  for (int i = 0; i < type->field_count(); ++i) {
-    const FieldDescriptor* f = type->field(i);
-    FieldPlan::Kind k = FieldPlan::kSkip;
-    const FieldPlan* inner = nullptr;
-    if (f->type() == FieldDescriptor::TYPE_STRING) {
-      k = FieldPlan::kString;
-    } else if (f->type() == FieldDescriptor::TYPE_MESSAGE) {
-      inner = &PlanOf(f->message_type());
-      if (inner->holds_strings) k = FieldPlan::kMessage;
-    }
-    holds |= k != FieldPlan::kSkip;
-    if (f->number() <= top) {
-      p.kind[f->number()] = k;
-      p.field[f->number()] = f;
-      p.sub[f->number()] = inner;
-    }
-  }
-  p.holds_strings = holds;
-  return p;
-}
-
-// The wire-format walk of ValidateSerializedStrings, over the bytes in place
-// (no copy, no parser object per submessage). The field path is built only
-// on the way out of an error.
-absl::Status WalkStrings(const FieldPlan& plan, absl::string_view b, int depth) {
-  if (depth > 32) return absl::DataLossError("messages nest more than 32 deep");
-  const auto lost = [] { return absl::DataLossError("not a serialized message"); };
-  int seen[64] = {};  // occurrences per field number, for the error's [index]
-  for (size_t at = 0; at < b.size();) {
-    uint64_t tag = 0, len = 0;
-    if (!Varint(b, &at, &tag)) return lost();
-    const int number = static_cast<int>(tag >> 3);
-    const int index = number < 64 ? seen[number]++ : 0;
-    switch (tag & 7) {
-      case 0: if (!Varint(b, &at, &len)) return lost(); continue;
-      case 1: at += 8; if (at > b.size()) return lost(); continue;
-      case 5: at += 4; if (at > b.size()) return lost(); continue;
-      case 2: break;
-      default: return lost();  // groups (3, 4) are not in proto3; 6, 7 are no wire type
-    }
-    if (!Varint(b, &at, &len) || len > b.size() - at) return lost();
-    const absl::string_view value = b.substr(at, len);
-    at += len;
-    // A number the type does not have is unknown to this build: stored as it
-    // came, never shown.
-    if (number <= 0 || static_cast<size_t>(number) >= plan.kind.size()) continue;
-    const FieldPlan::Kind kind = plan.kind[number];
-    if (kind == FieldPlan::kSkip) continue;
-    const FieldDescriptor* f = plan.field[number];
-    absl::Status st = kind == FieldPlan::kString ? CheckText(value, "")
-                                                 : WalkStrings(*plan.sub[number], value, depth + 1);
-    if (!st.ok()) {
-      if (absl::IsDataLoss(st)) return st;
-      const std::string name = f->is_repeated() ? absl::StrCat(f->name(), "[", index, "]") : f->name();
-      const absl::string_view rest = st.message();
-      return Bad(absl::StrCat(name, rest.empty() || rest[0] == ' ' || rest[0] == ':' ? "" : ".", rest));
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
-absl::Status ValidateSerializedStrings(const google::protobuf::Descriptor* type, std::string_view bytes) {
-  return WalkStrings(PlanOf(type), absl::string_view(bytes.data(), bytes.size()), 0);
+absl::Status ValidateText(absl::string_view value, absl::string_view where) {
+  return CheckText(value, std::string(where));
 }
-
-absl::Status ValidateText(const std::string& value, const std::string& where) { return CheckText(value, where); }
 
 std::set<std::string> RunNodeNames(const v1::Run& h) {
   std::set<std::string> nodes;

@@ -23,8 +23,9 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "google/protobuf/descriptor.h"
+#include "absl/strings/string_view.h"
 #include "gdrbench/v1/run.pb.h"
+#include "google/protobuf/descriptor.h"
 
 namespace gdrbench::server::history {
 
@@ -33,15 +34,10 @@ inline constexpr int kMaxChecks = 64;
 
 absl::Status ValidateRunFields(const v1::Run& header);
 
-// Every string field, at any depth, of `bytes`, a serialized message of type
-// `type` (the pair chunks of an upload, walked in their wire format: no
-// reflection per pair, so 8 M pairs cost a scan of their bytes): as the
-// header's strings, at most kMaxTextBytes and no control character but tab
-// and newline. INVALID_ARGUMENT naming the field path ("pairs[3].sizes[0].
-// error"); DATA_LOSS when the bytes are not that message.
-absl::Status ValidateSerializedStrings(const google::protobuf::Descriptor* type, std::string_view bytes);
-// One string of a cell or another field checked by hand: as above.
-absl::Status ValidateText(const std::string& value, const std::string& where);
+// One string of a cell or another field checked by hand (and each string of
+// a serialized message, wire_check.h): at most kMaxTextBytes and no control
+// character but tab and newline.
+absl::Status ValidateText(absl::string_view value, absl::string_view where);
 
 // The run's nodes: its matrices' and the names of excluded_nodes ("NODE:
 // reason"; an entry without ": " names none).

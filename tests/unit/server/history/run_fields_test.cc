@@ -5,6 +5,7 @@
 // value escapes backslash, double quote and line feed). The hostile values
 // are the ones issue 31's probe sent.
 #include "server/history/run_fields.h"
+#include "server/history/wire_check.h"
 
 #include <functional>
 
@@ -130,8 +131,9 @@ TEST(RunFields, CellStringsAreTheOnesIngestChecks) {
 }
 
 TEST(RunFields, ASerializedChunkThatIsNotOneIsDataLoss) {
-  EXPECT_TRUE(absl::IsDataLoss(history::ValidateSerializedStrings(v1::PairChunk::descriptor(), "\x0a\xff\xff")));
-  EXPECT_TRUE(history::ValidateSerializedStrings(v1::PairChunk::descriptor(), "").ok());
+  EXPECT_TRUE(
+      absl::IsDataLoss(history::ValidateSerializedMessage(v1::PairChunk::descriptor(), "\x0a\xff\xff")));
+  EXPECT_TRUE(history::ValidateSerializedMessage(v1::PairChunk::descriptor(), "").ok());
 }
 
 // A real run (tests/testdata/runs/slurm-lab-node4.json, README there) names
