@@ -12,51 +12,6 @@ absl::StatusOr<Principal> GrpcControllerService::Caller(grpc::ServerContext* ctx
   return GrpcCaller(auth_, ctx, needed);
 }
 
-grpc::Status GrpcControllerService::UploadRun(grpc::ServerContext* ctx,
-                                              grpc::ServerReader<v1::RunChunk>* reader,
-                                              v1::UploadRunResponse* resp) {
-  GDR_CALLER(Role::kWrite);
-  if (absl::Status st = h_.DrainRefusal(); !st.ok()) return rpc::ToGrpc(st);
-  uploads_in_flight_.fetch_add(1);
-  struct Done {
-    std::atomic<int>& n;
-    ~Done() { n.fetch_sub(1); }
-  } done{uploads_in_flight_};
-  auto ingest = h_.NewUpload();
-  v1::RunChunk chunk;
-  bool first = true;
-  absl::Status st;
-  // The log line is written by the watch before it cancels: the client sees
-  // the call end only after the reason is in the log.
-  auto idle = std::make_unique<IdleWatch>(ctx, upload_idle_, [&] {
-    spdlog::warn("upload from {} by {} ended: no chunk for {} s, nothing stored", ctx->peer(), who->name,
-                 upload_idle_.count() / 1000.0);
-  });
-  // Read every chunk even after an error, so the client sees the status.
-  while (reader->Read(&chunk)) {
-    idle->Touch();
-    if (!st.ok()) continue;
-    if (first) {
-      st = chunk.has_header() ? ingest->Begin(chunk.header())
-                              : absl::InvalidArgumentError("the first chunk must be the header (v1.Run without pairs and cells)");
-      first = false;
-    } else {
-      st = ingest->Add(chunk);
-    }
-  }
-  const bool went_quiet = idle->fired();
-  idle.reset();  // the commit below may take its time: the client is waiting, not quiet
-  if (went_quiet) {
-    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,  // the client sees CANCELLED (the call was cancelled)
-                        absl::StrCat("no chunk for ", upload_idle_.count() / 1000.0, " s: upload ended, nothing stored"));
-  }
-  if (!st.ok()) return rpc::ToGrpc(st);
-  if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "upload cancelled: nothing stored");
-  auto r = h_.FinishUpload(*ingest);
-  if (r.ok()) spdlog::info("upload of {} by {}{}", r->run_id(), who->name, r->already_stored() ? ": already stored" : "");
-  return GrpcReply(std::move(r), resp);
-}
-
 grpc::Status GrpcControllerService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req, v1::Run* resp) {
   GDR_CALLER(Role::kRead);
   return GrpcReply(h_.GetRun(*req), resp);

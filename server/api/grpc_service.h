@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "gdrbench/v1/controller.grpc.pb.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "server/api/auth.h"
 #include "server/api/handler.h"
 
@@ -17,12 +18,17 @@ class GrpcControllerService final : public v1::Controller::Service {
   // An UploadRun stream that sends nothing for `upload_idle` is ended,
   // nothing stored: the call is cancelled (the client sees CANCELLED; gRPC's
   // sync API cannot end a blocked read otherwise) and the log says why.
+  // UploadRun reads its chunks as bytes (grpc_upload.cc): a pair chunk
+  // reaches the ingest as the client serialized it (Ingester::
+  // AddSerializedPairs), never parsed into messages; a header or cell chunk
+  // is parsed here. The wire format is v1.RunChunk's: clients see no change.
   GrpcControllerService(Handler& handler, const Authorizer& auth,
-                        std::chrono::milliseconds upload_idle = std::chrono::seconds(30))
-      : h_(handler), auth_(auth), upload_idle_(upload_idle) {}
+                        std::chrono::milliseconds upload_idle = std::chrono::seconds(30));
 
-  grpc::Status UploadRun(grpc::ServerContext* ctx, grpc::ServerReader<v1::RunChunk>* reader,
-                         v1::UploadRunResponse* resp) override;
+  // INVALID_ARGUMENT for a chunk that is not a serialized v1.RunChunk, else
+  // as Handler's upload.
+  grpc::Status UploadRunBytes(grpc::ServerContext* ctx, grpc::ServerReader<grpc::ByteBuffer>* reader,
+                              v1::UploadRunResponse* resp);
   grpc::Status GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req, v1::Run* resp) override;
   grpc::Status ExportRun(grpc::ServerContext* ctx, const v1::ExportRunRequest* req,
                          grpc::ServerWriter<v1::RunChunk>* writer) override;

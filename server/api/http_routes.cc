@@ -151,7 +151,8 @@ absl::Status ReadRunBody(const httplib::ContentReader& read, RunJsonStream& body
 absl::StatusOr<v1::UploadRunResponse> IngestRun(Handler& h, RunJsonStream& body) {
   std::unique_ptr<history::Ingester> ingest = h.NewUpload();
   absl::Status fed = body.Replay(
-      [&](const v1::RunChunk& c) { return c.has_header() ? ingest->Begin(c.header()) : ingest->Add(c); });
+      [&](const v1::RunChunk& c) { return c.has_header() ? ingest->Begin(c.header()) : ingest->Add(c); },
+      1024, [&](absl::string_view pairs) { return ingest->AddSerializedPairs(pairs); });
   return fed.ok() ? h.FinishUpload(*ingest) : absl::StatusOr<v1::UploadRunResponse>(fed);
 }
 

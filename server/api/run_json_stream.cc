@@ -293,11 +293,24 @@ absl::Status RunJsonStream::Finish() {
 }
 
 absl::Status RunJsonStream::Replay(const std::function<absl::Status(const v1::RunChunk&)>& fn,
-                                   size_t pairs_per_chunk) {
+                                   size_t pairs_per_chunk,
+                                   const std::function<absl::Status(absl::string_view)>& serialized_pairs) {
   if (!finished_) return absl::FailedPreconditionError("RunJsonStream::Replay before a successful Finish");
   v1::RunChunk chunk;
   *chunk.mutable_header() = header_;
   if (auto st = fn(chunk); !st.ok()) return st;
+  // The pairs of the chunk being made: parsed into `chunk`, or their bytes
+  // as PairChunk's field 1 entries (tag, length, pair) in `raw`.
+  std::string raw;
+  size_t in_chunk = 0;
+  auto flush = [&]() -> absl::Status {
+    if (in_chunk == 0) return absl::OkStatus();
+    in_chunk = 0;
+    absl::Status st = serialized_pairs ? serialized_pairs(raw) : fn(chunk);
+    raw.clear();
+    chunk.Clear();
+    return st;
+  };
   // Two passes over the spill file: the matrices' cells, then the pairs (the
   // order report/run_chunks.h cuts a whole run in).
   for (const Kind want : {kMatrices, kPairs}) {
@@ -322,16 +335,23 @@ absl::Status RunJsonStream::Replay(const std::function<absl::Status(const v1::Ru
         if (!st.ok()) return st;
         continue;
       }
-      if (!chunk.mutable_pairs()->add_pairs()->ParseFromString(bytes)) {
+      if (serialized_pairs) {
+        raw.push_back(
+            static_cast<char>((v1::PairChunk::kPairsFieldNumber << 3) | 2));  // field 1, length-delimited
+        for (uint64_t v = n;; v >>= 7) {                                      // the length, a base-128 varint
+          raw.push_back(static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
+          if (v < 0x80) break;
+        }
+        raw.append(bytes);
+      } else if (!chunk.mutable_pairs()->add_pairs()->ParseFromString(bytes)) {
         return absl::DataLossError("a spilled pair does not parse");
       }
-      if (static_cast<size_t>(chunk.pairs().pairs_size()) >= pairs_per_chunk) {
-        if (auto st = fn(chunk); !st.ok()) return st;
-        chunk.Clear();
+      if (++in_chunk >= pairs_per_chunk) {
+        if (auto st = flush(); !st.ok()) return st;
       }
     }
-    if (want == kPairs && chunk.pairs().pairs_size() > 0) {
-      if (auto st = fn(chunk); !st.ok()) return st;
+    if (want == kPairs) {
+      if (auto st = flush(); !st.ok()) return st;
     }
   }
   return absl::OkStatus();

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "gdrbench/v1/controller.pb.h"
 
 namespace gdrbench::server::api {
@@ -46,8 +47,11 @@ class RunJsonStream {
 
   // After Finish: the header chunk, then matrices' cell chunks, then pair
   // chunks (at most `pairs_per_chunk` pairs each). Stops at fn's first error.
+  // With `serialized_pairs`, the pair chunks go to it instead, each a
+  // serialized v1.PairChunk made of the spilled pairs' bytes (none parsed).
   absl::Status Replay(const std::function<absl::Status(const v1::RunChunk&)>& fn,
-                      size_t pairs_per_chunk = 1024);
+                      size_t pairs_per_chunk = 1024,
+                      const std::function<absl::Status(absl::string_view)>& serialized_pairs = nullptr);
 
   // After Finish: the run without pairs and without its matrices' cells.
   const v1::Run& header() const { return header_; }

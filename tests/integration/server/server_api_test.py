@@ -91,8 +91,20 @@ def main():
         msg = expect_rpc_error(lambda: stub.UploadRun(sl.chunks(run_pb2, controller_pb2, bad), timeout=30, metadata=W),
                                grpc.StatusCode.INVALID_ARGUMENT, "cell naming node 17 of 4 rejected")
         check("is not a node index of the matrix" in msg, f"the sentence says why: {msg}")
+        # A pair chunk that is not one (its last 3 bytes cut off), sent as raw bytes: the server
+        # takes pair chunks as they came, unparsed, and must refuse it with the reason.
+        from google.protobuf.internal.encoder import _VarintBytes
+        raw_upload = ch.stream_unary("/gdrbench.v1.Controller/UploadRun", request_serializer=lambda b: b,
+                                     response_deserializer=controller_pb2.UploadRunResponse.FromString)
+        cut = sl.make_run(run_pb2, sweep_pb2, "cut-1", 1)
+        pieces = [c.SerializeToString() for c in sl.chunks(run_pb2, controller_pb2, cut)]
+        short = controller_pb2.PairChunk(pairs=cut.pairs).SerializeToString()[:-3]
+        pieces[-1] = _VarintBytes(3 << 3 | 2) + _VarintBytes(len(short)) + short  # RunChunk.pairs
+        msg = expect_rpc_error(lambda: raw_upload(iter(pieces), timeout=30, metadata=W),
+                               grpc.StatusCode.INVALID_ARGUMENT, "a pair chunk cut short rejected")
+        check("not a serialized gdrbench.v1.PairChunk" in msg, f"the sentence says why: {msg}")
         listed = stub.ListRuns(controller_pb2.ListRunsRequest(), timeout=5, metadata=R)
-        check([r.run_id for r in listed.runs] == ["base-1"], "the malformed upload stored nothing")
+        check([r.run_id for r in listed.runs] == ["base-1"], "the malformed uploads stored nothing")
         expect_rpc_error(lambda: stub.ListRuns(controller_pb2.ListRunsRequest(page_size=5000), timeout=5, metadata=R),
                          grpc.StatusCode.INVALID_ARGUMENT, "page_size 5000 rejected")
         expect_rpc_error(lambda: stub.GetRun(controller_pb2.GetRunRequest(run_id="no such"), timeout=5, metadata=R),

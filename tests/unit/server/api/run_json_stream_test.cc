@@ -91,6 +91,46 @@ TEST(RunJsonStream, HoldsOnePairOrMatrixAtATimeNotTheBody) {
       << "largest element " << s.largest_element_bytes() << " of a " << json.size() << "-byte body";
 }
 
+// Replayed to the ingest's AddSerializedPairs: each pair chunk handed over
+// as bytes, which protobuf's parser reads as the very chunk of the whole run.
+TEST(RunJsonStream, PairChunksReplayedAsBytesParseToTheWholeRunsChunks) {
+  v1::Run run;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadRun("lab-demo-4node.json"), &run).ok());
+  const auto pairs = run.pairs();
+  for (int k = 1; k < 100; ++k) run.mutable_pairs()->Add(pairs.begin(), pairs.end());  // 1,200 pairs
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(run, &json).ok());
+  std::vector<v1::RunChunk> want;
+  ASSERT_TRUE(report::ForEachRunChunk(run, {}, [&](const v1::RunChunk& c) {
+                if (c.has_pairs()) want.push_back(c);
+                return absl::OkStatus();
+              }).ok());
+  RunJsonStream s;
+  ASSERT_TRUE(s.Feed(json).ok());
+  ASSERT_TRUE(s.Finish().ok());
+  std::vector<v1::RunChunk> got;
+  size_t messages = 0;
+  ASSERT_TRUE(s.Replay(
+                   [&](const v1::RunChunk& c) {
+                     EXPECT_FALSE(c.has_pairs()) << "a pair chunk given as a message";
+                     ++messages;
+                     return absl::OkStatus();
+                   },
+                   1024,
+                   [&](absl::string_view bytes) {
+                     v1::RunChunk c;
+                     EXPECT_TRUE(
+                         c.mutable_pairs()->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+                     got.push_back(c);
+                     return absl::OkStatus();
+                   })
+                  .ok());
+  EXPECT_EQ(messages, 1u + run.matrices_size());  // the header and a chunk per matrix
+  ExpectSameChunks(got, want);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].pairs().pairs_size(), 1200 - 1024);
+}
+
 TEST(RunJsonStream, AFieldItDoesNotKnowIsRefusedAndNamed) {
   std::string json = ReadRun("lab-demo-4node.json");
   const size_t at = json.find("\"pairs\"");
