@@ -44,6 +44,7 @@ absl::Status Ingester::OpenMatrix(MatrixState& m) {
   } else {
     m.noise = std::make_unique<LinkNoiseTable>(options_.noise.window);
   }
+  m.noise->Reserve(std::min<size_t>(n * n, size_t{1} << 22));  // a reading per cell at most
   m.refs.resize(references_.size());
   for (size_t k = 0; k < references_.size(); ++k) {
     if (!references_[k].run) continue;
@@ -91,9 +92,9 @@ absl::Status Ingester::CloseMatrix(MatrixState& m) {
     }
   }
   m.refs.clear();
-  m.noise->Settle();
+  // Stored and dropped: merged into the encoding, never settled into a table.
   store::LinkNoiseRow noise{header_.cluster(), m.rail, m.size_bytes, store::ToMicros(header_.started_at()),
-                            m.noise->Encode()};
+                            m.noise->EncodeWithPending()};
   m.noise.reset();
   GDR_RETURN_IF_ERROR(writer_->SetLinkNoise(noise));
   return absl::OkStatus();

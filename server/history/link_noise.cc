@@ -36,6 +36,18 @@ double MedianOf(std::vector<float>& v) {
   return (lo + hi) / 2;
 }
 
+// Summarize's work on `r`, which it reorders.
+LinkSummary SummarizeInPlace(std::vector<float>& r) {
+  LinkSummary s;
+  s.history = static_cast<uint32_t>(r.size());
+  if (r.empty()) return s;
+  s.median = MedianOf(r);
+  if (r.size() < 2 || !(s.median > 0)) return s;
+  for (float& x : r) x = static_cast<float>(std::fabs(x - s.median));
+  s.noise = 1.4826 * MedianOf(r) / s.median;
+  return s;
+}
+
 }  // namespace
 
 absl::Status ValidateNoisePolicy(const NoisePolicy& p) {
@@ -53,16 +65,7 @@ absl::Status ValidateNoisePolicy(const NoisePolicy& p) {
   return absl::OkStatus();
 }
 
-LinkSummary Summarize(std::vector<float> r) {
-  LinkSummary s;
-  s.history = static_cast<uint32_t>(r.size());
-  if (r.empty()) return s;
-  s.median = MedianOf(r);
-  if (r.size() < 2 || !(s.median > 0)) return s;
-  for (float& x : r) x = static_cast<float>(std::fabs(x - s.median));
-  s.noise = 1.4826 * MedianOf(r) / s.median;
-  return s;
-}
+LinkSummary Summarize(std::vector<float> r) { return SummarizeInPlace(r); }
 
 double Threshold(const LinkSummary& s, double tolerance, const NoisePolicy& p) {
   if (s.history < p.min_history) return tolerance;
@@ -107,16 +110,29 @@ absl::StatusOr<LinkNoiseTable> LinkNoiseTable::Decode(std::string_view in, uint3
   return t;
 }
 
+namespace {
+
+// The encoding's header, then `links` links put by PutLink.
+void PutHeader(std::string* out, uint32_t window, uint64_t links) {
+  out->append(kMagic, 4);
+  Put<uint32_t>(out, window);
+  Put<uint64_t>(out, links);
+}
+
+void PutLink(std::string* out, LinkNoiseTable::Key k, const float* v, uint8_t n) {
+  Put(out, k.first);
+  Put(out, k.second);
+  Put<uint8_t>(out, n);
+  out->append(reinterpret_cast<const char*>(v), n * sizeof(float));
+}
+
+}  // namespace
+
 std::string LinkNoiseTable::Encode() const {
-  std::string out(kMagic, 4);
-  Put<uint32_t>(&out, window_);
-  Put<uint64_t>(&out, keys_.size());
-  for (size_t i = 0; i < keys_.size(); ++i) {
-    Put(&out, keys_[i].first);
-    Put(&out, keys_[i].second);
-    Put<uint8_t>(&out, filled_[i]);
-    out.append(reinterpret_cast<const char*>(&values_[i * window_]), filled_[i] * sizeof(float));
-  }
+  std::string out;
+  out.reserve(16 + keys_.size() * (17 + window_ * sizeof(float)));
+  PutHeader(&out, window_, keys_.size());
+  for (size_t i = 0; i < keys_.size(); ++i) PutLink(&out, keys_[i], &values_[i * window_], filled_[i]);
   return out;
 }
 
@@ -140,35 +156,31 @@ LinkSummary LinkNoiseTable::Find(Key link) const {
 
 void LinkNoiseTable::Summarize() {
   summaries_.resize(keys_.size());
+  std::vector<float> r;  // reused: a link's readings, reordered by the medians
   for (size_t i = 0; i < keys_.size(); ++i) {
     const float* v = &values_[i * window_];
-    summaries_[i] = history::Summarize(std::vector<float>(v, v + filled_[i]));
+    r.assign(v, v + filled_[i]);
+    summaries_[i] = SummarizeInPlace(r);
   }
 }
 
 void LinkNoiseTable::Add(Key link, float gbps) { pending_.push_back({link, gbps}); }
 
-void LinkNoiseTable::Settle() {
-  if (pending_.empty()) return;
+template <typename Emit>
+void LinkNoiseTable::Merge(Emit emit) {
   // Stable: two readings of one link keep their order (the later is newer).
-  std::stable_sort(pending_.begin(), pending_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Key> keys;
-  std::vector<uint8_t> filled;
-  std::vector<float> values;
-  keys.reserve(keys_.size() + pending_.size());
+  // Cells arrive in link order as a rule: then there is nothing to sort.
+  const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(pending_.begin(), pending_.end(), by_key)) {
+    std::stable_sort(pending_.begin(), pending_.end(), by_key);
+  }
+  std::vector<float> w;  // reused: one link's window
+  w.reserve(window_ + 1);
   size_t i = 0, p = 0;
-  auto push = [&](Key k, const float* v, uint8_t n) {
-    keys.push_back(k);
-    filled.push_back(n);
-    const size_t at = values.size();
-    values.resize(at + window_, 0.0f);
-    std::copy(v, v + n, values.begin() + at);
-  };
   while (i < keys_.size() || p < pending_.size()) {
     const bool take_old = p == pending_.size() || (i < keys_.size() && keys_[i] < pending_[p].first);
     const Key k = take_old ? keys_[i] : pending_[p].first;
-    std::vector<float> w;
+    w.clear();
     if (i < keys_.size() && keys_[i] == k) {
       w.assign(&values_[i * window_], &values_[i * window_] + filled_[i]);
       ++i;
@@ -177,13 +189,45 @@ void LinkNoiseTable::Settle() {
       w.push_back(pending_[p].second);
       if (w.size() > window_) w.erase(w.begin());
     }
-    push(k, w.data(), static_cast<uint8_t>(w.size()));
+    emit(k, w.data(), static_cast<uint8_t>(w.size()));
   }
+}
+
+void LinkNoiseTable::Settle() {
+  if (pending_.empty()) return;
+  std::vector<Key> keys;
+  std::vector<uint8_t> filled;
+  std::vector<float> values;
+  keys.reserve(keys_.size() + pending_.size());
+  filled.reserve(keys_.size() + pending_.size());
+  values.reserve((keys_.size() + pending_.size()) * window_);
+  Merge([&](Key k, const float* v, uint8_t n) {
+    keys.push_back(k);
+    filled.push_back(n);
+    const size_t at = values.size();
+    values.resize(at + window_, 0.0f);
+    std::copy(v, v + n, values.begin() + at);
+  });
   keys_ = std::move(keys);
   filled_ = std::move(filled);
   values_ = std::move(values);
   pending_.clear();
   Summarize();
+}
+
+std::string LinkNoiseTable::EncodeWithPending() {
+  if (pending_.empty()) return Encode();
+  std::string out;
+  out.reserve(16 + (keys_.size() + pending_.size()) * 17 +
+              (keys_.size() * window_ + pending_.size()) * sizeof(float));
+  PutHeader(&out, window_, 0);
+  uint64_t links = 0;
+  Merge([&](Key k, const float* v, uint8_t n) {
+    PutLink(&out, k, v, n);
+    ++links;
+  });
+  std::memcpy(out.data() + 8, &links, sizeof links);  // the header's count, after magic and window
+  return out;
 }
 
 }  // namespace gdrbench::server::history

@@ -73,6 +73,12 @@ class LinkNoiseTable {
   void Add(Key link, float gbps);
   // Merges readings added since the last Settle into the sorted table.
   void Settle();
+  // What Settle then Encode would give, without settling (no new table, no
+  // summaries): for a table about to be stored and dropped. The table keeps
+  // its readings added since the last Settle (sorted now, still pending).
+  std::string EncodeWithPending();
+  // Room for `readings` Adds before the next Settle.
+  void Reserve(size_t readings) { pending_.reserve(readings); }
   size_t links() const { return keys_.size(); }
   // Every link, sorted, as of the last Decode or Settle.
   const std::vector<Key>& Keys() const { return keys_; }
@@ -81,6 +87,10 @@ class LinkNoiseTable {
  private:
   int Index(Key link) const;  // -1 when absent
   void Summarize();            // summaries_ from values_
+  // Sorts pending_ and calls emit(key, readings, count) for every link of
+  // the table with its pending readings merged in, in key order.
+  template <typename Emit>
+  void Merge(Emit emit);
   uint32_t window_;
   std::vector<Key> keys_;          // sorted
   std::vector<uint8_t> filled_;    // readings per link

@@ -139,5 +139,36 @@ TEST(LinkNoiseTable, DamagedBytesAreDataLoss) {
   EXPECT_EQ(empty->links(), 0u);
 }
 
+// The ingest stores a matrix's table without settling it: the bytes must be
+// those of Settle then Encode, old links, new links and readings out of
+// order included.
+TEST(LinkNoiseTable, EncodeWithPendingIsSettleThenEncode) {
+  LinkNoiseTable kept(3);
+  for (int64_t s = 0; s < 4; s += 2) {
+    for (float v : {10.f, 11.f, 12.f}) kept.Add({s, s + 1}, v + s);
+  }
+  kept.Settle();
+  const std::string before = kept.Encode();
+  auto fill = [](LinkNoiseTable& t) {
+    t.Add({2, 3}, 40);  // an old link, its oldest reading drops out
+    t.Add({9, 1}, 7);   // new links, added out of order
+    t.Add({1, 5}, 8);
+    t.Add({9, 1}, 6);  // the same link again: newer
+  };
+  auto a = LinkNoiseTable::Decode(before, 3);
+  auto b = LinkNoiseTable::Decode(before, 3);
+  ASSERT_TRUE(a.ok() && b.ok());
+  fill(*a);
+  fill(*b);
+  a->Settle();
+  const std::string settled = a->Encode();
+  EXPECT_EQ(b->EncodeWithPending(), settled);
+  auto back = LinkNoiseTable::Decode(settled, 3);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->Window({9, 1}), (std::vector<float>{7, 6}));
+  EXPECT_EQ(back->Window({2, 3}), (std::vector<float>{13, 14, 40}));
+  EXPECT_EQ(LinkNoiseTable(3).EncodeWithPending(), LinkNoiseTable(3).Encode());  // nothing pending
+}
+
 }  // namespace
 }  // namespace gdrbench::server::history
