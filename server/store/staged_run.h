@@ -6,6 +6,12 @@
 // therefore never delays another upload, a baseline or retention; the
 // write lock is held for a replay at local disk speed.
 //
+// Pair chunks are compressed on threads of their own, at most kCompressAhead
+// at a time, while the caller goes on (checking the next chunk, reading it
+// from the client): on two cores the zstd of a 1,024 x 8 run's 1.6 GB of
+// pairs leaves the upload's critical path. Records keep the order of the
+// calls.
+//
 // Errors: Create: INTERNAL naming the temporary file's errno. Commit:
 // ALREADY_EXISTS when the run id was stored meanwhile (as BeginRun), the
 // store's errors, DATA_LOSS when the staged file does not read back.
@@ -15,6 +21,8 @@
 #pragma once
 
 #include <cstdio>
+#include <deque>
+#include <future>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,15 +52,29 @@ class StagedRunWriter final : public RunWriter {
   uint64_t staged_bytes() const { return bytes_; }
 
  private:
-  enum class Kind : uint8_t { kCell = 1, kPairs, kNodeStat, kCapacity, kBlob, kNoise };
+  // kCells: a batch of cells, each as AddCell appends it to cells_.
+  enum class Kind : uint8_t { kCells = 1, kPairs, kNodeStat, kCapacity, kBlob, kNoise };
   StagedRunWriter(Store& store, RunRow row, std::FILE* file) : store_(store), row_(std::move(row)), file_(file) {}
+  // A record of `kind` (after the cells batched so far).
   absl::Status Put(Kind kind, std::string_view record);
+  absl::Status PutCells();  // the batched cells as one record, if any
+  absl::Status Write(Kind kind, std::string_view record);
+  // Writes the compressed pair chunks in order until at most `keep` are in flight.
+  absl::Status PutPairs(size_t keep);
+  static constexpr size_t kCompressAhead = 2;
   absl::Status Replay(RunWriter& into);
 
   Store& store_;
   RunRow row_;
   std::FILE* file_;
   std::string record_;  // reused
+  std::string cells_;   // cells not yet written: one record per ~1 MiB
+  struct Compressing {
+    uint32_t pairs;
+    std::future<absl::StatusOr<std::string>> stored;
+  };
+  std::deque<Compressing> compressing_;  // oldest first
+  std::string pair_record_;              // reused by PutPairs
   uint64_t bytes_ = 0;
   bool write_failed_ = false;
 };
