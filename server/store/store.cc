@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <set>
 #include <unordered_map>
 
@@ -167,50 +168,77 @@ class Store::Writer final : public RunWriter {
                                                      pending_[i].second.dst, " was written twice"));
       }
     }
-    GDR_RETURN_IF_ERROR(WriteBlocks("cell_blocks", "src", rail, size, pending_));
-    // The same cells by destination, each destination's in source order: a
-    // counting sort (a matrix has few destinations and many cells).
-    std::unordered_map<int64_t, size_t> bucket;
-    std::vector<int64_t> dsts;
-    for (const auto& [src, c] : pending_) {
-      if (bucket.emplace(c.dst, 0).second) dsts.push_back(c.dst);
-    }
-    std::sort(dsts.begin(), dsts.end());
-    std::vector<size_t> at(dsts.size() + 1, 0);
-    for (size_t i = 0; i < dsts.size(); ++i) bucket[dsts[i]] = i;
-    for (const auto& [src, c] : pending_) ++at[bucket[c.dst] + 1];
-    for (size_t i = 1; i < at.size(); ++i) at[i] += at[i - 1];
-    std::vector<std::pair<int64_t, BlockCell>> incoming(pending_.size());
-    for (const auto& [src, c] : pending_) {
-      auto& slot = incoming[at[bucket[c.dst]]++];
-      slot = {c.dst, c};
-      slot.second.dst = src;  // the block's node field: the source
-    }
-    GDR_RETURN_IF_ERROR(WriteBlocks("cell_blocks_in", "dst", rail, size, incoming));
+    // The blocks by destination made on a second thread while this one
+    // makes those by source: two encodes and compressions of every cell,
+    // the bulk of a large run's commit, on two cores.
+    auto incoming = std::async(std::launch::async, [this] { return EncodeIncoming(pending_); });
+    absl::StatusOr<std::vector<EncodedBlock>> outgoing = EncodeBlocks(pending_);
+    absl::StatusOr<std::vector<EncodedBlock>> in = incoming.get();
+    if (!outgoing.ok()) return outgoing.status();
+    if (!in.ok()) return in.status();
+    GDR_RETURN_IF_ERROR(WriteBlocks("cell_blocks", "src", rail, size, *outgoing));
+    GDR_RETURN_IF_ERROR(WriteBlocks("cell_blocks_in", "dst", rail, size, *in));
     pending_.clear();
     reason_at_.clear();
     reasons_.clear();
     return absl::OkStatus();
   }
+  struct EncodedBlock {
+    int64_t node;  // the row's key node
+    int64_t cells;
+    std::string data;
+  };
   // `cells` (key node, cell), ordered by key node then the cell's node, as
-  // one block per key node into `table` (cell_blocks by source,
-  // cell_blocks_in by destination).
-  absl::Status WriteBlocks(std::string_view table, std::string_view key_column, uint32_t rail, uint64_t size,
-                           const std::vector<std::pair<int64_t, BlockCell>>& cells) {
-    const BulkColumn columns[] = {{"run", ColumnType::kInt64},        {"rail", ColumnType::kInt32},
-                                  {"size_bytes", ColumnType::kInt64}, {key_column, ColumnType::kInt64},
-                                  {"cell_count", ColumnType::kInt32}, {"encoding", ColumnType::kInt16},
-                                  {"data", ColumnType::kBytes}};
+  // one encoded block per key node.
+  static absl::StatusOr<std::vector<EncodedBlock>> EncodeBlocks(
+      const std::vector<std::pair<int64_t, BlockCell>>& cells) {
+    std::vector<EncodedBlock> out;
     std::vector<BlockCell> block;
     for (size_t i = 0; i < cells.size();) {
       const int64_t node = cells[i].first;
       block.clear();
       for (; i < cells.size() && cells[i].first == node; ++i) block.push_back(cells[i].second);
       GDR_ASSIGN_OR_RETURN(std::string data, EncodeCellBlock(block));
-      GDR_RETURN_IF_ERROR(
-          Bulk(table, columns,
-               {key_, int64_t{rail}, static_cast<int64_t>(size), node, static_cast<int64_t>(block.size()),
-                static_cast<int64_t>(ChunkEncoding::kZstd), Blob{data}}));
+      out.push_back({node, static_cast<int64_t>(block.size()), std::move(data)});
+    }
+    return out;
+  }
+  // The same cells by destination, each destination's in source order (a
+  // counting sort: a matrix has few destinations and many cells), encoded.
+  static absl::StatusOr<std::vector<EncodedBlock>> EncodeIncoming(
+      const std::vector<std::pair<int64_t, BlockCell>>& pending) {
+    std::unordered_map<int64_t, size_t> bucket;
+    std::vector<int64_t> dsts;
+    for (const auto& [src, c] : pending) {
+      if (bucket.emplace(c.dst, 0).second) dsts.push_back(c.dst);
+    }
+    std::sort(dsts.begin(), dsts.end());
+    std::vector<size_t> at(dsts.size() + 1, 0);
+    for (size_t i = 0; i < dsts.size(); ++i) bucket[dsts[i]] = i;
+    std::vector<size_t> slot_of(pending.size());
+    for (size_t i = 0; i < pending.size(); ++i) ++at[(slot_of[i] = bucket[pending[i].second.dst]) + 1];
+    for (size_t i = 1; i < at.size(); ++i) at[i] += at[i - 1];
+    std::vector<std::pair<int64_t, BlockCell>> incoming(pending.size());
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const auto& [src, c] = pending[i];
+      auto& slot = incoming[at[slot_of[i]]++];
+      slot = {c.dst, c};
+      slot.second.dst = src;  // the block's node field: the source
+    }
+    return EncodeBlocks(incoming);
+  }
+  // Encoded blocks into `table` (cell_blocks by source, cell_blocks_in by
+  // destination), keyed by `key_column`.
+  absl::Status WriteBlocks(std::string_view table, std::string_view key_column, uint32_t rail, uint64_t size,
+                           const std::vector<EncodedBlock>& blocks) {
+    const BulkColumn columns[] = {{"run", ColumnType::kInt64},        {"rail", ColumnType::kInt32},
+                                  {"size_bytes", ColumnType::kInt64}, {key_column, ColumnType::kInt64},
+                                  {"cell_count", ColumnType::kInt32}, {"encoding", ColumnType::kInt16},
+                                  {"data", ColumnType::kBytes}};
+    for (const EncodedBlock& b : blocks) {
+      GDR_RETURN_IF_ERROR(Bulk(table, columns,
+                               {key_, int64_t{rail}, static_cast<int64_t>(size), b.node, b.cells,
+                                static_cast<int64_t>(ChunkEncoding::kZstd), Blob{b.data}}));
     }
     return absl::OkStatus();
   }
