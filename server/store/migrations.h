@@ -14,7 +14,8 @@
 //                                                   pairs and matrix cells
 //   baselines    (cluster PRIMARY KEY, run, set_us, set_by)
 //   run_pairs    (run, chunk, pair_count, data)    v1.PairChunk, serialized
-//                (version 4: + encoding; data zstd-compressed, chunk_codec.h)
+//                (version 4: + encoding; data zstd-compressed, chunk_codec.h;
+//                version 8: PostgreSQL's data STORAGE EXTERNAL, no pglz)
 //   cells        (run, rail, size_bytes, src, dst, status, bw_avg_gbps,
 //                (written up to version 5; read for the runs stored then)
 //                 verdict, expected_gbps, baseline_gbps, reason NULL)

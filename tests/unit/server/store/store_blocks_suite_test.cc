@@ -394,5 +394,49 @@ TEST_F(StoreSuite, AStoreOfANewerServerIsRefusedWithTheReason) {
                              next - 1, "): run a newer server")));
 }
 
+// Version 8: PostgreSQL keeps the zstd pair chunks out of line without pglz
+// (STORAGE EXTERNAL); a store of version 7 migrates, and a run's pairs read
+// back as they were sent.
+TEST_F(StoreSuite, PairChunksAreKeptWithoutASecondCompressionFromVersion8) {
+  store_.reset();
+  auto storage = [](store::SqlDb& db) {
+    std::string got;
+    absl::Status st = db.Query(
+        "SELECT attstorage FROM pg_attribute WHERE attrelid = 'run_pairs'::regclass AND attname = 'data'", {},
+        [&](const store::SqlRow& r) {
+          got = r.Text(0);
+          return absl::OkStatus();
+        });
+    EXPECT_TRUE(st.ok()) << st;
+    return got;
+  };
+  {
+    auto db = testing::OpenEmptyTestDb(name_);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE(store::MigrateTo(**db, 7).ok());
+    const bool pg = (*db)->dialect() == store::Dialect::kPostgres;
+    if (pg) EXPECT_EQ(storage(**db), "x");  // extended: pglz tried first
+    auto was = store::Migrate(**db);
+    ASSERT_TRUE(was.ok()) << was.status();
+    EXPECT_EQ(*was, 7);
+    if (pg) EXPECT_EQ(storage(**db), "e");  // external: kept as it is
+  }
+  auto opened = testing::ReopenTestStore(name_);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  store_ = std::move(*opened);
+  const v1::Run run = FakeRun(Spec("r1", 0));
+  Store(run);
+  auto row = store_->FindRun("r1");
+  ASSERT_TRUE(row.ok() && *row);
+  std::vector<std::string> pairs;
+  ASSERT_TRUE(history::ExportRun(*store_, **row, [&](const v1::RunChunk& c) {
+                for (const auto& p : c.pairs().pairs()) pairs.push_back(p.SerializeAsString());
+                return absl::OkStatus();
+              }).ok());
+  ASSERT_EQ(pairs.size(), static_cast<size_t>(run.pairs_size()));
+  for (int i = 0; i < run.pairs_size(); ++i)
+    EXPECT_EQ(pairs[i], run.pairs(i).SerializeAsString()) << "pair " << i;
+}
+
 }  // namespace
 }  // namespace gdrbench::server
