@@ -358,13 +358,8 @@ TEST(NicTimelineValidator, CatchesAThirdInitiatorConnectionOnANic) {
               HasSubstr("NIC n0/nic0 carries 3 initiator connections (t0, t1, t2), more than 2"));
 }
 
-// Cancelled with initiators held ahead: they are stopped (no data moves),
-// their targets closed, and none is left held.
-TEST(RunnerOverlap, CancelStopsTheInitiatorsHeldAhead) {
-  Recorded rec(6, 1, Slow(std::chrono::milliseconds(300)));
-  rec.cluster.SetHoldsStart(true);
-  auto plan = rec.MakeAPlan();
-  ASSERT_TRUE(plan.ok()) << plan.status();
+// Runs `plan` one test at a time, cancelled as the first result comes in.
+absl::Status RunCancelledAtTheFirstResult(Recorded& rec, const Plan& plan) {
   AgentPairTester tester(rec.agents, {});
   CancelToken cancel;
   RunnerOptions ro;
@@ -374,7 +369,17 @@ TEST(RunnerOverlap, CancelStopsTheInitiatorsHeldAhead) {
     cancel.Cancel();
     return absl::OkStatus();
   };
-  absl::Status st = SweepRunner(*plan, tester, ro).Run();
+  return SweepRunner(plan, tester, ro).Run();
+}
+
+// Cancelled with initiators held ahead: they are stopped (no data moves),
+// their targets closed, and none is left held.
+TEST(RunnerOverlap, CancelStopsTheInitiatorsHeldAhead) {
+  Recorded rec(6, 1, Slow(std::chrono::milliseconds(300)));
+  rec.cluster.SetHoldsStart(true);
+  auto plan = rec.MakeAPlan();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::Status st = RunCancelledAtTheFirstResult(rec, *plan);
   EXPECT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
   EXPECT_TRUE(ValidateNicTimeline(rec.timeline.events()).ok());
   EXPECT_EQ(rec.Count(Kind::kDataBegin), 2u);  // the one test that ran
@@ -390,16 +395,7 @@ TEST(RunnerOverlap, CancelClosesTheTargetsOpenedAhead) {
   Recorded rec(6, 1, Slow(std::chrono::milliseconds(300)));
   auto plan = rec.MakeAPlan();
   ASSERT_TRUE(plan.ok()) << plan.status();
-  AgentPairTester tester(rec.agents, {});
-  CancelToken cancel;
-  RunnerOptions ro;
-  ro.parallelism = 1;
-  ro.cancel = &cancel;
-  ro.on_result = [&](const v1::PairResult&, const schedule::Test&) {
-    cancel.Cancel();
-    return absl::OkStatus();
-  };
-  absl::Status st = SweepRunner(*plan, tester, ro).Run();
+  absl::Status st = RunCancelledAtTheFirstResult(rec, *plan);
   EXPECT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
   EXPECT_EQ(rec.cluster.open_targets(), 0);
   EXPECT_TRUE(ValidateNicTimeline(rec.timeline.events()).ok());
