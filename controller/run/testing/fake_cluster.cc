@@ -277,6 +277,14 @@ size_t FakeCluster::held_targets() const {
   return n;
 }
 
+std::vector<inventory::Node> FakeCluster::InventoryNodes() const {
+  std::vector<inventory::Node> nodes;
+  for (uint32_t i = 0; i < size(); ++i) {
+    nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
+  }
+  return nodes;
+}
+
 std::vector<AgentApi*> FakeCluster::agents() {
   std::vector<AgentApi*> out;
   for (auto& a : agents_) out.push_back(a.get());

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/inventory/inventory.h"
 #include "controller/run/agent_api.h"
 
 namespace gdrbench::controller::run {
@@ -27,6 +28,9 @@ class FakeCluster {
   ~FakeCluster();
 
   AgentApi* agent(uint32_t i);
+  // The inventory's nodes for these agents, in their order: "node<i>" at
+  // "fake<i>:1" (what agents() answers to).
+  std::vector<inventory::Node> InventoryNodes() const;
   std::vector<AgentApi*> agents();
   uint32_t size() const { return static_cast<uint32_t>(agents_.size()); }
 

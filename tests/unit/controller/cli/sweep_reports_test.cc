@@ -37,9 +37,7 @@ class SweepReports : public ::testing::Test {
     run::FakeCluster cluster(4, 2, 100);
     sweep::SweepConfig c;
     c.inventory.source = "test";
-    for (uint32_t i = 0; i < cluster.size(); ++i) {
-      c.inventory.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
-    }
+    c.inventory.nodes = cluster.InventoryNodes();
     c.agents = cluster.agents();
     c.params.clear_sizes_bytes();
     c.params.add_sizes_bytes(65536);

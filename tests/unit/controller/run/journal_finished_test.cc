@@ -40,9 +40,7 @@ void Spit(const std::string& path, const std::string& data) {
 
 absl::StatusOr<Plan> PlanOf(FakeCluster& c) {
   inventory::Inventory inv;
-  for (uint32_t i = 0; i < c.size(); ++i) {
-    inv.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
-  }
+  inv.nodes = c.InventoryNodes();
   ProbeResult probe = ProbeNodes(inv, c.agents(), {});
   v1::SweepParams p;
   p.add_sizes_bytes(1 << 20);

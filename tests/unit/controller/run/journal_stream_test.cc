@@ -29,9 +29,7 @@ std::string TmpPath(const std::string& name) {
 
 absl::StatusOr<Plan> PlanOf(FakeCluster& c) {
   inventory::Inventory inv;
-  for (uint32_t i = 0; i < c.size(); ++i) {
-    inv.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
-  }
+  inv.nodes = c.InventoryNodes();
   ProbeResult probe = ProbeNodes(inv, c.agents(), {});
   v1::SweepParams p;
   p.add_sizes_bytes(1 << 20);

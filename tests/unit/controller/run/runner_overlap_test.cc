@@ -32,9 +32,7 @@ struct Recorded {
   }
   absl::StatusOr<Plan> MakeAPlan() {
     inventory::Inventory inv;
-    for (uint32_t i = 0; i < cluster.size(); ++i) {
-      inv.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
-    }
+    inv.nodes = cluster.InventoryNodes();
     v1::SweepParams p;
     p.add_sizes_bytes(65536);
     p.set_iterations(100);

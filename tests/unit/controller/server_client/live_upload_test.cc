@@ -38,9 +38,7 @@ v1::Run SweepWithJournal(const std::string& journal, const std::string& run_id) 
   run::FakeCluster cluster(6, 2, 100);
   sweep::SweepConfig c;
   c.inventory.source = "test";
-  for (uint32_t i = 0; i < cluster.size(); ++i) {
-    c.inventory.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
-  }
+  c.inventory.nodes = cluster.InventoryNodes();
   c.agents = cluster.agents();
   c.parallel = 4;
   c.params.clear_sizes_bytes();

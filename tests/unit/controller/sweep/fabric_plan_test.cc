@@ -87,9 +87,7 @@ void GiveGuids(run::FakeCluster& cluster) {
 SweepConfig Config(run::FakeCluster& cluster) {
   SweepConfig c;
   c.inventory.source = "test";
-  for (uint32_t i = 0; i < cluster.size(); ++i) {
-    c.inventory.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
-  }
+  c.inventory.nodes = cluster.InventoryNodes();
   c.agents = cluster.agents();
   c.parallel = 4;
   c.retest_low = 0;

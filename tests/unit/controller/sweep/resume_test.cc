@@ -36,9 +36,7 @@ struct Fleet {
   SweepConfig Config(bool keep_pairs, const std::string& journal) {
     SweepConfig c;
     c.inventory.source = "test";
-    for (uint32_t i = 0; i < cluster.size(); ++i) {
-      c.inventory.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
-    }
+    c.inventory.nodes = cluster.InventoryNodes();
     c.agents = cluster.agents();
     c.parallel = 2;
     c.params.clear_sizes_bytes();

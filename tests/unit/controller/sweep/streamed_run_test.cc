@@ -39,9 +39,7 @@ SweepConfig Config(run::FakeCluster& cluster, const std::string& journal) {
   });
   SweepConfig c;
   c.inventory.source = "test";
-  for (uint32_t i = 0; i < cluster.size(); ++i) {
-    c.inventory.nodes.push_back({"node" + std::to_string(i), "fake" + std::to_string(i) + ":1", {}, 0, 0});
-  }
+  c.inventory.nodes = cluster.InventoryNodes();
   c.agents = cluster.agents();
   c.parallel = 1;  // the journal's order is then the order the runner handed the results over
   c.params.clear_sizes_bytes();
