@@ -1,6 +1,6 @@
-// PrepareAhead: the set-up of the next round's tests (PairTester::Prepare:
-// for the agents' tester, OpenTarget) done on threads of its own while this
-// round's data moves, so a round's wall time approaches its data time.
+// PrepareAhead: the set-up of tests (PairTester::Prepare: for the agents'
+// tester, OpenTarget) done on threads of its own ahead of the workers that
+// run them, so a round's wall time approaches its data time.
 //
 // Exclusivity: only set-up runs ahead, never a data phase (RunWriteSweep);
 // the rounds' data phases still run one round after another. The set-up of
@@ -8,6 +8,16 @@
 // released (Release) before round r+2's set-up starts, so a NIC (in at most
 // one test of a round) holds at most two targets at once: the one of the test
 // moving data on it and the one prepared for its next test.
+//
+// Bounded by a window, not by a round: of each round, at most `window` tests
+// are set up ahead of those its workers have taken (Take). Round r+1's first
+// `window` are ready when it starts, and while its first tests move data its
+// later ones are set up, `window` ahead. So what is held open ahead (targets,
+// held initiators, the agents' buffers and threads) is at most 2 x `window`
+// tests whatever a round's size: a quick round of 1,024 nodes x 8 rails is
+// 4,096 tests, and opening them all ahead held 4,096 targets open for the
+// length of a round. The round being run comes first: a thread sets up the
+// next round only when this one's window is full.
 //
 // A test's slot is taken once by the worker about to run it (Take): what was
 // prepared, after waiting for a set-up under way, or null when its set-up had
@@ -19,7 +29,6 @@
 // Take from the workers, concurrently.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -36,14 +45,16 @@ class PrepareAhead {
   // One round's tests to set up ahead.
   class Round;
 
-  // `threads` >= 1 set up tests concurrently; `cancel` (may be null): no
+  // `threads` >= 1 set up tests concurrently, at most `window` (0 counts as
+  // 1) of a round ahead of its taken tests; `cancel` (may be null): no
   // set-up starts once raised.
-  PrepareAhead(PairTester& tester, size_t threads, const CancelToken* cancel);
-  ~PrepareAhead();  // releases the round being prepared, joins the threads
+  PrepareAhead(PairTester& tester, size_t threads, size_t window, const CancelToken* cancel);
+  ~PrepareAhead();  // releases the rounds not released, joins the threads
 
   // Starts setting up `specs` (the tests of the next round, in the order the
-  // runner indexes them); the threads leave the round before it (what they
-  // have started finishes). The returned round is given to Take and Release.
+  // runner indexes them and its workers take them) once the round before,
+  // if still running, has its window set up. The returned round is given to
+  // Take and Release.
   std::shared_ptr<Round> Start(std::vector<PairTestSpec> specs);
   // Test k of `round` (see above).
   std::unique_ptr<PreparedTest> Take(Round& round, size_t k);
@@ -51,17 +62,27 @@ class PrepareAhead {
   // way is discarded when it ends. No slot of the round can be taken after.
   void Release(Round& round);
 
+  // The most tests set up ahead and not yet taken or discarded at once
+  // (their set-up under way or done), over all rounds.
+  size_t most_ahead() const;
+
  private:
   void Loop();
+  // The slot to set up next (the oldest round first), marked as under way;
+  // false when none may start now. Under mu_.
+  bool NextSlot(std::shared_ptr<Round>* round, size_t* k);
 
   PairTester& tester_;
+  const size_t window_;
   const CancelToken* cancel_;
-  std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::shared_ptr<Round> round_;         // the round being set up; guarded by mu_
-  std::atomic<uint64_t> generation_{0};  // written under mu_
-  bool stop_ = false;                    // guarded by mu_
-  std::vector<std::thread> threads_;     // last: started after everything they read
+  mutable std::mutex mu_;                       // guards what follows and every Round's state
+  std::condition_variable work_cv_;             // a slot may start, or stop
+  std::condition_variable ready_cv_;            // a set-up ended
+  std::vector<std::shared_ptr<Round>> rounds_;  // started, not released; oldest first
+  size_t ahead_ = 0;                            // set up or under way, not taken or discarded
+  size_t most_ahead_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;  // last: started after everything they read
 };
 
 class PrepareAhead::Round {
@@ -77,13 +98,12 @@ class PrepareAhead::Round {
     std::unique_ptr<PreparedTest> prepared;
   };
 
+  // All guarded by PrepareAhead::mu_.
   const std::vector<PairTestSpec> specs_;
-  std::vector<Slot> slots_;      // guarded by mu_
-  std::atomic<size_t> next_{0};  // the next slot a thread tries
-  bool released_ = false;        // guarded by mu_
-  size_t waiting_ = 0;           // Takes waiting for a set-up; guarded by mu_
-  std::mutex mu_;
-  std::condition_variable ready_cv_;
+  std::vector<Slot> slots_;
+  size_t next_ = 0;   // slots before it are under way, set up or taken
+  size_t taken_ = 0;  // slots taken (Take)
+  bool released_ = false;
 };
 
 }  // namespace gdrbench::controller::run

@@ -327,10 +327,11 @@ absl::Status SweepRunner::Run(const DoneTests& already_done) {
   prog.tests_total = sched.tests();
   prog.rounds = sched.rounds();
 
-  // The next round's set-up (PrepareAhead) runs while this round's tests
-  // run; `ahead` is the round set up during the round before.
+  // The set-up ahead (PrepareAhead): this round's later tests and the next
+  // round's first, a window of `threads` tests of each; `ahead` is the round
+  // whose set-up started during the round before.
   std::optional<PrepareAhead> prepare;
-  if (options_.prepare_next_round) prepare.emplace(tester_, threads, cancel);
+  if (options_.prepare_next_round) prepare.emplace(tester_, threads, threads, cancel);
   auto round_of = [&](size_t r) { return static_cast<uint32_t>(r) + options_.round_offset; };
   auto specs_of = [&](size_t r, const std::vector<schedule::Test>& tests,
                       const std::vector<uint32_t>& to_run) {

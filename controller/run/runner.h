@@ -6,9 +6,12 @@
 // again.
 //
 // Set-up ahead (RunnerOptions::prepare_next_round): while a round's tests
-// run, the next round's are set up (their targets opened) on other threads,
-// at most one round ahead: a NIC holds at most the target of the test moving
-// data on it and one prepared for its next test. Data phases never run ahead:
+// run, its later tests and the next round's first are set up (their targets
+// opened) on other threads, at most one round ahead and at most
+// `parallelism` tests of a round ahead of its workers (prepare_ahead.h): a
+// NIC holds at most the target of the test moving data on it and one
+// prepared for its next test, and the fleet at most 2 x parallelism targets
+// opened ahead, whatever a round's size. Data phases never run ahead:
 // a round's tests start only once the round before has finished. A set-up
 // that failed is its test's failure (reported when the test runs, then
 // retried as any); a set-up whose test does not run (cancel, an on_result
@@ -76,9 +79,11 @@ struct RunnerOptions {
   // same plan (outlier retests) numbers its rounds after the first pass's.
   uint32_t round_offset = 0;
   const CancelToken* cancel = nullptr;  // not owned; may be null
-  // Sets up the next round's tests (PairTester::Prepare: the agents' targets
-  // opened) while this round's run, on as many threads again as the round's
-  // workers (prepare_ahead.h); false: each test sets itself up when it runs.
+  // Sets up tests ahead of the workers (PairTester::Prepare: the agents'
+  // targets opened), the next round's while this round's run, on as many
+  // threads again as the round's workers and at most that many tests of a
+  // round ahead (prepare_ahead.h); false: each test sets itself up when it
+  // runs.
   bool prepare_next_round = true;
 };
 
