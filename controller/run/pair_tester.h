@@ -190,6 +190,10 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* result);
 // kept attached, an empty summary would read as present). Then clear it.
 void RecycleResult(v1::PairResult* result);
 
+// Sets `result`'s started_at to now, in this thread's spare timestamp
+// (RecycleResult) when it has none.
+void SetStarted(v1::PairResult* result);
+
 // Readies a result the runner reuses for its next test: RecycleResult, then
 // cleared as Clear() does, but for its endpoints' identity (node, agent
 // address, NIC, memory), which FillIdentity sets only where the next test's
