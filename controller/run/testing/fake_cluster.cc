@@ -1,5 +1,7 @@
 #include "controller/run/testing/fake_cluster.h"
 
+#include "controller/run/probe.h"
+
 #include <charconv>
 #include <condition_variable>
 #include <map>
@@ -289,6 +291,15 @@ std::vector<AgentApi*> FakeCluster::agents() {
   std::vector<AgentApi*> out;
   for (auto& a : agents_) out.push_back(a.get());
   return out;
+}
+
+absl::StatusOr<Plan> FakeCluster::PlanFor(const v1::SweepParams& params, const std::string& memory,
+                                          const schedule::ScheduleOptions& options,
+                                          const std::vector<AgentApi*>& via) {
+  inventory::Inventory inv;
+  inv.nodes = InventoryNodes();
+  ProbeResult probe = ProbeNodes(inv, via.empty() ? agents() : via, {});
+  return MakePlan(probe.nodes, memory, options, params);
 }
 
 void FakeCluster::SetDown(uint32_t node, bool down, absl::Status why) {

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "controller/inventory/inventory.h"
 #include "controller/run/agent_api.h"
+#include "controller/run/plan.h"
 
 namespace gdrbench::controller::run {
 
@@ -32,6 +34,11 @@ class FakeCluster {
   // "fake<i>:1" (what agents() answers to).
   std::vector<inventory::Node> InventoryNodes() const;
   std::vector<AgentApi*> agents();
+  // The plan of a sweep over these agents: the inventory's nodes probed
+  // through `via` (default: agents()) as a sweep probes them, then MakePlan.
+  absl::StatusOr<Plan> PlanFor(const v1::SweepParams& params, const std::string& memory = "host",
+                               const schedule::ScheduleOptions& options = {},
+                               const std::vector<AgentApi*>& via = {});
   uint32_t size() const { return static_cast<uint32_t>(agents_.size()); }
 
   void SetBandwidth(BandwidthModel model) { model_ = std::move(model); }

@@ -39,12 +39,9 @@ void Spit(const std::string& path, const std::string& data) {
 }
 
 absl::StatusOr<Plan> PlanOf(FakeCluster& c) {
-  inventory::Inventory inv;
-  inv.nodes = c.InventoryNodes();
-  ProbeResult probe = ProbeNodes(inv, c.agents(), {});
   v1::SweepParams p;
   p.add_sizes_bytes(1 << 20);
-  return MakePlan(probe.nodes, "host", schedule::ScheduleOptions{}, p);
+  return c.PlanFor(p);
 }
 
 v1::SizeResult Size(uint64_t bytes, double gbps) {

@@ -28,13 +28,10 @@ std::string TmpPath(const std::string& name) {
 }
 
 absl::StatusOr<Plan> PlanOf(FakeCluster& c) {
-  inventory::Inventory inv;
-  inv.nodes = c.InventoryNodes();
-  ProbeResult probe = ProbeNodes(inv, c.agents(), {});
   v1::SweepParams p;
   p.add_sizes_bytes(1 << 20);
   p.set_iterations(100);
-  return MakePlan(probe.nodes, "host", schedule::ScheduleOptions{}, p);
+  return c.PlanFor(p);
 }
 
 std::string Slurp(const std::string& path) {

@@ -33,9 +33,6 @@ using ::testing::HasSubstr;
 
 absl::StatusOr<Plan> PlanFor(FakeCluster& c, const std::string& memory = "host",
                              schedule::Mode mode = schedule::Mode::kAllPairs) {
-  inventory::Inventory inv;
-  inv.nodes = c.InventoryNodes();
-  ProbeResult probe = ProbeNodes(inv, c.agents(), {});
   v1::SweepParams p;
   p.add_sizes_bytes(65536);
   p.add_sizes_bytes(1 << 20);
@@ -43,7 +40,7 @@ absl::StatusOr<Plan> PlanFor(FakeCluster& c, const std::string& memory = "host",
   p.set_qps(1);
   schedule::ScheduleOptions o;
   o.mode = mode;
-  return MakePlan(probe.nodes, memory, o, p);
+  return c.PlanFor(p, memory, o);
 }
 
 // The finished tests of `pairs` as a resume gives them to the runner.

@@ -31,13 +31,11 @@ struct Recorded {
     }
   }
   absl::StatusOr<Plan> MakeAPlan() {
-    inventory::Inventory inv;
-    inv.nodes = cluster.InventoryNodes();
     v1::SweepParams p;
     p.add_sizes_bytes(65536);
     p.set_iterations(100);
     p.set_qps(1);
-    return MakePlan(ProbeNodes(inv, agents, {}).nodes, "host", {}, p);
+    return cluster.PlanFor(p, "host", {}, agents);
   }
   size_t Count(Kind kind) const {
     size_t n = 0;
