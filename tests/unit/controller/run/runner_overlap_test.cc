@@ -314,7 +314,11 @@ TEST(RunnerOverlap, InitiatorsConnectAheadAndDataPhasesStillNeverShareANic) {
 // one initiator NIC and both started at once, as a runner that ignored the
 // NIC's data phase before would. It names the NIC.
 TEST(NicTimelineValidator, CatchesTwoHeldTestsStartedTogetherOnOneNic) {
-  Recorded rec(3, 1, Slow(std::chrono::milliseconds(0)));
+  // Data phases long enough to overlap however late the second thread is
+  // scheduled (20 ms did not, on a loaded host).
+  RecordingOptions long_data = Slow(std::chrono::milliseconds(0));
+  long_data.data_time = std::chrono::milliseconds(500);
+  Recorded rec(3, 1, long_data);
   rec.cluster.SetHoldsStart(true);
   auto plan = rec.MakeAPlan();
   ASSERT_TRUE(plan.ok()) << plan.status();
