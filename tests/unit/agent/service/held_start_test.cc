@@ -15,67 +15,14 @@
 #include "agent/service/target_registry.h"
 #include "controller/run/pair_tester.h"
 #include "tests/unit/agent/bench/fake_sessions.h"
+#include "tests/unit/agent/service/handler_agent.h"
 
 namespace gdrbench::agent::service {
 namespace {
 
 using ::testing::HasSubstr;
 namespace run = controller::run;
-
-// The controller's AgentApi over an in-process handler; counts the sizes
-// its sweeps answered, and stops a sweep as a cancelled gRPC call would.
-class HandlerAgent final : public run::AgentApi {
- public:
-  explicit HandlerAgent(AgentHandler& h) : h_(h) {}
-  absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return h_.GetNodeInfo({}); }
-  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& r) override {
-    return h_.RunPreflight(r);
-  }
-  absl::Status OpenTarget(const v1::OpenTargetRequest& r, v1::OpenTargetResponse* out) override {
-    auto resp = h_.OpenTarget(r);
-    if (!resp.ok()) return resp.status();
-    *out = std::move(*resp);
-    return absl::OkStatus();
-  }
-  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds timeout,
-                             const std::function<bool(v1::RunWriteSweepResponse&)>& on) override {
-    run::StreamStop never;
-    return RunWriteSweepWithStop(r, timeout, on, never);
-  }
-  absl::Status RunWriteSweepWithStop(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds,
-                                     const std::function<bool(v1::RunWriteSweepResponse&)>& on,
-                                     run::StreamStop& stop) override {
-    std::atomic<bool> cancelled{false};
-    stop.Attach([&cancelled] { cancelled.store(true); });
-    absl::Status st = h_.RunWriteSweep(
-        r,
-        [&](const v1::RunWriteSweepResponse& m) {
-          if (m.has_size()) sizes.fetch_add(1);
-          v1::RunWriteSweepResponse handed = m;
-          return on(handed);
-        },
-        cancelled);
-    stop.Attach(nullptr);
-    if (cancelled.load()) return absl::CancelledError("RunWriteSweep: stopped by the controller");
-    return st;
-  }
-  absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {
-    return h_.ConnectTarget(r).status();
-  }
-  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
-    return h_.VerifyTarget(r);
-  }
-  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
-    v1::CloseTargetRequest c;
-    c.set_target_id(id);
-    return h_.CloseTarget(c);
-  }
-
-  std::atomic<int> sizes{0};
-
- private:
-  AgentHandler& h_;
-};
+using ::gdrbench::agent::service::testing::HandlerAgent;
 
 v1::SweepParams Params() {
   v1::SweepParams p;

@@ -10,6 +10,7 @@
 #include "agent/service/agent_handler.h"
 #include "controller/run/memory_kinds.h"
 #include "tests/unit/agent/bench/fake_sessions.h"
+#include "tests/unit/agent/service/handler_agent.h"
 
 namespace gdrbench::agent::service {
 namespace {
@@ -17,48 +18,7 @@ namespace {
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 namespace run = controller::run;
-
-// The controller's AgentApi over an in-process handler.
-class HandlerAgent final : public run::AgentApi {
- public:
-  explicit HandlerAgent(AgentHandler& h) : h_(h) {}
-  absl::StatusOr<v1::NodeInfo> GetNodeInfo() override { return h_.GetNodeInfo({}); }
-  absl::StatusOr<v1::PreflightReport> RunPreflight(const v1::RunPreflightRequest& r) override {
-    return h_.RunPreflight(r);
-  }
-  absl::Status OpenTarget(const v1::OpenTargetRequest& r, v1::OpenTargetResponse* out) override {
-    auto resp = h_.OpenTarget(r);
-    if (!resp.ok()) return resp.status();
-    *out = std::move(*resp);
-    return absl::OkStatus();
-  }
-  absl::Status RunWriteSweep(const v1::RunWriteSweepRequest& r, std::chrono::milliseconds,
-                             const std::function<bool(v1::RunWriteSweepResponse&)>& on) override {
-    std::atomic<bool> cancelled{false};
-    // The handler emits const messages; the controller may take a message's
-    // parts, so it gets a copy (as a gRPC reader's own message).
-    return h_.RunWriteSweep(
-        r, [&](const v1::RunWriteSweepResponse& m) {
-          v1::RunWriteSweepResponse handed = m;
-          return on(handed);
-        },
-        cancelled);
-  }
-  absl::Status ConnectTarget(const v1::ConnectTargetRequest& r) override {
-    return h_.ConnectTarget(r).status();
-  }
-  absl::StatusOr<v1::VerifyTargetResponse> VerifyTarget(const v1::VerifyTargetRequest& r) override {
-    return h_.VerifyTarget(r);
-  }
-  absl::StatusOr<v1::CloseTargetResponse> CloseTarget(const std::string& id) override {
-    v1::CloseTargetRequest c;
-    c.set_target_id(id);
-    return h_.CloseTarget(c);
-  }
-
- private:
-  AgentHandler& h_;
-};
+using ::gdrbench::agent::service::testing::HandlerAgent;
 
 TEST(MemoryKindsOnTheFakeNic, TheGpuHalfFailsWithTheAgentsReasonAndTheHostHalfIsMeasuredAndVerified) {
   auto factory = std::make_shared<bench::testing::FakeSessionFactory>();
