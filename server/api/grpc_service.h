@@ -20,8 +20,8 @@ class GrpcControllerService final : public v1::Controller::Service {
   // sync API cannot end a blocked read otherwise) and the log says why.
   // UploadRun reads its chunks as bytes (grpc_upload.cc): a pair chunk
   // reaches the ingest as the client serialized it (Ingester::
-  // AddSerializedPairs), never parsed into messages; a header or cell chunk
-  // is parsed here. The wire format is v1.RunChunk's: clients see no change.
+  // AddSerializedPairs: parsed there to be checked, stored as received); a
+  // header or cell chunk is parsed here. The wire format is v1.RunChunk's: clients see no change.
   GrpcControllerService(Handler& handler, const Authorizer& auth,
                         std::chrono::milliseconds upload_idle = std::chrono::seconds(30));
 

@@ -10,7 +10,7 @@
 #include "server/api/grpc_call.h"
 #include "server/api/grpc_service.h"
 #include "server/api/idle_watch.h"
-#include "server/history/wire_check.h"
+#include "server/history/pair_check.h"
 #include "spdlog/spdlog.h"
 
 namespace gdrbench::server::api {

@@ -13,7 +13,6 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "report/matrix_blob.h"
 #include "server/history/run_fields.h"
-#include "server/history/wire_check.h"
 #include "server/store/staged_run.h"
 #include "spdlog/spdlog.h"
 
@@ -206,25 +205,28 @@ absl::Status Ingester::Add(const v1::RunChunk& chunk) {
     case v1::RunChunk::kHeader: return Named(Bad("the header chunk came twice"));
     case v1::RunChunk::kCells: return Named(AddCells(chunk.cells()));
     case v1::RunChunk::kPairs: {
+      absl::StatusOr<uint32_t> n = CheckPairChunk(chunk.pairs(), pairs_);
+      if (!n.ok()) return Named(n.status());
       std::string bytes;
       if (!chunk.pairs().SerializeToString(&bytes))
         return Named(absl::InternalError("cannot serialize a pair chunk"));
-      return Named(AddPairs(bytes));
+      return Named(StagePairs(*n, bytes));
     }
     default: return Named(Bad("an empty chunk (neither header, cells nor pairs)"));
   }
 }
 
 absl::Status Ingester::AddSerializedPairs(absl::string_view chunk) {
-  if (auto done = Admit(0, [&]() -> absl::StatusOr<uint64_t> { return CheckPairChunk(chunk, pairs_); })) {
+  if (auto done = Admit(0, [&]() -> absl::StatusOr<uint64_t> { return pair_check_.Check(chunk, pairs_); })) {
     return *done;
   }
-  return Named(AddPairs(chunk));
+  absl::StatusOr<uint32_t> n = pair_check_.Check(chunk, pairs_);
+  if (!n.ok()) return Named(n.status());
+  return Named(StagePairs(*n, chunk));
 }
 
-// Checked in the wire format (wire_check.h), then staged compressed.
-absl::Status Ingester::AddPairs(absl::string_view serialized) {
-  GDR_ASSIGN_OR_RETURN(const uint32_t n, CheckPairChunk(serialized, pairs_));
+// Staged as received, compressed (store/staged_run.h).
+absl::Status Ingester::StagePairs(uint32_t n, absl::string_view serialized) {
   if (pairs_ + n > options_.max_pairs) {
     return Bad(absl::StrCat("more than ", options_.max_pairs, " pairs in one run"));
   }

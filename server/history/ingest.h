@@ -44,6 +44,7 @@
 #include "server/history/capacity.h"
 #include "server/history/link_noise.h"
 #include "server/history/node_stats.h"
+#include "server/history/pair_check.h"
 #include "server/history/regressions.h"
 #include "server/store/store.h"
 
@@ -70,9 +71,9 @@ class Ingester {
   absl::Status Begin(v1::Run header);
   absl::Status Add(const v1::RunChunk& chunk);
   // A pair chunk as received: `chunk` the serialized v1.PairChunk of a
-  // RunChunk's `pairs`, checked in its wire format (wire_check.h: as strictly
-  // as Add checks a parsed one) and staged as it came, compressed: no parse,
-  // no re-serialization. The same errors as Add.
+  // RunChunk's `pairs`, parsed and checked (pair_check.h: as Add checks a
+  // parsed one) and staged as it came, compressed: no re-serialization.
+  // The same errors as Add.
   absl::Status AddSerializedPairs(absl::string_view chunk);
   absl::StatusOr<v1::UploadRunResponse> Finish();
   bool already_stored() const { return already_stored_; }
@@ -85,7 +86,8 @@ class Ingester {
     std::unique_ptr<RegressionBuilder> builder;
   };
   absl::Status AddCells(const v1::MatrixCells& cells);
-  absl::Status AddPairs(absl::string_view serialized);
+  // A checked chunk of `n` pairs staged as `serialized`.
+  absl::Status StagePairs(uint32_t n, absl::string_view serialized);
   // Add's and AddSerializedPairs's common start (nullopt: go on) and end.
   std::optional<absl::Status> Admit(uint64_t cells, const std::function<absl::StatusOr<uint64_t>()>& pairs);
   absl::Status Named(absl::Status st);
@@ -114,6 +116,7 @@ class Ingester {
   uint64_t chunks_ = 0, cells_ = 0, pairs_ = 0, low_ = 0, failed_cells_ = 0, verdict_cells_ = 0;
   std::vector<store::NodeStatRow> node_stats_;
   v1::RunCapacity capacity_;
+  PairChunkCheck pair_check_;  // received pair chunks parsed into its arena
 };
 
 // The checks of a header alone (also used before a server-run sweep is

@@ -134,6 +134,8 @@ absl::Status CheckPreflight(const v1::Run& h) {
 
 }  // namespace
 
+bool IsPlainText(absl::string_view value) { return value.size() <= kMaxTextBytes && NoControlByte(value); }
+
 absl::Status ValidateText(absl::string_view value, absl::string_view where) {
   return CheckText(value, std::string(where));
 }

@@ -35,9 +35,13 @@ inline constexpr int kMaxChecks = 64;
 absl::Status ValidateRunFields(const v1::Run& header);
 
 // One string of a cell or another field checked by hand (and each string of
-// a serialized message, wire_check.h): at most kMaxTextBytes and no control
+// a pair chunk, pair_check.h): at most kMaxTextBytes and no control
 // character but tab and newline.
 absl::Status ValidateText(absl::string_view value, absl::string_view where);
+// True when ValidateText would accept `value`: the common case, told without
+// building a Status or a field name (pair_check.h asks it of 8 M pairs'
+// strings).
+bool IsPlainText(absl::string_view value);
 
 // The run's nodes: its matrices' and the names of excluded_nodes ("NODE:
 // reason"; an entry without ": " names none).

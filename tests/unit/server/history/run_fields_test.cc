@@ -5,7 +5,6 @@
 // value escapes backslash, double quote and line feed). The hostile values
 // are the ones issue 31's probe sent.
 #include "server/history/run_fields.h"
-#include "server/history/wire_check.h"
 
 #include <functional>
 
@@ -128,12 +127,6 @@ TEST(RunFields, CellStringsAreTheOnesIngestChecks) {
   }
   EXPECT_THAT(strings, ::testing::UnorderedElementsAre("verdict", "reason"))
       << "a string or message field was added to MatrixCell: check it in Ingester::AddCells";
-}
-
-TEST(RunFields, ASerializedChunkThatIsNotOneIsDataLoss) {
-  EXPECT_TRUE(
-      absl::IsDataLoss(history::ValidateSerializedMessage(v1::PairChunk::descriptor(), "\x0a\xff\xff")));
-  EXPECT_TRUE(history::ValidateSerializedMessage(v1::PairChunk::descriptor(), "").ok());
 }
 
 // A real run (tests/testdata/runs/slurm-lab-node4.json, README there) names
