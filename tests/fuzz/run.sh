@@ -14,7 +14,7 @@ out=$1
 secs=$2
 shift 2
 fuzzers=("$@")
-[[ ${#fuzzers[@]} -gt 0 ]] || fuzzers=(hostlist inventory capture requests journal server)
+[[ ${#fuzzers[@]} -gt 0 ]] || fuzzers=(hostlist inventory capture requests journal server pair_chunk)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=1
@@ -29,9 +29,10 @@ python3 "$src/tests/unit/agent/preflight/hostile_captures.py" "$out/seeds/captur
 cp "$src"/tests/testdata/gpu-h200/*.tar.gz "$out/seeds/capture/"
 # A journal written by an older gdrbench (format 1), and real run.json files
 # (the server's JSON upload).
-mkdir -p "$out/seeds/journal" "$out/seeds/server"
+mkdir -p "$out/seeds/journal" "$out/seeds/server" "$out/seeds/pair_chunk"
 cp "$src"/tests/testdata/journal/*.bin "$out/seeds/journal/"
 cp "$src"/tests/testdata/runs/*.json "$src"/tests/testdata/journal/*.run.json "$out/seeds/server/"
+cp "$src"/tests/testdata/runs/*.json "$out/seeds/pair_chunk/"
 
 status=0
 for f in "${fuzzers[@]}"; do
