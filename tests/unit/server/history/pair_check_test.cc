@@ -92,6 +92,11 @@ TEST(PairCheck, BytesThatAreNotAPairChunkAreRefused) {
   }
   EXPECT_THAT(std::string(CheckBytes(good.substr(0, good.size() - 1)).status().message()),
               HasSubstr("(pair 1 is cut short)"));
+  // An empty pair parses (the ingest's check refuses it): the fault named is the next pair's.
+  v1::PairResult bad = Pair("node1", "node2");
+  bad.set_reason("\xc3\x28");  // not UTF-8
+  EXPECT_THAT(std::string(CheckBytes(std::string("\x0a\x00", 2) + Chunk({bad})).status().message()),
+              HasSubstr("(pair 1 does not parse as a gdrbench.v1.PairResult"));
 }
 
 // Whatever the parser makes of odd bytes, the check makes the same: a field
