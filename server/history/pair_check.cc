@@ -1,5 +1,6 @@
 #include "server/history/pair_check.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <initializer_list>
@@ -213,28 +214,26 @@ absl::StatusOr<uint32_t> PairChunkCheck::Check(absl::string_view bytes, uint64_t
 }
 
 std::optional<absl::string_view> SinglePairChunk(absl::string_view run_chunk) {
-  if (run_chunk.size() > static_cast<size_t>(INT_MAX)) return std::nullopt;
-  CodedInputStream in(reinterpret_cast<const uint8_t*>(run_chunk.data()), static_cast<int>(run_chunk.size()));
-  std::optional<absl::string_view> pairs;
-  int items = 0;  // occurrences of the oneof's fields
-  for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
-    const int number = WireFormatLite::GetTagFieldNumber(tag);
-    const bool item = number == v1::RunChunk::kHeaderFieldNumber ||
-                      number == v1::RunChunk::kCellsFieldNumber || number == v1::RunChunk::kPairsFieldNumber;
-    if (!item || WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-      if (!WireFormatLite::SkipField(&in, tag)) return std::nullopt;  // unknown fields are skipped
-      continue;
-    }
-    ++items;
-    uint32_t len = 0;
-    if (!in.ReadVarint32(&len)) return std::nullopt;
-    const int at = in.CurrentPosition();
-    if (!in.Skip(static_cast<int>(len))) return std::nullopt;
-    if (number == v1::RunChunk::kPairsFieldNumber) pairs = run_chunk.substr(at, len);
+  // Only the shape every serializer writes: the pairs field's tag (one
+  // byte), its length (the shortest varint, below 1 GiB), its payload, and
+  // nothing else. Then the RunChunk parses exactly when the payload parses
+  // as a PairChunk. Anything else (unknown fields, another item, a tag or a
+  // length written long, on which CodedInputStream and the generated parser
+  // differ: fuzz_pair_chunk found one) goes to the parser whole.
+  constexpr uint32_t kPairsTag =
+      WireFormatLite::MakeTag(v1::RunChunk::kPairsFieldNumber, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  static_assert(kPairsTag < 0x80, "a one-byte tag");
+  if (run_chunk.size() < 2 || static_cast<uint8_t>(run_chunk[0]) != kPairsTag) return std::nullopt;
+  const absl::string_view rest = run_chunk.substr(1);
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(rest.data()),
+                      static_cast<int>(std::min<size_t>(rest.size(), 16)));
+  uint32_t len = 0;
+  if (!in.ReadVarint32(&len) || len >= (1u << 30)) return std::nullopt;
+  const size_t header = static_cast<size_t>(in.CurrentPosition());
+  if (header != google::protobuf::io::CodedOutputStream::VarintSize32(len) || rest.size() - header != len) {
+    return std::nullopt;
   }
-  // ReadTag's 0: the end of the bytes, or a tag no message has.
-  if (!in.ConsumedEntireMessage() || items != 1) return std::nullopt;
-  return pairs;
+  return rest.substr(header);
 }
 
 }  // namespace gdrbench::server::history

@@ -64,12 +64,13 @@ class PairChunkCheck {
   std::unique_ptr<google::protobuf::Arena> arena_;  // after the block it uses
 };
 
-// The serialized v1.PairChunk inside a serialized v1.RunChunk whose item is
-// `pairs` given once, as every serializer writes it: a view into
-// `run_chunk`, found with protobuf's own wire reader (CodedInputStream).
-// nullopt for anything else (another item or none, pairs given in pieces
-// that a parser would merge, bytes that are not a message): the caller
-// parses those.
+// The serialized v1.PairChunk inside a serialized v1.RunChunk that is its
+// `pairs` field alone, as every serializer writes it (a one-byte tag, the
+// shortest length, the payload): a view into `run_chunk`. nullopt for
+// anything else (another item or none, unknown fields, pairs given in
+// pieces, a tag or length written long): the caller parses those whole.
+// For the bytes it takes, the RunChunk parses exactly when the view parses
+// as a PairChunk (fuzz_pair_chunk holds it to that).
 std::optional<absl::string_view> SinglePairChunk(absl::string_view run_chunk);
 
 }  // namespace gdrbench::server::history

@@ -253,12 +253,20 @@ TEST(PairCheck, OnlyAPairChunkGivenOnceIsTakenFromARunChunkAsItCame) {
   auto view = history::SinglePairChunk(bytes);
   ASSERT_TRUE(view.has_value());
   EXPECT_EQ(std::string(*view), c.pairs().SerializeAsString());
-  // An unknown field (number 15, a varint) around it is skipped, as the parser keeps it.
+  // An unknown field (number 15, a varint) around it: parsed whole, not taken.
   const std::string unknown("\x78\x05", 2);
-  const std::string around = unknown + bytes + unknown;
-  view = history::SinglePairChunk(around);
-  ASSERT_TRUE(view.has_value());
-  EXPECT_EQ(std::string(*view), c.pairs().SerializeAsString());
+  EXPECT_FALSE(history::SinglePairChunk(unknown + bytes).has_value());
+  EXPECT_FALSE(history::SinglePairChunk(bytes + unknown).has_value());
+  // The tag written in 8 bytes (CodedInputStream keeps its low 32 bits, the parser refuses it), and the
+  // length in 2 where 1 does: refused to the fast path.
+  ASSERT_LT(bytes[1] & 0xff, 0x80);
+  const std::string long_tag = std::string("\x9a\x80\x80\x80\x80\x80\x80\x00", 8) + bytes.substr(1);
+  ASSERT_FALSE(c.ParseFromString(long_tag));
+  EXPECT_FALSE(history::SinglePairChunk(long_tag).has_value());
+  const std::string long_len = bytes.substr(0, 1) + std::string(1, static_cast<char>(bytes[1] | 0x80)) +
+                               std::string(1, '\0') + bytes.substr(2);
+  ASSERT_TRUE(c.ParseFromString(long_len));
+  EXPECT_FALSE(history::SinglePairChunk(long_len).has_value());
   v1::RunChunk header;
   header.mutable_header()->set_run_id("r");
   EXPECT_FALSE(history::SinglePairChunk(header.SerializeAsString()).has_value());
