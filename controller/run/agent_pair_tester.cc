@@ -102,18 +102,15 @@ std::unique_ptr<PreparedTest> AgentPairTester::Prepare(const PairTestSpec& spec)
   }
   const std::string src_memory = EndpointMemory(src, t.rail, plan.memory);
   PairSide initiator{agents_[t.src], src.name, src.rails[t.rail].nic, {}, src_memory};
-  v1::PairResult identity;  // the rate the answers are bounded by (AnswerBounds)
-  FillIdentity(spec, &identity);
+  // The answers are bounded by the test's expected rate (AnswerBounds).
   ConnectPairAhead(initiator, target, plan.params, t.bidirectional, TestOptions(spec),
-                   identity.expected_gbps(), &prepared->target,
+                   TestExpectedGbps(plan, t), &prepared->target,
                    [this, src = t.src, dst = t.dst](bool is_target, const absl::Status& st) {
                      NoteAnswer(is_target ? dst : src, st);
                    });
-  prepared->counted = true;  // given back when the test ran or was discarded
-  if (prepared->target.held == nullptr) {
-    held_ahead_.fetch_sub(1);
-    prepared->counted = false;
-  }
+  // Counted while an initiator is held: given back when the test ran or was discarded.
+  prepared->counted = prepared->target.held != nullptr;
+  if (!prepared->counted) held_ahead_.fetch_sub(1);
   return prepared;
 }
 

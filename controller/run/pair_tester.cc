@@ -42,7 +42,6 @@ int64_t NowNs() {
       .count();
 }
 
-
 // This thread's requests, reused test after test (a sweep runs millions):
 // every field is set for each test, none is cleared first, so strings keep
 // their storage; the params are copied only when they are not the ones of
@@ -351,13 +350,18 @@ void FillIdentity(const PairTestSpec& spec, v1::PairResult* r) {
     r->clear_dst_rail();  // absent = the same rail as the initiator
   }
   r->set_round(spec.round);
+  r->set_expected_gbps(TestExpectedGbps(plan, t));
+}
+
+double TestExpectedGbps(const Plan& plan, const schedule::Test& t) {
+  const uint32_t dst_rail = t.TargetRail();
   double a = t.rail < plan.nodes[t.src].rail_gbps.size() ? plan.nodes[t.src].rail_gbps[t.rail] : 0;
   double b = dst_rail < plan.nodes[t.dst].rail_gbps.size() ? plan.nodes[t.dst].rail_gbps[dst_rail] : 0;
   // Incast: the target's port is shared by its K senders, so a sender is held
   // to its fair share (the per-target sum is judged against the whole port:
   // analysis/incast.h).
   b /= schedule::MaxFanIn(plan.schedule_options);
-  r->set_expected_gbps(ExpectedGbps(a, b));
+  return ExpectedGbps(a, b);
 }
 
 void RecycleResult(v1::PairResult* r) {

@@ -206,6 +206,11 @@ inline double ExpectedGbps(double src_gbps, double dst_gbps) {
   return src_gbps > 0 && dst_gbps > 0 ? std::min(src_gbps, dst_gbps) : std::max(src_gbps, dst_gbps);
 }
 
+// The rate test `t` of `plan` is held to (FillIdentity's expected_gbps):
+// ExpectedGbps of its two ports' link rates, the target's shared by its
+// senders in incast.
+double TestExpectedGbps(const Plan& plan, const schedule::Test& t);
+
 // Bidirectional tests with verify: copies the initiator's check of the
 // reverse direction (summary.reverse_checks) onto reverse_sizes (verified,
 // first bad offset; a mismatch also fails that size).
