@@ -18,17 +18,17 @@ struct Factorization {
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
 };
 
-// n = 0 or 1 gives zero rounds.
+// Every round at once (RoundRobinRound's, in order). n = 0 or 1 gives zero
+// rounds.
 Factorization RoundRobin(uint32_t n);
 
-// The same factorization one round at a time (the all-pairs schedule at
-// 1,024 nodes makes its rounds as it runs them, never all at once).
+// The factorization one round at a time (the all-pairs schedule at 1,024
+// nodes makes its rounds as it runs them, never all at once).
 // RoundRobinRounds: n-1 for even n, n for odd n, 0 for n < 2.
 uint32_t RoundRobinRounds(uint32_t n);
-// Round r (r < RoundRobinRounds(n)) into *out (replaced): the n/2 pairs of
-// RoundRobin(n)'s round r, in the same order and with the same sides. Round
-// r pairs the nodes a != b with a + b = 2r (mod m-1), m = n rounded up to
-// even; node r meets node m-1 (odd n: sits the round out). O(n).
+// Round r (r < RoundRobinRounds(n)) into *out (replaced): its n/2 pairs,
+// the fixed node's side alternating with r. Round r pairs the nodes a != b with a + b = 2r (mod m-1), m = n
+// rounded up to even; node r meets node m-1 (odd n: sits the round out). O(n).
 void RoundRobinRound(uint32_t n, uint32_t r, std::vector<std::pair<uint32_t, uint32_t>>* out);
 
 }  // namespace gdrbench::controller::schedule
