@@ -61,6 +61,8 @@ enum class ControlMessage : uint32_t {
   kBarrierBase = 0x67650000,  // | (size index << 1) | end: BarrierMessage
 };
 inline constexpr uint32_t kControlReceives = 4;
+// How long a control message's send completion is waited for.
+inline constexpr int64_t kControlSendTimeoutNs = 10'000'000'000;
 inline constexpr int64_t kKeepaliveIntervalNs = 1'000'000'000;
 // A keep-alive not acknowledged within this is the peer's death, whatever
 // RC's own retries do: a live peer's kernel ACKs a zero-length WRITE in
@@ -282,6 +284,27 @@ absl::Status WaitControl(Ops& ops, ControlMessage m, const std::vector<uint32_t>
   return absl::OkStatus();
 }
 
+// The target's go to its initiator: kReady on each of QPs 0..qps-1.
+template <typename Ops>
+absl::Status SendReadyOnQps(Ops& ops, uint32_t qps) {
+  for (uint32_t q = 0; q < qps; ++q) {
+    if (absl::Status st = SendControl(ops, q, ControlMessage::kReady, kControlSendTimeoutNs); !st.ok()) {
+      return st;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The initiator's wait for its target's kReady on each of QPs 0..qps-1
+// (WaitControl).
+template <typename Ops>
+absl::Status WaitReadyOnQps(Ops& ops, uint32_t qps, const std::atomic<bool>& cancelled, int64_t timeout_ns,
+                            ControlMailbox* box = nullptr) {
+  std::vector<uint32_t> all(qps);
+  for (uint32_t q = 0; q < qps; ++q) all[q] = q;
+  return WaitControl(ops, ControlMessage::kReady, all, cancelled, timeout_ns, box);
+}
+
 // The per-size barrier of a bidirectional test: this side's barrier
 // message on QP 0, then the peer's. Both sides call it at the same points
 // of their sweeps.
@@ -289,7 +312,7 @@ template <typename Ops>
 absl::Status MeetPeer(Ops& ops, size_t index, bool end, const std::atomic<bool>& cancelled,
                       int64_t timeout_ns) {
   const ControlMessage m = BarrierMessage(index, end);
-  if (absl::Status st = SendControl(ops, 0, m, 10'000'000'000); !st.ok()) return st;
+  if (absl::Status st = SendControl(ops, 0, m, kControlSendTimeoutNs); !st.ok()) return st;
   return WaitControl(ops, m, {0}, cancelled, timeout_ns);
 }
 

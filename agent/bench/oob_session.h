@@ -180,12 +180,7 @@ class OobTarget final : public TargetSession {
   OobTarget(const TargetSpec& spec, const verbs::PortInfo& port)
       : spec_(spec), port_(port), layout_(PlanLayout(spec.options)) {}
 
-  absl::Status SendReadyLocked() {
-    for (uint32_t q = 0; q < spec_.options.qps; ++q) {
-      GDR_RETURN_IF_ERROR(SendControl(nic_->ops(), q, ControlMessage::kReady, 10'000'000'000));
-    }
-    return absl::OkStatus();
-  }
+  absl::Status SendReadyLocked() { return SendReadyOnQps(nic_->ops(), spec_.options.qps); }
 
   const TargetSpec spec_;
   const verbs::PortInfo port_;
@@ -275,10 +270,8 @@ class OobInitiator final : public InitiatorSession {
   std::string gid_choice() const override { return gid_reason_; }
 
   absl::Status WaitReady(const std::atomic<bool>& cancelled, int timeout_ms) override {
-    std::vector<uint32_t> all;
-    for (uint32_t q = 0; q < spec_.options.qps; ++q) all.push_back(q);
-    return WaitControl(nic_->ops(), ControlMessage::kReady, all, cancelled,
-                       int64_t{timeout_ms} * 1'000'000, &mailbox_);
+    return WaitReadyOnQps(nic_->ops(), spec_.options.qps, cancelled, int64_t{timeout_ms} * 1'000'000,
+                          &mailbox_);
   }
 
   size_t RunSweep(const SweepIdentity& id, const std::atomic<bool>& cancelled,

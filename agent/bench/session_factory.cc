@@ -60,12 +60,7 @@ class CmTarget final : public TargetSession {
     return absl::FailedPreconditionError(
         "this target connects through rdma_cm (ConnectTarget is for the out-of-band mode)");
   }
-  absl::Status SendReady() override {
-    for (uint32_t q = 0; q < spec_.options.qps; ++q) {
-      GDR_RETURN_IF_ERROR(SendControl(ep_->ops(), q, ControlMessage::kReady, 10'000'000'000));
-    }
-    return absl::OkStatus();
-  }
+  absl::Status SendReady() override { return SendReadyOnQps(ep_->ops(), spec_.options.qps); }
   void Run(const std::atomic<bool>& stop,
            const std::function<void(const SizeOutcome&)>& on_size) override {
     SweepIdentity id{ep_->path().device, ep_->path().gid_index, ""};
@@ -97,9 +92,7 @@ class CmInitiator final : public InitiatorSession {
   // ESTABLISHED was the go.
   absl::Status WaitReady(const std::atomic<bool>& cancelled, int timeout_ms) override {
     if (!spec_.wait_for_start) return absl::OkStatus();
-    std::vector<uint32_t> all;
-    for (uint32_t q = 0; q < spec_.options.qps; ++q) all.push_back(q);
-    return WaitControl(in_->ops(), ControlMessage::kReady, all, cancelled, int64_t{timeout_ms} * 1'000'000);
+    return WaitReadyOnQps(in_->ops(), spec_.options.qps, cancelled, int64_t{timeout_ms} * 1'000'000);
   }
   size_t RunSweep(const SweepIdentity& id, const std::atomic<bool>& cancelled,
                   const std::function<void(const SizeOutcome&)>& on_size) override {

@@ -81,7 +81,7 @@ void RunTargetPart(Ops& ops, const SweepOptions& o, const BufferLayout& layout,
   }
   if (!o.bidirectional) return;
   RunSweep(ops, o, reverse, id, stop, on_size);
-  absl::Status st = SendControl(ops, 0, ControlMessage::kReverseDone, 10'000'000'000);
+  absl::Status st = SendControl(ops, 0, ControlMessage::kReverseDone, kControlSendTimeoutNs);
   if (!st.ok()) spdlog::warn("reverse sweep: {}", std::string(st.message()));
 }
 
