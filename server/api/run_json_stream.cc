@@ -7,7 +7,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "report/run_chunks.h"
 #include "server/api/http_json.h"
 
@@ -16,6 +18,9 @@ namespace gdrbench::server::api {
 namespace {
 
 enum Kind : uint8_t { kNone = 0, kPairs = 1, kMatrices = 2 };
+
+using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedOutputStream;
 
 constexpr const char* kNotARun = "the body is not a JSON gdrbench.v1.Run: ";
 
@@ -336,12 +341,14 @@ absl::Status RunJsonStream::Replay(const std::function<absl::Status(const v1::Ru
         continue;
       }
       if (serialized_pairs) {
-        raw.push_back(
-            static_cast<char>((v1::PairChunk::kPairsFieldNumber << 3) | 2));  // field 1, length-delimited
-        for (uint64_t v = n;; v >>= 7) {                                      // the length, a base-128 varint
-          raw.push_back(static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
-          if (v < 0x80) break;
-        }
+        // PairChunk's field 1 as protobuf writes it: tag, length, the pair.
+        uint8_t head[5 + 10];  // a tag (a 32-bit varint) and the length (a 64-bit one), at their longest
+        uint8_t* end = CodedOutputStream::WriteTagToArray(
+            WireFormatLite::MakeTag(v1::PairChunk::kPairsFieldNumber,
+                                    WireFormatLite::WIRETYPE_LENGTH_DELIMITED),
+            head);
+        end = CodedOutputStream::WriteVarint64ToArray(n, end);
+        raw.append(reinterpret_cast<const char*>(head), static_cast<size_t>(end - head));
         raw.append(bytes);
       } else if (!chunk.mutable_pairs()->add_pairs()->ParseFromString(bytes)) {
         return absl::DataLossError("a spilled pair does not parse");
