@@ -1,7 +1,5 @@
 #include "controller/run/testing/fake_cluster.h"
 
-#include "controller/run/probe.h"
-
 #include <charconv>
 #include <condition_variable>
 #include <map>
@@ -10,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/run/clear_keeping.h"
+#include "controller/run/probe.h"
 
 namespace gdrbench::controller::run {
 

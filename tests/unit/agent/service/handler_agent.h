@@ -73,4 +73,19 @@ class HandlerAgent final : public run::AgentApi {
   AgentHandler& h_;
 };
 
+// The sweep these tests run through the handler on the fake NIC: two small
+// sizes (the fake NIC stays below 1600 Gb/s at them), 8 iterations on 2 QPs,
+// verified, out of band.
+inline v1::SweepParams FakeNicSweepParams() {
+  v1::SweepParams p;
+  for (uint64_t s : {512, 4096}) p.add_sizes_bytes(s);
+  p.set_iterations(8);
+  p.set_qps(2);
+  p.set_tx_depth(4);
+  p.set_verify(true);
+  p.set_seed(3);
+  p.set_cm(v1::CONNECTION_MODE_OOB);
+  return p;
+}
+
 }  // namespace gdrbench::agent::service::testing

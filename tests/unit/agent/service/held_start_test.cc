@@ -22,19 +22,8 @@ namespace {
 
 using ::testing::HasSubstr;
 namespace run = controller::run;
+using ::gdrbench::agent::service::testing::FakeNicSweepParams;
 using ::gdrbench::agent::service::testing::HandlerAgent;
-
-v1::SweepParams Params() {
-  v1::SweepParams p;
-  for (uint64_t s : {512, 4096}) p.add_sizes_bytes(s);
-  p.set_iterations(8);
-  p.set_qps(2);
-  p.set_tx_depth(4);
-  p.set_verify(true);
-  p.set_seed(3);
-  p.set_cm(v1::CONNECTION_MODE_OOB);
-  return p;
-}
 
 class HeldStart : public ::testing::Test {
  protected:
@@ -53,7 +42,7 @@ class HeldStart : public ::testing::Test {
 TEST_F(HeldStart, AConnectedTestMovesNoDataUntilStartedThenPassesVerified) {
   run::PairTestOptions o;
   run::PreparedTarget prepared;
-  run::ConnectPairAhead(init_, target_, Params(), false, o, 0, &prepared, on_answer_);
+  run::ConnectPairAhead(init_, target_, FakeNicSweepParams(), false, o, 0, &prepared, on_answer_);
   ASSERT_TRUE(prepared.status.ok()) << prepared.status;
   EXPECT_TRUE(prepared.opened.start_held());
   ASSERT_NE(prepared.held, nullptr);
@@ -61,7 +50,8 @@ TEST_F(HeldStart, AConnectedTestMovesNoDataUntilStartedThenPassesVerified) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(agent_.sizes.load(), 0);
   v1::PairResult r;
-  ASSERT_TRUE(run::RunPairTest(init_, target_, Params(), false, o, &r, on_answer_, &prepared).ok());
+  ASSERT_TRUE(
+      run::RunPairTest(init_, target_, FakeNicSweepParams(), false, o, &r, on_answer_, &prepared).ok());
   EXPECT_EQ(r.status(), v1::RESULT_STATUS_OK) << r.reason();
   ASSERT_EQ(r.sizes_size(), 2);
   for (const auto& s : r.sizes()) {
@@ -75,7 +65,7 @@ TEST_F(HeldStart, AConnectedTestMovesNoDataUntilStartedThenPassesVerified) {
 
 TEST_F(HeldStart, ATestNeverStartedIsStoppedWithoutDataAndItsTargetClosed) {
   run::PreparedTarget prepared;
-  run::ConnectPairAhead(init_, target_, Params(), false, {}, 0, &prepared, on_answer_);
+  run::ConnectPairAhead(init_, target_, FakeNicSweepParams(), false, {}, 0, &prepared, on_answer_);
   ASSERT_NE(prepared.held, nullptr);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const auto t0 = std::chrono::steady_clock::now();
@@ -92,7 +82,7 @@ TEST_F(HeldStart, ATestNeverStartedIsStoppedWithoutDataAndItsTargetClosed) {
 TEST_F(HeldStart, OnlyAHeldTargetTakesAStart) {
   v1::OpenTargetRequest open;
   open.set_device("fake1");
-  *open.mutable_params() = Params();
+  *open.mutable_params() = FakeNicSweepParams();
   auto t = handler_.OpenTarget(open);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_FALSE(t->start_held());

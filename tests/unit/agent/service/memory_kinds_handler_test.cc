@@ -18,20 +18,14 @@ namespace {
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 namespace run = controller::run;
+using ::gdrbench::agent::service::testing::FakeNicSweepParams;
 using ::gdrbench::agent::service::testing::HandlerAgent;
 
 TEST(MemoryKindsOnTheFakeNic, TheGpuHalfFailsWithTheAgentsReasonAndTheHostHalfIsMeasuredAndVerified) {
   auto factory = std::make_shared<bench::testing::FakeSessionFactory>();
   AgentHandler handler{AgentConfig{.fs_root = "/", .devices = {}}, factory};
   HandlerAgent agent(handler);
-  v1::SweepParams p;
-  for (uint64_t s : {512, 4096}) p.add_sizes_bytes(s);  // the fake NIC stays below 1600 Gb/s here
-  p.set_iterations(8);
-  p.set_qps(2);
-  p.set_tx_depth(4);
-  p.set_verify(true);
-  p.set_seed(3);
-  p.set_cm(v1::CONNECTION_MODE_OOB);
+  const v1::SweepParams p = FakeNicSweepParams();
   v1::PairResult r;
   r.mutable_src()->set_node("A");
   r.mutable_dst()->set_node("B");
